@@ -1,0 +1,40 @@
+"""The attention engine: pure NumPy, no Qt, no state. Functions in, arrays out.
+
+Everything the studio shows (scores, logits, weights, head outputs, variance
+curves) is computed here and nowhere else.
+"""
+
+from .attention import (
+    SOFTMAX_KINDS,
+    AttentionResult,
+    MultiHeadResult,
+    additive_scores,
+    attend_scores,
+    attention,
+    causal_mask,
+    multi_head_attention,
+    softmax,
+)
+from .errors import EngineError
+from .statistics import SaturationCurve, VarianceCurve, dot_product_variance, softmax_saturation
+from .text import Vocabulary, sinusoidal_positions, tokenize
+
+__all__ = [
+    "SOFTMAX_KINDS",
+    "AttentionResult",
+    "EngineError",
+    "MultiHeadResult",
+    "SaturationCurve",
+    "VarianceCurve",
+    "Vocabulary",
+    "additive_scores",
+    "attend_scores",
+    "attention",
+    "causal_mask",
+    "dot_product_variance",
+    "multi_head_attention",
+    "sinusoidal_positions",
+    "softmax",
+    "softmax_saturation",
+    "tokenize",
+]

@@ -1,0 +1,278 @@
+"""Softmax, scaled dot-product attention, multi-head and additive scores.
+
+Everything is batched NumPy: the head axis is a leading array axis, never a
+Python loop, so that the studio can recompute on every keystroke.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._checks import as_array, check_positive
+from .errors import EngineError
+
+SOFTMAX_KINDS = ("stable", "naive", "sum")
+
+
+def softmax(x, axis: int = -1, kind: str = "stable") -> np.ndarray:
+    """Normalise ``x`` along ``axis`` so that each slice sums to 1.
+
+    ``kind``:
+      - ``"stable"`` subtracts the slice maximum before ``exp`` (never overflows);
+      - ``"naive"`` is ``exp(x) / sum(exp(x))`` and overflows to NaN for large
+        scores, on purpose: the seeds show why the stable form exists;
+      - ``"sum"`` is ``x / sum(x)``, the seeds' first, simplest normalisation.
+
+    ``-inf`` entries (blocked keys) get weight 0. A slice whose entries are all
+    ``-inf`` gets weights 0 everywhere, never NaN.
+    """
+    if kind not in SOFTMAX_KINDS:
+        raise EngineError(f"softmax kind must be one of {', '.join(SOFTMAX_KINDS)}; got {kind!r}")
+    arr = np.asarray(x, dtype=np.float64)
+    if arr.size == 0:
+        return np.zeros_like(arr)
+    if np.any(np.isnan(arr)) or np.any(arr == np.inf):
+        raise EngineError("softmax input contains NaN or +inf; only -inf (a blocked key) is allowed")
+    blocked = np.isneginf(arr)
+    all_blocked = np.all(blocked, axis=axis, keepdims=True)
+    if kind == "stable":
+        top = np.max(arr, axis=axis, keepdims=True)
+        top = np.where(all_blocked, 0.0, top)
+        e = np.exp(arr - top)
+        total = np.sum(e, axis=axis, keepdims=True)
+        out = e / np.where(total == 0, 1.0, total)
+    elif kind == "naive":
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            e = np.exp(arr)
+            total = np.sum(e, axis=axis, keepdims=True)
+            out = e / total
+    else:  # "sum"
+        finite = np.where(blocked, 0.0, arr)
+        total = np.sum(finite, axis=axis, keepdims=True)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out = finite / total
+    return np.where(all_blocked | blocked, 0.0, out)
+
+
+@dataclass(frozen=True)
+class AttentionResult:
+    """Every intermediate of one scaled dot-product attention.
+
+    ``scores`` are the raw ``q·k``; ``logits`` are scaled and tempered, with
+    ``-inf`` where a key is blocked; ``weights`` the softmax of the logits;
+    ``output`` the weighted sum of the values; ``blocked`` the combined mask
+    (causal and explicit); ``scale_factor`` the number the scores were
+    multiplied by (``1/sqrt(d_k)`` when scaling, else 1).
+    """
+
+    scores: np.ndarray
+    logits: np.ndarray
+    weights: np.ndarray
+    output: np.ndarray
+    scale_factor: float
+    blocked: np.ndarray
+
+
+@dataclass(frozen=True)
+class MultiHeadResult:
+    """Every intermediate of multi-head attention, head axis first.
+
+    ``q, k, v`` are ``(h, T, d)``; ``scores, logits, weights`` are
+    ``(h, Tq, Tk)``; ``head_outputs`` is ``(h, Tq, d_v)``; ``concat`` is
+    ``(Tq, h*d_v)``; ``output`` is ``concat @ w_o`` or ``concat`` without W_O.
+    """
+
+    q: np.ndarray
+    k: np.ndarray
+    v: np.ndarray
+    scores: np.ndarray
+    logits: np.ndarray
+    weights: np.ndarray
+    head_outputs: np.ndarray
+    concat: np.ndarray
+    output: np.ndarray
+    scale_factor: float
+    blocked: np.ndarray
+
+
+def causal_mask(t_q: int, t_k: int) -> np.ndarray:
+    """Return the ``(t_q, t_k)`` causal mask: True where key j > query i (the future)."""
+    return np.triu(np.ones((t_q, t_k), dtype=bool), k=1)
+
+
+def _check_blocked(blocked, t_q: int, t_k: int) -> np.ndarray:
+    if blocked is None:
+        return np.zeros((t_q, t_k), dtype=bool)
+    arr = np.asarray(blocked)
+    if arr.dtype != bool:
+        raise EngineError(f"blocked must be a boolean array (True = may not attend), got dtype {arr.dtype}")
+    if arr.shape != (t_q, t_k):
+        raise EngineError(
+            f"blocked has shape {arr.shape} but the attention matrix is ({t_q}, {t_k}) "
+            "(queries x keys)"
+        )
+    return arr
+
+
+def attend_scores(
+    scores,
+    v,
+    *,
+    d_k: int,
+    scale: bool = True,
+    causal: bool = False,
+    temperature: float = 1.0,
+    blocked=None,
+    kind: str = "stable",
+):
+    """Turn precomputed ``scores`` (``(..., Tq, Tk)``) into attention.
+
+    This is the part of attention after the scores: scale by ``1/sqrt(d_k)``,
+    divide by ``temperature``, block masked keys, softmax, weight the values
+    ``v`` (``(..., Tk, d_v)``). Used with dot-product scores and with additive
+    scores alike. Returns ``(logits, weights, output, scale_factor, mask)``.
+    """
+    temperature = check_positive("temperature", temperature)
+    d_k = check_positive("d_k", d_k, integer=True)
+    if kind not in SOFTMAX_KINDS:
+        raise EngineError(f"softmax kind must be one of {', '.join(SOFTMAX_KINDS)}; got {kind!r}")
+    scores = np.asarray(scores, dtype=np.float64)
+    t_q, t_k = scores.shape[-2:]
+    mask = _check_blocked(blocked, t_q, t_k)
+    if causal:
+        mask = mask | causal_mask(t_q, t_k)
+    scale_factor = 1.0 / np.sqrt(d_k) if scale else 1.0
+    logits = scores * (scale_factor / temperature)
+    logits = np.where(mask, -np.inf, logits)
+    weights = softmax(logits, axis=-1, kind=kind)
+    if kind == "naive":
+        # Overflowed weights are NaN on purpose; keep the NaN visible in the
+        # output instead of warning about it.
+        with np.errstate(invalid="ignore", over="ignore"):
+            output = weights @ v
+    else:
+        output = weights @ v
+    return logits, weights, output, float(scale_factor), mask
+
+
+def attention(q, k, v, *, scale=True, causal=False, temperature=1.0, blocked=None, kind="stable") -> AttentionResult:
+    """Scaled dot-product attention, softmax(q·kᵀ / sqrt(d_k) / temperature)·v.
+
+    Shapes: ``q (Tq, d_k)``, ``k (Tk, d_k)``, ``v (Tk, d_v)``. ``causal`` blocks
+    key j > query i; ``blocked`` is a bool ``(Tq, Tk)`` array, True = may not
+    attend. A query whose keys are all blocked gets weights 0 and output 0.
+    An empty sequence gives empty arrays.
+    """
+    q = as_array("q", q, 2)
+    k = as_array("k", k, 2)
+    v = as_array("v", v, 2)
+    if q.shape[1] != k.shape[1]:
+        raise EngineError(
+            f"q has shape {q.shape} and k has shape {k.shape}: q and k need the same "
+            f"number of columns (d_k), got {q.shape[1]} and {k.shape[1]}"
+        )
+    if k.shape[0] != v.shape[0]:
+        raise EngineError(
+            f"k has shape {k.shape} and v has shape {v.shape}: every key needs one value, "
+            f"got {k.shape[0]} keys and {v.shape[0]} values"
+        )
+    scores = q @ k.T
+    logits, weights, output, scale_factor, mask = attend_scores(
+        scores, v, d_k=q.shape[1], scale=scale, causal=causal,
+        temperature=temperature, blocked=blocked, kind=kind,
+    )
+    return AttentionResult(scores, logits, weights, output, scale_factor, mask)
+
+
+def _check_weights(name: str, w, d_model: int) -> np.ndarray:
+    w = as_array(name, w, 3)
+    if w.shape[0] < 1:
+        raise EngineError(f"{name} has shape {w.shape}: it needs at least one head")
+    if w.shape[1] != d_model:
+        raise EngineError(
+            f"{name} has shape {w.shape} but the inputs have d_model = {d_model}: "
+            f"{name} must be (heads, {d_model}, d)"
+        )
+    return w
+
+
+def multi_head_attention(
+    x, w_q, w_k, w_v, w_o=None, *, x_kv=None, scale=True, causal=False,
+    temperature=1.0, blocked=None, kind="stable",
+) -> MultiHeadResult:
+    """Multi-head attention with row vectors, as in the seeds: Q = X·W_Q per head.
+
+    ``x (Tq, d_model)``; ``x_kv (Tk, d_model)`` for cross-attention (the
+    encoder side; defaults to ``x``). ``w_q, w_k (h, d_model, d_k)``,
+    ``w_v (h, d_model, d_v)``, ``w_o (h*d_v, d_out)`` or None (then ``output``
+    is the concatenation). All heads are computed as one batched product.
+    """
+    x = as_array("x", x, 2)
+    x_kv = x if x_kv is None else as_array("x_kv", x_kv, 2)
+    d_model = x.shape[1]
+    if x_kv.shape[1] != d_model:
+        raise EngineError(
+            f"x has d_model = {d_model} but x_kv has d_model = {x_kv.shape[1]}: both sentences "
+            "need vectors of the same size"
+        )
+    w_q = _check_weights("w_q", w_q, d_model)
+    w_k = _check_weights("w_k", w_k, d_model)
+    w_v = _check_weights("w_v", w_v, d_model)
+    heads = w_q.shape[0]
+    if w_k.shape[0] != heads or w_v.shape[0] != heads:
+        raise EngineError(
+            f"w_q, w_k and w_v must have the same number of heads; got "
+            f"{w_q.shape[0]}, {w_k.shape[0]} and {w_v.shape[0]}"
+        )
+    if w_k.shape[2] != w_q.shape[2]:
+        raise EngineError(
+            f"w_q has shape {w_q.shape} and w_k has shape {w_k.shape}: queries and keys "
+            f"need the same d_k, got {w_q.shape[2]} and {w_k.shape[2]}"
+        )
+    d_v = w_v.shape[2]
+    if w_o is not None:
+        w_o = as_array("w_o", w_o, 2)
+        if w_o.shape[0] != heads * d_v:
+            raise EngineError(
+                f"w_o has shape {w_o.shape} but the concatenated heads have {heads} x {d_v} = "
+                f"{heads * d_v} columns: w_o must be ({heads * d_v}, d_out)"
+            )
+    # (T, d_model) @ (h, d_model, d) broadcasts to (h, T, d): every head at once.
+    q = x @ w_q
+    k = x_kv @ w_k
+    v = x_kv @ w_v
+    scores = q @ np.swapaxes(k, -1, -2)
+    logits, weights, head_outputs, scale_factor, mask = attend_scores(
+        scores, v, d_k=w_q.shape[2], scale=scale, causal=causal,
+        temperature=temperature, blocked=blocked, kind=kind,
+    )
+    t_q = x.shape[0]
+    concat = np.swapaxes(head_outputs, 0, 1).reshape(t_q, heads * d_v)
+    output = concat if w_o is None else concat @ w_o
+    return MultiHeadResult(q, k, v, scores, logits, weights, head_outputs, concat, output, scale_factor, mask)
+
+
+def additive_scores(q, k, w_1, w_2, v_a) -> np.ndarray:
+    """Bahdanau (additive) scores ``v_aᵀ·tanh(W_1 q_i + W_2 k_j)``: the seeds' "f_att".
+
+    Row-vector shapes: ``q (Tq, d_q)``, ``k (Tk, d_k)``, ``w_1 (d_q, d_a)``,
+    ``w_2 (d_k, d_a)``, ``v_a (d_a,)``. Returns ``(Tq, Tk)`` scores to compare
+    with dot-product scores (feed them to :func:`attend_scores`).
+    """
+    q = as_array("q", q, 2)
+    k = as_array("k", k, 2)
+    w_1 = as_array("w_1", w_1, 2)
+    w_2 = as_array("w_2", w_2, 2)
+    v_a = as_array("v_a", v_a, 1)
+    if w_1.shape[0] != q.shape[1]:
+        raise EngineError(f"w_1 has shape {w_1.shape} but q has {q.shape[1]} columns: w_1 must be ({q.shape[1]}, d_a)")
+    if w_2.shape[0] != k.shape[1]:
+        raise EngineError(f"w_2 has shape {w_2.shape} but k has {k.shape[1]} columns: w_2 must be ({k.shape[1]}, d_a)")
+    if w_1.shape[1] != w_2.shape[1] or v_a.shape[0] != w_1.shape[1]:
+        raise EngineError(
+            f"w_1 {w_1.shape}, w_2 {w_2.shape} and v_a {v_a.shape} must share the hidden size d_a"
+        )
+    hidden = np.tanh((q @ w_1)[:, None, :] + (k @ w_2)[None, :, :])
+    return hidden @ v_a
