@@ -1,0 +1,164 @@
+"""Checking a plain dict (a parsed session or preset file) field by field.
+
+Nothing here trusts the input: every key is known, every value has the right
+type and range, every matrix has exactly the shape the settings imply, before
+a ``StudioState`` is built from it. Older schema versions are migrated here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+from .state import (
+    MAX_D_HEAD,
+    MAX_D_MODEL,
+    MAX_HEADS,
+    SCHEMA_VERSION,
+    WEIGHT_NAMES,
+    StateError,
+)
+
+_FIELDS = {
+    "schema_version", "name", "sentence", "target_sentence", "d_model", "heads", "d_head",
+    "seed", "scale", "causal", "positional", "projections", "temperature", "softmax", "score",
+    "embeddings", "weights", "selection", "description",
+}
+_MAX_EDITED_WORDS = 5000
+
+
+def _int_field(data: Mapping, key: str, lo: int, hi: int):
+    value = data[key]
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise StateError(f"“{key}” must be a whole number, got {value!r}"[:200])
+    if not lo <= value <= hi:
+        raise StateError(f"“{key}” must be between {lo} and {hi}, got {value}")
+    return value
+
+
+def _number_list(name: str, value, length: int) -> list[float]:
+    if not isinstance(value, list) or len(value) != length:
+        got = f"{len(value)} entries" if isinstance(value, list) else type(value).__name__
+        raise StateError(f"{name} must be a list of {length} numbers, got {got}")
+    for x in value:
+        if isinstance(x, bool) or not isinstance(x, (int, float)):
+            raise StateError(f"{name} must contain only numbers, found {x!r}"[:200])
+    return value
+
+
+def _matrix(name: str, value, shape: tuple[int, ...]) -> np.ndarray:
+    """Check nested lists against ``shape`` before NumPy ever sees them."""
+    if len(shape) == 1:
+        return np.asarray(_number_list(name, value, shape[0]), dtype=np.float64)
+    if not isinstance(value, list) or len(value) != shape[0]:
+        got = f"{len(value)} rows" if isinstance(value, list) else type(value).__name__
+        raise StateError(f"{name} must have {shape[0]} rows for shape {shape}, got {got}")
+    return np.stack([_matrix(f"{name}[{i}]", row, shape[1:]) for i, row in enumerate(value)]) if shape[0] else np.zeros(shape)
+
+
+def migrate(data: Mapping) -> dict:
+    """Bring an older file's dict up to the current schema (version 1 is the first)."""
+    version = data.get("schema_version")
+    if isinstance(version, bool) or not isinstance(version, int):
+        raise StateError("this is not an Attention Studio session: “schema_version” is missing or not a number")
+    if version > SCHEMA_VERSION:
+        raise StateError(
+            f"this file was written by a newer Attention Studio (format version {version}); "
+            f"this version reads formats up to {SCHEMA_VERSION}. Update the app to open it."
+        )
+    if version < 1:
+        raise StateError(f"format version {version} does not exist")
+    return dict(data)
+
+
+def state_kwargs_from_dict(data) -> dict:
+    """Validate ``data`` and return keyword arguments for ``StudioState``.
+
+    Raises ``StateError`` on the first problem; never returns a partial result.
+    """
+    if not isinstance(data, Mapping):
+        raise StateError(f"a session must be a JSON object, got {type(data).__name__}")
+    data = migrate(data)
+    unknown = set(data) - _FIELDS
+    if unknown:
+        raise StateError(f"unknown field{'s' if len(unknown) > 1 else ''} in the file: {', '.join(sorted(unknown))[:200]}")
+    kwargs: dict = {}
+    for key in ("sentence", "target_sentence", "name"):
+        if key in data:
+            if not isinstance(data[key], str):
+                raise StateError(f"“{key}” must be text, got {type(data[key]).__name__}")
+            kwargs[key] = data[key]
+    if "description" in data and not isinstance(data["description"], str):
+        raise StateError("“description” must be text")
+    limits = {"d_model": MAX_D_MODEL, "heads": MAX_HEADS, "d_head": MAX_D_HEAD, "seed": 2**31 - 1}
+    for key, hi in limits.items():
+        if key in data:
+            kwargs[key] = _int_field(data, key, 0 if key == "seed" else 1, hi)
+    for key in ("scale", "causal", "positional", "projections"):
+        if key in data:
+            if not isinstance(data[key], bool):
+                raise StateError(f"“{key}” must be true or false, got {data[key]!r}"[:200])
+            kwargs[key] = data[key]
+    if "temperature" in data:
+        t = data["temperature"]
+        if isinstance(t, bool) or not isinstance(t, (int, float)):
+            raise StateError(f"“temperature” must be a number, got {t!r}"[:200])
+        kwargs["temperature"] = float(t)
+    for key in ("softmax", "score"):
+        if key in data:
+            if not isinstance(data[key], str):
+                raise StateError(f"“{key}” must be text, got {data[key]!r}"[:200])
+            kwargs[key] = data[key]
+
+    if "embeddings" in data:
+        emb = data["embeddings"]
+        if not isinstance(emb, Mapping):
+            raise StateError("“embeddings” must map words to {component: value}")
+        if len(emb) > _MAX_EDITED_WORDS:
+            raise StateError(f"“embeddings” edits {len(emb):,} words; the limit is {_MAX_EDITED_WORDS:,}")
+        edits = {}
+        for word, values in emb.items():
+            if not isinstance(values, Mapping):
+                raise StateError(f"the embedding of {word!r} must map components to values"[:200])
+            if len(values) > MAX_D_MODEL:
+                raise StateError(f"the embedding of {word!r} has {len(values)} components; the limit is {MAX_D_MODEL}"[:200])
+            entry = {}
+            for index, value in values.items():
+                if not (isinstance(index, str) and index.isdigit()) or int(index) >= MAX_D_MODEL:
+                    raise StateError(f"component {index!r} of {word!r} is not an index from 0 to {MAX_D_MODEL - 1}"[:200])
+                if isinstance(value, bool) or not isinstance(value, (int, float)):
+                    raise StateError(f"component {index} of {word!r} must be a number, got {value!r}"[:200])
+                entry[int(index)] = float(value)
+            edits[word] = entry
+        kwargs["embedding_edits"] = edits
+
+    if "weights" in data:
+        weights = data["weights"]
+        if not isinstance(weights, Mapping):
+            raise StateError("“weights” must map w_q, w_k, w_v, w_o to matrices")
+        extra = set(weights) - set(WEIGHT_NAMES)
+        if extra:
+            raise StateError(f"unknown weight matrices: {', '.join(sorted(map(str, extra)))[:200]}")
+        h = kwargs.get("heads", 1)
+        d = kwargs.get("d_model", 3)
+        k = kwargs.get("d_head", 3)
+        shapes = {"w_q": (h, d, k), "w_k": (h, d, k), "w_v": (h, d, k), "w_o": (h * k, d)}
+        for name in WEIGHT_NAMES:
+            if name in weights:
+                arr = _matrix(name, weights[name], shapes[name])
+                if name == "w_o":
+                    arr = arr.reshape(h, k, d)
+                kwargs[f"{name}_store"] = arr
+
+    if "selection" in data:
+        sel = data["selection"]
+        if not isinstance(sel, Mapping) or set(sel) - {"query", "head"}:
+            raise StateError("“selection” must be {\"query\": n, \"head\": n}")
+        for key, field in (("query", "query_index"), ("head", "head_index")):
+            if key in sel:
+                value = sel[key]
+                if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                    raise StateError(f"selection “{key}” must be a whole number >= 0, got {value!r}"[:200])
+                kwargs[field] = value
+    return kwargs

@@ -1,0 +1,406 @@
+"""``StudioState``: the single, immutable source of truth of the studio.
+
+A state is a frozen dataclass. It validates itself on construction, never
+changes afterwards (its arrays are read-only), and converts to and from a
+plain dict (the session and preset file format) with a ``schema_version``.
+
+Weights are kept in *stores* that may be larger than what is shown: the
+visible matrix is the top-left corner of its store. Shrinking d_model, the
+head count or d_head therefore hides values instead of dropping them, and
+growing back shows them again.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+import numpy as np
+
+from .engine import SOFTMAX_KINDS, tokenize
+from .engine.init import seeded_weights
+
+SCHEMA_VERSION = 1
+
+# Limits that keep every view responsive and every file loadable: a session
+# file asking for more is refused rather than allowed to exhaust memory.
+MAX_D_MODEL = 512
+MAX_HEADS = 16
+MAX_D_HEAD = 256
+MAX_TOKENS = 2048
+MAX_SENTENCE_CHARS = 20_000
+MAX_ABS_VALUE = 1e6
+MAX_SEED = 2**31 - 1
+TEMPERATURE_RANGE = (1e-3, 1e3)
+
+SCORE_KINDS = ("dot", "additive")
+_MAX_AXIS = max(MAX_D_MODEL, MAX_D_HEAD)
+WEIGHT_NAMES = ("w_q", "w_k", "w_v", "w_o")
+
+# Fields that say what the lecturer is looking at, not what the model is:
+# changing them is not an edit (no undo entry, no "unsaved" mark, no recompute).
+SELECTION_FIELDS = frozenset({"query_index", "head_index"})
+
+
+class StateError(ValueError):
+    """An invalid studio state or change, with a message a person can act on."""
+
+
+def _readonly(arr: np.ndarray) -> np.ndarray:
+    arr = np.array(arr, dtype=np.float64, copy=True)
+    arr.flags.writeable = False
+    return arr
+
+
+def _check_int(name: str, value, lo: int, hi: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        else:
+            raise StateError(f"{name} must be a whole number, got {value!r}")
+    value = int(value)
+    if not lo <= value <= hi:
+        raise StateError(f"{name} must be between {lo} and {hi}, got {value}")
+    return value
+
+
+def _check_bool(name: str, value) -> bool:
+    if not isinstance(value, (bool, np.bool_)):
+        raise StateError(f"{name} must be true or false, got {value!r}")
+    return bool(value)
+
+
+def _check_finite(name: str, value) -> float:
+    if isinstance(value, bool):
+        raise StateError(f"{name} must be a number, got {value!r}")
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise StateError(f"{name} must be a number, got {value!r}") from None
+    if not math.isfinite(number):
+        raise StateError(f"{name} must be a finite number, got {value!r}")
+    if abs(number) > MAX_ABS_VALUE:
+        raise StateError(f"{name} = {number:g} is too large; keep values within ±{MAX_ABS_VALUE:g}")
+    return number
+
+
+def parse_number(text) -> float:
+    """Parse a number typed by a person ("0.5", "-1e-3", " 2 "), or raise ``StateError``.
+
+    Refuses empty text, words, NaN, infinities and values too large to show.
+    """
+    if isinstance(text, (int, float, np.floating, np.integer)) and not isinstance(text, bool):
+        return _check_finite("the value", text)
+    if not isinstance(text, str):
+        raise StateError(f"{text!r} is not a number")
+    stripped = text.strip().replace("\u2212", "-")  # typographic minus from slides
+    if not stripped:
+        raise StateError("the cell is empty: type a number")
+    try:
+        number = float(stripped)
+    except ValueError:
+        raise StateError(f"“{stripped}” is not a number") from None
+    if not math.isfinite(number):
+        raise StateError(f"“{stripped}” is not a finite number")
+    return _check_finite(f"“{stripped}”", number)
+
+
+def _freeze_edits(edits) -> Mapping[str, Mapping[int, float]]:
+    if not isinstance(edits, Mapping):
+        raise StateError("embedding edits must map words to {index: value}")
+    frozen = {}
+    for word, values in edits.items():
+        if not isinstance(word, str) or not word:
+            raise StateError(f"an edited word must be a non-empty string, got {word!r}")
+        if not isinstance(values, Mapping):
+            raise StateError(f"the edits of {word!r} must map component indices to values")
+        entry = {}
+        for index, value in values.items():
+            i = _check_int(f"a component index of {word!r}", index, 0, MAX_D_MODEL - 1)
+            entry[i] = _check_finite(f"component {i} of {word!r}", value)
+        if entry:
+            frozen[word] = MappingProxyType(entry)
+    return MappingProxyType(frozen)
+
+
+@dataclass(frozen=True, eq=False)
+class StudioState:
+    """Everything the studio shows is a function of this, and nothing else.
+
+    Fields read like the seeds: ``sentence`` (keys and values, and queries in
+    self-attention), ``target_sentence`` (queries for cross-attention; empty
+    means self-attention), ``d_model``, ``heads``, ``d_head`` (d_k = d_v),
+    ``scale`` (1/sqrt(d_k)), ``causal``, ``positional`` (add sinusoidal
+    positions), ``projections`` (False = Q = K = V = X, the seeds' simplified
+    attention), ``temperature``, ``softmax`` kind, ``seed``.
+    """
+
+    sentence: str = "Your journey starts with one step"
+    target_sentence: str = ""
+    d_model: int = 3
+    heads: int = 1
+    d_head: int = 3
+    seed: int = 0
+    scale: bool = True
+    causal: bool = False
+    positional: bool = False
+    projections: bool = True
+    temperature: float = 1.0
+    softmax: str = "stable"
+    score: str = "dot"
+    embedding_edits: Mapping[str, Mapping[int, float]] = field(default_factory=dict)
+    w_q_store: np.ndarray | None = None
+    w_k_store: np.ndarray | None = None
+    w_v_store: np.ndarray | None = None
+    w_o_store: np.ndarray | None = None
+    query_index: int = 0
+    head_index: int = 0
+    name: str = ""
+
+    def __eq__(self, other) -> bool:
+        if not isinstance(other, StudioState):
+            return NotImplemented
+        for f in dataclasses.fields(self):
+            a, b = getattr(self, f.name), getattr(other, f.name)
+            if isinstance(a, np.ndarray):
+                if a.shape != b.shape or not np.array_equal(a, b):
+                    return False
+            elif a != b:
+                return False
+        return True
+
+    __hash__ = None  # mutable-looking arrays inside: states are compared, not hashed
+
+    def changed_fields(self, other: "StudioState") -> frozenset[str]:
+        """Names of the fields whose values differ between ``self`` and ``other``."""
+        changed = set()
+        for f in dataclasses.fields(self):
+            a, b = getattr(self, f.name), getattr(other, f.name)
+            if isinstance(a, np.ndarray):
+                if a is not b and (a.shape != b.shape or not np.array_equal(a, b)):
+                    changed.add(f.name)
+            elif a != b:
+                changed.add(f.name)
+        return frozenset(changed)
+
+    # -- validation -------------------------------------------------------
+    def __post_init__(self):
+        set_ = lambda k, v: object.__setattr__(self, k, v)  # noqa: E731 (frozen dataclass)
+        for key in ("sentence", "target_sentence", "name"):
+            value = getattr(self, key)
+            if not isinstance(value, str):
+                raise StateError(f"{key} must be text, got {type(value).__name__}")
+            if len(value) > MAX_SENTENCE_CHARS:
+                raise StateError(f"{key} is {len(value):,} characters long; the limit is {MAX_SENTENCE_CHARS:,}")
+        set_("d_model", _check_int("d_model", self.d_model, 1, MAX_D_MODEL))
+        set_("heads", _check_int("heads", self.heads, 1, MAX_HEADS))
+        set_("d_head", _check_int("d_head", self.d_head, 1, MAX_D_HEAD))
+        set_("seed", _check_int("seed", self.seed, 0, MAX_SEED))
+        for key in ("scale", "causal", "positional", "projections"):
+            set_(key, _check_bool(key, getattr(self, key)))
+        temperature = _check_finite("temperature", self.temperature)
+        lo, hi = TEMPERATURE_RANGE
+        if not lo <= temperature <= hi:
+            raise StateError(f"temperature must be between {lo:g} and {hi:g}, got {temperature:g}")
+        set_("temperature", temperature)
+        if self.softmax not in SOFTMAX_KINDS:
+            raise StateError(f"softmax must be one of {', '.join(SOFTMAX_KINDS)}, got {self.softmax!r}")
+        if self.score not in SCORE_KINDS:
+            raise StateError(f"score must be one of {', '.join(SCORE_KINDS)}, got {self.score!r}")
+        for key in ("sentence", "target_sentence"):
+            n = len(tokenize(getattr(self, key)))
+            if n > MAX_TOKENS:
+                raise StateError(f"{key} has {n:,} tokens; the limit is {MAX_TOKENS:,}")
+        set_("embedding_edits", _freeze_edits(self.embedding_edits))
+        self._init_stores()
+        n_queries = len(self.query_tokens)
+        if n_queries:
+            set_("query_index", _check_int("query_index", self.query_index, 0, n_queries - 1))
+        else:
+            set_("query_index", 0)
+        set_("head_index", _check_int("head_index", self.head_index, 0, self.heads - 1))
+
+    def _init_stores(self):
+        shapes = self.weight_shapes()
+        fan_in = {"w_q": self.d_model, "w_k": self.d_model, "w_v": self.d_model, "w_o": self.heads * self.d_head}
+        for name in WEIGHT_NAMES:
+            key = f"{name}_store"
+            store = getattr(self, key)
+            visible = shapes[name]
+            if store is None:
+                store = seeded_weights(self.seed, name, visible, fan_in[name])
+            else:
+                try:
+                    store = np.asarray(store, dtype=np.float64)
+                except (TypeError, ValueError):
+                    raise StateError(f"{name} must be an array of numbers") from None
+                if store.ndim != 3:
+                    raise StateError(f"{name} store must have 3 dimensions, got shape {store.shape}")
+                if any(s > m for s, m in zip(store.shape, (MAX_HEADS, _MAX_AXIS, _MAX_AXIS))):
+                    raise StateError(f"{name} store of shape {store.shape} is larger than any model the studio shows")
+                if not np.all(np.isfinite(store)):
+                    raise StateError(f"{name} contains a value that is not a finite number")
+                if np.any(np.abs(store) > MAX_ABS_VALUE):
+                    raise StateError(f"{name} contains a value beyond ±{MAX_ABS_VALUE:g}")
+                if any(s < v for s, v in zip(store.shape, visible)):
+                    # Grow the store: new entries come from the seed, old ones stay.
+                    grown_shape = tuple(max(s, v) for s, v in zip(store.shape, visible))
+                    grown = seeded_weights(self.seed, name, grown_shape, fan_in[name])
+                    grown[tuple(slice(0, s) for s in store.shape)] = store
+                    store = grown
+            object.__setattr__(self, key, _readonly(store))
+
+    # -- derived views (cheap; the Studio caches the expensive ones) --------
+    def weight_shapes(self) -> dict[str, tuple[int, int, int]]:
+        """Shape of each visible weight store (W_O as (heads, d_head, d_model))."""
+        h, d, k = self.heads, self.d_model, self.d_head
+        return {"w_q": (h, d, k), "w_k": (h, d, k), "w_v": (h, d, k), "w_o": (h, k, d)}
+
+    def _visible(self, name: str) -> np.ndarray:
+        h, d, k = self.weight_shapes()[name]
+        return getattr(self, f"{name}_store")[:h, :d, :k]
+
+    @property
+    def w_q(self) -> np.ndarray:
+        """W_Q, ``(heads, d_model, d_head)``: Q = X·W_Q[i] for head i."""
+        return self._visible("w_q")
+
+    @property
+    def w_k(self) -> np.ndarray:
+        """W_K, ``(heads, d_model, d_head)``."""
+        return self._visible("w_k")
+
+    @property
+    def w_v(self) -> np.ndarray:
+        """W_V, ``(heads, d_model, d_head)``."""
+        return self._visible("w_v")
+
+    @property
+    def w_o(self) -> np.ndarray:
+        """W_O, ``(heads * d_head, d_model)``: mixes the concatenated heads."""
+        return self._visible("w_o").reshape(self.heads * self.d_head, self.d_model)
+
+    @property
+    def tokens(self) -> list[str]:
+        """Tokens of ``sentence``: the keys and values (and queries in self-attention)."""
+        return tokenize(self.sentence)
+
+    @property
+    def target_tokens(self) -> list[str]:
+        """Tokens of ``target_sentence`` (empty in self-attention)."""
+        return tokenize(self.target_sentence)
+
+    @property
+    def cross(self) -> bool:
+        """True when a second sentence supplies the queries (encoder-decoder attention)."""
+        return bool(self.target_tokens)
+
+    @property
+    def query_tokens(self) -> list[str]:
+        """The tokens that ask: the target sentence in cross-attention, else the sentence."""
+        return self.target_tokens if self.cross else self.tokens
+
+    @property
+    def key_tokens(self) -> list[str]:
+        """The tokens that are attended to."""
+        return self.tokens
+
+    @property
+    def d_k(self) -> int:
+        """The key dimension the scores are scaled by: d_head, or d_model without projections."""
+        return self.d_head if self.projections else self.d_model
+
+    @property
+    def effective_heads(self) -> int:
+        """Heads computed: without projections every head would be the same, so one."""
+        return self.heads if self.projections else 1
+
+    # -- changes -----------------------------------------------------------
+    def replace(self, **changes) -> "StudioState":
+        """Return a new, validated state with ``changes`` applied.
+
+        Besides the fields, accepts visible weight arrays ``w_q``, ``w_k``,
+        ``w_v`` ``(heads, d_model, d_head)`` and ``w_o`` ``(heads*d_head,
+        d_model)``, written into the corner of their stores. A new ``seed``
+        without explicit weights regenerates every weight from that seed.
+        """
+        unknown = set(changes) - {f.name for f in dataclasses.fields(self)} - set(WEIGHT_NAMES)
+        if unknown:
+            raise StateError(f"unknown setting{'s' if len(unknown) > 1 else ''}: {', '.join(sorted(unknown))}")
+        visible = {name: changes.pop(name) for name in WEIGHT_NAMES if name in changes}
+        if "seed" in changes and changes["seed"] != self.seed:
+            for name in WEIGHT_NAMES:
+                changes.setdefault(f"{name}_store", None)
+        new = dataclasses.replace(self, **changes)
+        if visible:
+            stores = {}
+            shapes = new.weight_shapes()
+            for name, value in visible.items():
+                try:
+                    arr = np.asarray(value, dtype=np.float64)
+                except (TypeError, ValueError):
+                    raise StateError(f"{name} must be an array of numbers") from None
+                shape = shapes[name]
+                if name == "w_o":
+                    want = (shape[0] * shape[1], shape[2])
+                    if arr.shape != want:
+                        raise StateError(f"w_o must have shape {want}, got {arr.shape}")
+                    arr = arr.reshape(shape)
+                elif arr.shape != shape:
+                    raise StateError(f"{name} must have shape {shape}, got {arr.shape}")
+                store = np.array(getattr(new, f"{name}_store"))
+                store[: shape[0], : shape[1], : shape[2]] = arr
+                stores[f"{name}_store"] = store
+            new = dataclasses.replace(new, **stores)
+        return new
+
+    def with_embedding(self, word: str, index: int, value: float) -> "StudioState":
+        """Return a state where component ``index`` of ``word``'s vector is ``value``."""
+        if word not in self.tokens and word not in self.target_tokens:
+            raise StateError(f"{word!r} is not a token of the sentence")
+        index = _check_int("the component", index, 0, self.d_model - 1)
+        value = _check_finite("the value", value)
+        edits = {w: dict(v) for w, v in self.embedding_edits.items()}
+        edits.setdefault(word, {})[index] = value
+        return self.replace(embedding_edits=edits)
+
+    # -- files -------------------------------------------------------------
+    def to_dict(self) -> dict:
+        """A plain, JSON-ready dict: the session and preset file format."""
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "name": self.name,
+            "sentence": self.sentence,
+            "target_sentence": self.target_sentence,
+            "d_model": self.d_model,
+            "heads": self.heads,
+            "d_head": self.d_head,
+            "seed": self.seed,
+            "scale": self.scale,
+            "causal": self.causal,
+            "positional": self.positional,
+            "projections": self.projections,
+            "temperature": self.temperature,
+            "softmax": self.softmax,
+            "score": self.score,
+            "embeddings": {
+                word: {str(i): v for i, v in sorted(values.items())}
+                for word, values in sorted(self.embedding_edits.items())
+            },
+            "weights": {name: getattr(self, name).tolist() for name in WEIGHT_NAMES},
+            "selection": {"query": self.query_index, "head": self.head_index},
+        }
+
+    @classmethod
+    def from_dict(cls, data) -> "StudioState":
+        """Build a state from :meth:`to_dict` output, checking every field.
+
+        Raises ``StateError`` naming the first bad field. Weights may be left
+        out (they then come from the seed); unknown keys are refused.
+        """
+        from .schema import state_kwargs_from_dict  # local: keeps file parsing apart
+
+        return cls(**state_kwargs_from_dict(data))

@@ -1,0 +1,298 @@
+"""``Studio``: the current state, its computed result, undo/redo and change notification.
+
+No Qt here: a lecturer can drive the studio from a Python console and the
+tests run it without a display::
+
+    >>> from attn_studio.studio import Studio
+    >>> studio = Studio()
+    >>> studio.update(causal=True)
+    >>> studio.result.weights.shape      # (heads, Tq, Tk)
+    (1, 6, 6)
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from .engine import (
+    EngineError,
+    MultiHeadResult,
+    Vocabulary,
+    dot_product_variance,
+    multi_head_attention,
+    sinusoidal_positions,
+    softmax_saturation,
+)
+from .state import SELECTION_FIELDS, StateError, StudioState, WEIGHT_NAMES, parse_number
+
+UNDO_LIMIT = 500
+# Consecutive edits with the same coalesce key within this many seconds share
+# one undo entry (typing a sentence, holding a spin box arrow).
+COALESCE_SECONDS = 1.0
+
+# Fields that change the token vectors X (everything else only changes what is
+# done with them).
+_EMBEDDING_FIELDS = frozenset({"sentence", "target_sentence", "d_model", "seed", "positional", "embedding_edits"})
+
+# The dimensions the variance and saturation curves are drawn over.
+CURVE_DIMS = np.unique(np.round(np.logspace(0, 10, 41, base=2)).astype(int))
+
+
+@dataclass(frozen=True)
+class StudioChange:
+    """What a subscriber is told: the state before and after, and which fields differ."""
+
+    old: StudioState
+    state: StudioState
+    changed: frozenset[str]
+    result: MultiHeadResult
+
+    @property
+    def selection_only(self) -> bool:
+        """True when only the selected query or head moved (nothing to recompute)."""
+        return self.changed <= SELECTION_FIELDS
+
+
+class Studio:
+    """Holds the current :class:`StudioState` and the engine's result for it.
+
+    Every change goes through :meth:`update`; subscribers are called once per
+    change. Invalid changes raise ``StateError`` (or ``EngineError``) and leave
+    the state untouched.
+    """
+
+    def __init__(self, state: StudioState | None = None):
+        self._state = state if state is not None else StudioState()
+        self._undo: list[tuple[StudioState, str | None, float]] = []
+        self._redo: list[StudioState] = []
+        self._subscribers: list[Callable[[StudioChange], None]] = []
+        self._saved_state: StudioState | None = self._state
+        self._x: tuple[np.ndarray, np.ndarray] | None = None
+        self._result: MultiHeadResult | None = None
+        self._curves: dict[str, object] = {}
+        self._recompute(frozenset({"sentence"}))
+
+    # -- reading -----------------------------------------------------------
+    @property
+    def state(self) -> StudioState:
+        """The current state (immutable)."""
+        return self._state
+
+    @property
+    def result(self) -> MultiHeadResult:
+        """The engine's :class:`MultiHeadResult` for the current state."""
+        return self._result
+
+    @property
+    def x(self) -> np.ndarray:
+        """Query-side inputs ``(Tq, d_model)``: embeddings (+ positions if on)."""
+        return self._x[0]
+
+    @property
+    def x_kv(self) -> np.ndarray:
+        """Key/value-side inputs ``(Tk, d_model)`` (the same as ``x`` in self-attention)."""
+        return self._x[1]
+
+    @property
+    def vocabulary(self) -> Vocabulary:
+        """The vocabulary (seeded vectors plus the lecturer's edits) of the current state."""
+        s = self._state
+        return Vocabulary(s.d_model, s.seed, edits={w: dict(v) for w, v in s.embedding_edits.items()})
+
+    def embeddings(self, tokens: list[str]) -> np.ndarray:
+        """Token vectors (without positions) for ``tokens``, ``(len(tokens), d_model)``."""
+        return self.vocabulary.vectors(tokens)
+
+    def positions(self, n: int) -> np.ndarray:
+        """The sinusoidal positional encoding added to ``n`` tokens (zeros when off)."""
+        pe = sinusoidal_positions(n, self._state.d_model)
+        return pe if self._state.positional else np.zeros_like(pe)
+
+    @property
+    def can_undo(self) -> bool:
+        return bool(self._undo)
+
+    @property
+    def can_redo(self) -> bool:
+        return bool(self._redo)
+
+    @property
+    def is_modified(self) -> bool:
+        """True when the model differs from what was last saved or loaded."""
+        saved = self._saved_state
+        return saved is None or not (self._state.changed_fields(saved) <= SELECTION_FIELDS)
+
+    def mark_saved(self) -> None:
+        """Remember the current state as the saved one (see :attr:`is_modified`)."""
+        self._saved_state = self._state
+
+    # -- changing ----------------------------------------------------------
+    def update(self, *, coalesce: str | None = None, **changes) -> None:
+        """Apply ``changes`` (field names of :class:`StudioState`) as one edit.
+
+        Raises ``StateError`` for an invalid value; the state stays as it was.
+        ``coalesce`` merges a burst of edits with the same key into one undo step.
+        """
+        new = self._state.replace(**changes)
+        self._apply(new, coalesce=coalesce)
+
+    def set_state(self, state: StudioState) -> None:
+        """Replace the whole state (opening a file, loading a preset); undoable."""
+        if not isinstance(state, StudioState):
+            raise StateError(f"expected a StudioState, got {type(state).__name__}")
+        self._apply(state)
+
+    def set_embedding(self, word: str, index: int, value) -> None:
+        """Set component ``index`` of ``word``'s vector; ``value`` may be typed text."""
+        number = parse_number(value)
+        self._apply(self._state.with_embedding(word, index, number))
+
+    def set_weight(self, name: str, head: int, row: int, col: int, value) -> None:
+        """Set one entry of W_Q / W_K / W_V (``[head, row, col]``) or W_O (``[row, col]``, head ignored)."""
+        if name not in WEIGHT_NAMES:
+            raise StateError(f"unknown weight matrix {name!r}; use one of {', '.join(WEIGHT_NAMES)}")
+        number = parse_number(value)
+        current = getattr(self._state, name)
+        index = (row, col) if name == "w_o" else (head, row, col)
+        if any(not 0 <= i < n for i, n in zip(index, current.shape)):
+            raise StateError(f"{name}{list(index)} is outside the matrix of shape {current.shape}")
+        new = np.array(current)
+        new[index] = number
+        self._apply(self._state.replace(**{name: new}))
+
+    def randomize(self, seed: int | None = None) -> None:
+        """Draw new weights and unedited embeddings from ``seed`` (a fresh one if None)."""
+        if seed is None:
+            seed = int(np.random.default_rng().integers(0, 100_000))
+            if seed == self._state.seed:
+                seed += 1
+        self.update(seed=seed)
+
+    def select(self, *, query: int | None = None, head: int | None = None) -> None:
+        """Move the selected query token and/or head (not an edit: no undo entry)."""
+        changes = {}
+        if query is not None:
+            changes["query_index"] = query
+        if head is not None:
+            changes["head_index"] = head
+        if changes:
+            self.update(**changes)
+
+    def undo(self) -> bool:
+        """Go back one edit; returns False when there is nothing to undo."""
+        if not self._undo:
+            return False
+        previous, _, _ = self._undo.pop()
+        self._redo.append(self._state)
+        self._apply(previous, record=False)
+        return True
+
+    def redo(self) -> bool:
+        """Re-apply the last undone edit; returns False when there is nothing to redo."""
+        if not self._redo:
+            return False
+        following = self._redo.pop()
+        self._undo.append((self._state, None, 0.0))
+        self._apply(following, record=False)
+        return True
+
+    def subscribe(self, callback: Callable[[StudioChange], None]) -> Callable[[], None]:
+        """Call ``callback(change)`` once after every change; returns an unsubscribe function."""
+        self._subscribers.append(callback)
+
+        def unsubscribe():
+            if callback in self._subscribers:
+                self._subscribers.remove(callback)
+
+        return unsubscribe
+
+    # -- curves (independent of the state; computed once) -------------------
+    def variance_curve(self):
+        """var(q·k) against d for random unit-variance vectors (cached)."""
+        if "variance" not in self._curves:
+            self._curves["variance"] = dot_product_variance(CURVE_DIMS, n_samples=4000, seed=0)
+        return self._curves["variance"]
+
+    def saturation_curve(self):
+        """Softmax saturation against d (cached)."""
+        if "saturation" not in self._curves:
+            self._curves["saturation"] = softmax_saturation(CURVE_DIMS, seq_len=16, n_samples=300, seed=0)
+        return self._curves["saturation"]
+
+    def measured_score_variance(self) -> tuple[float, float]:
+        """Variance of the current model's raw scores q·k and of the scaled ones.
+
+        NaN when there are fewer than two scores to measure.
+        """
+        r, s = self._result, self._state
+        scores = r.scores
+        if scores.size < 2:
+            return float("nan"), float("nan")
+        raw = float(np.var(scores))
+        return raw, raw / s.d_k
+
+    # -- internals ---------------------------------------------------------
+    def _apply(self, new: StudioState, *, record: bool = True, coalesce: str | None = None) -> None:
+        old = self._state
+        changed = new.changed_fields(old)
+        if not changed:
+            return
+        model_change = not (changed <= SELECTION_FIELDS)
+        # Compute before committing: if the engine refuses, nothing changes.
+        saved = (self._x, self._result)
+        self._state = new
+        try:
+            self._recompute(changed)
+        except (EngineError, StateError):
+            self._state = old
+            self._x, self._result = saved
+            raise
+        if record and model_change:
+            now = time.monotonic()
+            top = self._undo[-1] if self._undo else None
+            if coalesce and top and top[1] == coalesce and now - top[2] < COALESCE_SECONDS:
+                self._undo[-1] = (top[0], coalesce, now)
+            else:
+                self._undo.append((old, coalesce, now))
+                del self._undo[:-UNDO_LIMIT]
+            self._redo.clear()
+        change = StudioChange(old, new, changed, self._result)
+        errors = []
+        for callback in list(self._subscribers):
+            try:
+                callback(change)
+            except Exception as exc:  # one broken view must not stop the others
+                errors.append(exc)
+        if errors:
+            raise errors[0]
+
+    def _recompute(self, changed: frozenset[str]) -> None:
+        if changed <= SELECTION_FIELDS and self._result is not None:
+            return
+        s = self._state
+        if self._x is None or changed & _EMBEDDING_FIELDS:
+            vocab = self.vocabulary
+            def inputs(tokens):
+                e = vocab.vectors(tokens)
+                if s.positional:
+                    e = e + sinusoidal_positions(len(tokens), s.d_model)
+                return e
+            x_kv = inputs(s.key_tokens)
+            x = inputs(s.query_tokens) if s.cross else x_kv
+            self._x = (x, x_kv)
+        x, x_kv = self._x
+        if s.projections:
+            w_q, w_k, w_v, w_o = s.w_q, s.w_k, s.w_v, s.w_o
+        else:
+            # The seeds' simplified attention: Q = K = V = X, one head, no W_O.
+            w_q = w_k = w_v = np.eye(s.d_model)[None]
+            w_o = None
+        self._result = multi_head_attention(
+            x, w_q, w_k, w_v, w_o,
+            x_kv=x_kv if s.cross else None,
+            scale=s.scale, causal=s.causal, temperature=s.temperature, kind=s.softmax,
+        )
