@@ -1,0 +1,145 @@
+"""Session files and presets: one versioned JSON format (``.attn.json``). No Qt.
+
+Reading never executes anything from a file (plain JSON, no pickle, no eval)
+and checks every field before a state is built; writing is atomic (a
+temporary file in the same folder, then a rename), so a failure mid-write
+leaves the previous file intact.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+from .resources import presets_dir
+from .state import StateError, StudioState
+
+SESSION_SUFFIX = ".attn.json"
+# A session of the largest model the studio shows is a few megabytes; anything
+# far larger is not one of ours and is refused before it is parsed.
+MAX_FILE_BYTES = 64 * 1024 * 1024
+MAX_JSON_DEPTH = 16
+
+
+class SessionError(ValueError):
+    """A session or preset file that cannot be read or written, with the reason."""
+
+
+def _depth_ok(text: str) -> bool:
+    # Cheap pre-check of bracket nesting, so that a hostile file cannot make the
+    # JSON parser recurse thousands of levels deep.
+    depth = 0
+    in_string = escaped = False
+    for ch in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            if depth > MAX_JSON_DEPTH:
+                return False
+        elif ch in "]}":
+            depth -= 1
+    return True
+
+
+def state_from_json(text: str) -> StudioState:
+    """Parse and check a session's JSON text; raises ``SessionError`` with the reason."""
+    if len(text) > MAX_FILE_BYTES:
+        raise SessionError(f"the file is larger than {MAX_FILE_BYTES // 2**20} MB; it is not an Attention Studio session")
+    if not _depth_ok(text):
+        raise SessionError(f"the file nests deeper than {MAX_JSON_DEPTH} levels; it is not an Attention Studio session")
+    try:
+        data = json.loads(text, parse_constant=_refuse_constant)
+    except (json.JSONDecodeError, RecursionError, ValueError) as exc:
+        raise SessionError(f"the file is not valid JSON ({exc})") from None
+    try:
+        return StudioState.from_dict(data)
+    except StateError as exc:
+        raise SessionError(str(exc)) from None
+
+
+def _refuse_constant(name: str):
+    raise ValueError(f"{name} is not allowed in a session file")
+
+
+def read_session(path) -> StudioState:
+    """Read a ``.attn.json`` session (or preset) file into a checked state."""
+    path = Path(path)
+    try:
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            raise SessionError(f"{path.name} is {size / 2**20:.0f} MB; a session file is never that large")
+        raw = path.read_bytes()
+    except SessionError:
+        raise
+    except IsADirectoryError:
+        raise SessionError(f"{path} is a folder, not a session file") from None
+    except FileNotFoundError:
+        raise SessionError(f"{path} does not exist") from None
+    except OSError as exc:
+        raise SessionError(f"cannot read {path}: {exc.strerror or exc}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise SessionError(f"{path.name} is not a text (UTF-8) file") from None
+    return state_from_json(text)
+
+
+def state_to_json(state: StudioState) -> str:
+    """The JSON text of a session file for ``state``."""
+    return json.dumps(state.to_dict(), indent=1, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def write_atomic(path, data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically: a temporary file beside it, then a rename."""
+    path = Path(path)
+    folder = path.parent if str(path.parent) else Path(".")
+    if not folder.is_dir():
+        raise SessionError(f"the folder {folder} does not exist")
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def write_session(path, state: StudioState) -> None:
+    """Save ``state`` to ``path`` atomically; raises ``SessionError`` on failure."""
+    try:
+        write_atomic(path, state_to_json(state).encode("utf-8"))
+    except SessionError:
+        raise
+    except OSError as exc:
+        raise SessionError(f"cannot save {path}: {exc.strerror or exc}") from None
+
+
+def preset_names() -> list[str]:
+    """Names of the shipped presets, in teaching order where known."""
+    order = ["journey", "bank", "money-bank-2d", "animal"]
+    found = sorted(p.name[: -len(SESSION_SUFFIX)] for p in presets_dir().glob(f"*{SESSION_SUFFIX}"))
+    return [n for n in order if n in found] + [n for n in found if n not in order]
+
+
+def load_preset(name: str) -> StudioState:
+    """The state of preset ``name``; raises ``SessionError`` if there is no such preset."""
+    names = preset_names()
+    if name not in names:
+        raise SessionError(f"there is no preset {name!r}; choose one of {', '.join(names)}")
+    return read_session(presets_dir() / f"{name}{SESSION_SUFFIX}")
