@@ -1,0 +1,300 @@
+"""Attention heatmaps: one image per matrix, token labels, values in the cells.
+
+Each ``ImageItem`` is created once and updated with ``setImage``. The values
+in the cells and the masked-cell hatching are drawn by one item per heatmap
+(``CellOverlay``) in a single ``paint`` call, so a repaint costs one pass over
+the cells rather than one graphics item per cell.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from PySide6 import QtCore, QtGui, QtWidgets
+
+from ._pg import pg
+
+WEIGHTS_CMAP = "viridis"
+SCORES_CMAP = "CET-CBD1"  # colour-blind-safe diverging map for signed scores
+MASK_FILL = QtGui.QColor(200, 200, 200)
+MASK_HATCH = QtGui.QColor(120, 120, 120)
+# Beyond this many tokens the axes show every n-th label only.
+MAX_LABELS = 40
+
+
+def format_value(value: float, digits: int = 2) -> str:
+    """A cell value as the seeds print it (two decimals), with overflow spelled out."""
+    if np.isnan(value):
+        return "NaN"
+    if np.isposinf(value):
+        return "+inf"
+    if np.isneginf(value):
+        return "−inf"
+    text = f"{value:.{digits}f}"
+    return "0.00" if text == "-0.00" else text.replace("-", "−")
+
+
+class CellOverlay(pg.GraphicsObject):
+    """Cell values, masked-cell hatching and the selected-row outline of one heatmap."""
+
+    def __init__(self):
+        super().__init__()
+        self._values = np.zeros((0, 0))
+        self._masked = np.zeros((0, 0), dtype=bool)
+        self._dark_text = np.zeros((0, 0), dtype=bool)
+        self._texts: list[list[str]] = []
+        self._selected_row: int | None = None
+        self._mask_path = QtGui.QPainterPath()
+        self.show_values = True
+
+    def set_data(self, values: np.ndarray, masked: np.ndarray, dark_text: np.ndarray, selected_row: int | None):
+        """Replace what is drawn: ``values`` (T, S), ``masked`` cells, text colour per cell."""
+        self.prepareGeometryChange()
+        self._values = values
+        self._masked = masked
+        self._dark_text = dark_text
+        self._selected_row = selected_row
+        rows, cols = values.shape
+        # Format lazily: only when a paint finds the cells large enough.
+        self._texts = []
+        path = QtGui.QPainterPath()
+        # One rectangle per run of masked cells in a row (a causal row is one run).
+        for i in range(rows):
+            row = masked[i]
+            if not row.any():
+                continue
+            edges = np.flatnonzero(np.diff(np.concatenate(([0], row.astype(np.int8), [0]))))
+            for start, stop in zip(edges[0::2], edges[1::2]):
+                path.addRect(QtCore.QRectF(start - 0.5, i - 0.5, stop - start, 1.0))
+        self._mask_path = path
+        self.update()
+
+    def set_selected_row(self, row: int | None):
+        """Outline query row ``row`` (None: no outline)."""
+        self._selected_row = row
+        self.update()
+
+    def boundingRect(self) -> QtCore.QRectF:
+        rows, cols = self._values.shape
+        return QtCore.QRectF(-0.5, -0.5, max(cols, 1), max(rows, 1))
+
+    def _text(self, i: int, j: int) -> str:
+        if not self._texts:
+            self._texts = [[format_value(v) for v in row] for row in self._values]
+        return self._texts[i][j]
+
+    def paint(self, painter: QtGui.QPainter, *args):
+        rows, cols = self._values.shape
+        if rows == 0 or cols == 0:
+            return
+        transform = painter.transform()
+        painter.save()
+        # Draw in device pixels so that text and hatching stay crisp; the device
+        # includes any export scale, so an exported figure scales them too.
+        painter.resetTransform()
+        if not self._mask_path.isEmpty():
+            device_path = transform.map(self._mask_path)
+            painter.fillPath(device_path, MASK_FILL)
+            painter.fillPath(device_path, QtGui.QBrush(MASK_HATCH, QtCore.Qt.BDiagPattern))
+        cell = transform.mapRect(QtCore.QRectF(0, 0, 1, 1))
+        cell_w, cell_h = abs(cell.width()), abs(cell.height())
+        px = min(cell_h * 0.42, cell_w / 3.2)
+        if self.show_values and px >= 7:
+            font = QtGui.QFont(painter.font())
+            font.setPixelSize(int(px))
+            painter.setFont(font)
+            light, dark = QtGui.QColor(255, 255, 255), QtGui.QColor(20, 20, 20)
+            flags = QtCore.Qt.AlignCenter
+            for i in range(rows):
+                for j in range(cols):
+                    if self._masked[i, j]:
+                        continue
+                    rect = transform.mapRect(QtCore.QRectF(j - 0.5, i - 0.5, 1, 1))
+                    painter.setPen(dark if self._dark_text[i, j] else light)
+                    painter.drawText(rect, flags, self._text(i, j))
+        if self._selected_row is not None and 0 <= self._selected_row < rows:
+            rect = transform.mapRect(QtCore.QRectF(-0.5, self._selected_row - 0.5, cols, 1))
+            pen = QtGui.QPen(QtGui.QColor(255, 64, 64), max(2.0, cell_h * 0.06))
+            painter.setPen(pen)
+            painter.setBrush(QtCore.Qt.NoBrush)
+            painter.drawRect(rect)
+        painter.restore()
+
+
+def _ticks(labels: list[str]) -> list[list[tuple[int, str]]]:
+    step = max(1, int(np.ceil(len(labels) / MAX_LABELS)))
+    return [[(i, labels[i]) for i in range(0, len(labels), step)]]
+
+
+class TokenAxis(pg.AxisItem):
+    """An axis of token labels; on the bottom they are drawn at 45° so long words never overlap.
+
+    pyqtgraph drops tick text whose upright box does not fit; tokens must all
+    show, so this axis places its labels itself, one per tick, at the tick.
+    """
+
+    ANGLE = 45
+
+    def __init__(self, orientation: str):
+        self._labels: list[tuple[float, str]] = []
+        super().__init__(orientation)
+        self.setStyle(tickLength=0)
+
+    def set_labels(self, ticks: list[tuple[int, str]]):
+        self._labels = [(float(v), str(t)) for v, t in ticks]
+        self.setTicks([ticks])
+        if self.orientation == "bottom":
+            metrics = QtGui.QFontMetricsF(self.style.get("tickFont") or QtGui.QFont())
+            widest = max((metrics.horizontalAdvance(t) for _, t in self._labels), default=0.0)
+            self.setHeight(int(widest * np.sin(np.radians(self.ANGLE)) + metrics.height() + 8))
+            self._adjust_label()
+
+    def boundingRect(self):
+        # Slanted labels reach left of the axis (the first token's label hangs
+        # below the row labels); include that area so it is painted.
+        rect = super().boundingRect()
+        if self.orientation == "bottom" and self._labels:
+            rect = rect.adjusted(-self.height(), 0, 0, 0)
+        return rect
+
+    def _adjust_label(self):
+        if self.label.isVisible():
+            self.label.setPos(self.label.pos().x(), self.height() - self.label.boundingRect().height())
+
+    def resizeEvent(self, ev=None):
+        super().resizeEvent(ev)
+        if self.orientation == "bottom" and self._labels:
+            # Keep the axis title below the slanted labels.
+            br = self.label.boundingRect()
+            self.label.setPos(self.label.pos().x(), self.height() - br.height() + 2)
+
+    def drawPicture(self, p, axisSpec, tickSpecs, textSpecs):
+        if self.orientation != "bottom":
+            return super().drawPicture(p, axisSpec, tickSpecs, textSpecs)
+        super().drawPicture(p, axisSpec, tickSpecs, [])
+        view = self.linkedView()
+        if view is None or not self.style["showValues"]:
+            return
+        font = self.style.get("tickFont")
+        if font is not None:
+            p.setFont(font)
+        p.setPen(self.textPen())
+        metrics = QtGui.QFontMetricsF(p.font())
+        bounds = self.boundingRect()
+        for value, text in self._labels:
+            x = self.mapFromScene(view.mapViewToScene(QtCore.QPointF(value, 0))).x()
+            if x < bounds.left() - 1 or x > bounds.right() + 1:
+                continue
+            p.save()
+            p.translate(x + metrics.height() * 0.3, 3)
+            p.rotate(-self.ANGLE)
+            width = metrics.horizontalAdvance(text) + 2
+            p.drawText(QtCore.QRectF(-width, -metrics.height() / 2, width, metrics.height()),
+                       int(QtCore.Qt.AlignRight | QtCore.Qt.AlignVCenter), text)
+            p.restore()
+
+
+class Heatmap:
+    """One labelled heatmap: a PlotItem holding an ImageItem and a CellOverlay."""
+
+    def __init__(self, title: str = "", cmap: str = WEIGHTS_CMAP):
+        self.left_axis = TokenAxis("left")
+        self.bottom_axis = TokenAxis("bottom")
+        self.plot = pg.PlotItem(axisItems={"left": self.left_axis, "bottom": self.bottom_axis})
+        self.plot.setMenuEnabled(False)
+        # Equal preferred sizes so that the layout's stretch factors share the
+        # space evenly, whatever the titles' lengths.
+        self.plot.setSizePolicy(QtWidgets.QSizePolicy.Expanding, QtWidgets.QSizePolicy.Expanding)
+        self.plot.setPreferredSize(80, 80)
+        # A long title must not widen the plot past its share of the panel
+        # (pyqtgraph's LabelItem makes its text width a minimum width).
+        title = self.plot.titleLabel
+        def update_min(title=title):
+            height = title.itemRect().height()
+            title.setMinimumWidth(0)
+            title.setMinimumHeight(height)
+            title._sizeHint = {QtCore.Qt.SizeHint.MinimumSize: (0, height),
+                               QtCore.Qt.SizeHint.PreferredSize: (0, height),
+                               QtCore.Qt.SizeHint.MaximumSize: (-1, -1),
+                               QtCore.Qt.SizeHint.MinimumDescent: (0, 0)}
+            title.updateGeometry()
+        title.updateMin = update_min
+        title.setSizePolicy(QtWidgets.QSizePolicy.Ignored, QtWidgets.QSizePolicy.Fixed)
+        self.plot.hideButtons()
+        self.plot.setMouseEnabled(x=False, y=False)
+        self.plot.invertY(True)
+        self.plot.setAspectLocked(False)
+        self.image = pg.ImageItem()
+        self.colormap = pg.colormap.get(cmap)
+        self.image.setLookupTable(self.colormap.getLookupTable(nPts=256))
+        self.plot.addItem(self.image)
+        self.overlay = CellOverlay()
+        self.overlay.setZValue(10)
+        self.plot.addItem(self.overlay)
+        self.title = title
+        self.plot.setTitle(title)
+        self.levels = (0.0, 1.0)
+        self._shape = (-1, -1)
+        self._labels: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
+
+    def set_axis_titles(self, rows: str, cols: str):
+        if self.left_axis.style["showValues"] and self.left_axis.labelText != rows:
+            self.plot.setLabel("left", rows)
+        if self.bottom_axis.labelText != cols:
+            self.plot.setLabel("bottom", cols)
+
+    def show_row_labels(self, on: bool):
+        """Row labels on the first heatmap of a row only: the others share its rows."""
+        self.left_axis.setStyle(showValues=on)
+        self.left_axis.showLabel(on)
+        if not on:
+            self.left_axis.setWidth(4)
+        else:
+            self.left_axis.setWidth(None)
+
+    def set_title(self, title: str):
+        if title != self.title:
+            self.title = title
+            self.plot.setTitle(title)
+
+    def set_data(self, values: np.ndarray, *, masked: np.ndarray, row_labels: list[str], col_labels: list[str],
+                 levels: tuple[float, float], selected_row: int | None = None):
+        """Show ``values`` (rows = queries, columns = keys); masked cells are hatched, not coloured."""
+        values = np.asarray(values, dtype=np.float64)
+        shown = np.where(masked | ~np.isfinite(values), np.nan, values)
+        lo, hi = levels
+        if not hi > lo:
+            hi = lo + 1.0
+        self.levels = (lo, hi)
+        rows, cols = values.shape
+        if rows and cols:
+            self.image.setImage(shown, levels=(lo, hi), autoLevels=False)
+        else:
+            self.image.setImage(np.full((1, 1), np.nan), levels=(lo, hi), autoLevels=False)
+        self.image.setRect(QtCore.QRectF(-0.5, -0.5, max(cols, 1), max(rows, 1)))
+        # Text colour: dark on the bright end of the colour map.
+        norm = np.clip((np.nan_to_num(shown, nan=lo) - lo) / (hi - lo), 0, 1)
+        lut = self.colormap.getLookupTable(nPts=256, alpha=False).astype(np.float64)
+        luminance = lut @ np.array([0.299, 0.587, 0.114])
+        dark_text = luminance[(norm * 255).astype(int)] > 140
+        self.overlay.set_data(values, masked, dark_text, selected_row)
+        labels = (tuple(row_labels), tuple(col_labels))
+        if labels != self._labels:
+            self._labels = labels
+            self.left_axis.set_labels(_ticks(list(row_labels))[0])
+            self.bottom_axis.set_labels(_ticks(list(col_labels))[0])
+        if (rows, cols) != self._shape:
+            self._shape = (rows, cols)
+            self.plot.setXRange(-0.5, max(cols, 1) - 0.5, padding=0)
+            self.plot.setYRange(-0.5, max(rows, 1) - 0.5, padding=0)
+
+    def cell_at(self, scene_pos) -> tuple[int, int] | None:
+        """The (row, column) under a scene position, or None outside the image."""
+        vb = self.plot.vb
+        if not vb.sceneBoundingRect().contains(scene_pos):
+            return None
+        p = vb.mapSceneToView(scene_pos)
+        i, j = int(np.floor(p.y() + 0.5)), int(np.floor(p.x() + 0.5))
+        rows, cols = self._shape
+        if 0 <= i < rows and 0 <= j < cols:
+            return i, j
+        return None

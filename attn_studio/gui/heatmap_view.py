@@ -1,0 +1,177 @@
+"""The heatmap panel: raw scores -> scaled logits -> weights of the chosen head, then every head."""
+
+from __future__ import annotations
+
+import numpy as np
+from PySide6 import QtCore, QtWidgets
+
+from ._pg import pg
+from .heatmap import SCORES_CMAP, WEIGHTS_CMAP, Heatmap
+
+HEADS_PER_ROW = 4
+
+
+def _symmetric_levels(arrays) -> tuple[float, float]:
+    finite = [a[np.isfinite(a)] for a in arrays]
+    finite = [f for f in finite if f.size]
+    m = max((float(np.abs(f).max()) for f in finite), default=1.0)
+    m = m if m > 0 else 1.0
+    return -m, m
+
+
+class HeatmapCanvas(pg.GraphicsLayoutWidget):
+    """One heatmap with its colour bar, as a widget (Qt layouts share space predictably)."""
+
+    def __init__(self, heatmap: Heatmap, with_bar: bool = True):
+        super().__init__()
+        self.heatmap = heatmap
+        self.ci.layout.setContentsMargins(2, 2, 2, 2)
+        self.addItem(heatmap.plot, row=0, col=0)
+        self.bar = None
+        if with_bar:
+            self.bar = pg.ColorBarItem(values=(0, 1), colorMap=heatmap.colormap, interactive=False, width=10)
+            self.addItem(self.bar, row=0, col=1)
+        self.setSizePolicy(QtWidgets.QSizePolicy.Expanding, QtWidgets.QSizePolicy.Expanding)
+        self.setMinimumSize(120, 120)
+
+
+class HeatmapView(QtWidgets.QWidget):
+    """Every attention matrix of the current state, drawn from ``studio.result``.
+
+    ``stages`` holds the chosen head's ``scores``, ``logits`` and ``weights``
+    heatmaps; ``head_maps`` one weights heatmap per head (shown when there is
+    more than one head). Clicking a row selects that query token everywhere.
+    """
+
+    def __init__(self, studio, parent=None):
+        super().__init__(parent)
+        self.setObjectName("heatmapView")
+        self.studio = studio
+        self.setAutoFillBackground(True)
+        palette = self.palette()
+        palette.setColor(self.backgroundRole(), QtCore.Qt.white)
+        self.setPalette(palette)
+        outer = QtWidgets.QVBoxLayout(self)
+        outer.setContentsMargins(4, 4, 4, 4)
+        outer.setSpacing(2)
+        self.header = QtWidgets.QLabel()
+        self.header.setObjectName("heatmapHeader")
+        self.header.setAlignment(QtCore.Qt.AlignCenter)
+        outer.addWidget(self.header)
+        stage_row = QtWidgets.QHBoxLayout()
+        stage_row.setSpacing(0)
+        outer.addLayout(stage_row, 3)
+        self.stages = {
+            "scores": Heatmap("raw scores q·k", SCORES_CMAP),
+            "logits": Heatmap("scaled logits", SCORES_CMAP),
+            "weights": Heatmap("weights softmax", WEIGHTS_CMAP),
+        }
+        self.canvases: dict[str, HeatmapCanvas] = {}
+        for col, (key, heatmap) in enumerate(self.stages.items()):
+            heatmap.show_row_labels(col == 0)
+            canvas = HeatmapCanvas(heatmap)
+            self.canvases[key] = canvas
+            stage_row.addWidget(canvas, 1)
+            canvas.scene().sigMouseClicked.connect(self._on_click)
+        self.stage_bars = {key: c.bar for key, c in self.canvases.items()}
+
+        self.heads_widget = QtWidgets.QWidget()
+        self._heads_grid = QtWidgets.QGridLayout(self.heads_widget)
+        self._heads_grid.setContentsMargins(0, 0, 0, 0)
+        self._heads_grid.setSpacing(0)
+        outer.addWidget(self.heads_widget, 2)
+        self.head_maps: list[Heatmap] = []
+        self.head_canvases: list[HeatmapCanvas] = []
+        self._heads_shown = -1  # nothing laid out yet
+        self._outer = outer
+
+    # -- rendering -----------------------------------------------------------
+    def _heatmaps(self):
+        return list(self.stages.values()) + self.head_maps[: max(self._heads_shown, 0)]
+
+    def _layout_heads(self, n: int):
+        shown = n if n > 1 else 0
+        if shown == self._heads_shown:
+            return
+        while len(self.head_maps) < n:
+            i = len(self.head_maps)
+            hm = Heatmap(f"head {i + 1}", WEIGHTS_CMAP)
+            canvas = HeatmapCanvas(hm, with_bar=False)
+            canvas.scene().sigMouseClicked.connect(self._on_click)
+            self.head_maps.append(hm)
+            self.head_canvases.append(canvas)
+        for canvas in self.head_canvases:
+            self._heads_grid.removeWidget(canvas)
+            canvas.hide()
+        for i in range(shown):
+            canvas = self.head_canvases[i]
+            self.head_maps[i].show_row_labels(i % HEADS_PER_ROW == 0)
+            self._heads_grid.addWidget(canvas, i // HEADS_PER_ROW, i % HEADS_PER_ROW)
+            canvas.show()
+        for col in range(HEADS_PER_ROW):
+            self._heads_grid.setColumnStretch(col, 1 if col < min(shown, HEADS_PER_ROW) else 0)
+        rows = (shown - 1) // HEADS_PER_ROW + 1 if shown else 0
+        self.heads_widget.setVisible(shown > 0)
+        self._outer.setStretch(2, 2 * rows)  # 0: header, 1: stages, 2: heads
+        self._heads_shown = shown
+
+    def render(self):
+        """Redraw from the studio's current state and result."""
+        state, result = self.studio.state, self.studio.result
+        q_tokens, k_tokens = state.query_tokens, state.key_tokens
+        n_heads = result.weights.shape[0]
+        head = min(state.head_index, n_heads - 1)
+        blocked = result.blocked
+        row_title = "query (decoder)" if state.cross else "query"
+        col_title = "key (encoder)" if state.cross else "key"
+        selected = state.query_index if q_tokens else None
+        scores = result.scores[head]
+        logits = result.logits[head]
+        head_label = f"head {head + 1}: " if n_heads > 1 else ""
+        scaling = []
+        if state.scale:
+            scaling.append(f"÷ √{state.d_k}")
+        if state.temperature != 1.0:
+            scaling.append(f"÷ T={state.temperature:g}")
+        query = f"“{q_tokens[selected]}”" if selected is not None else "(no tokens)"
+        mask_note = ", causal mask" if state.causal else ""
+        self.header.setText(
+            f"<b>{head_label}</b>scores → {'scaled ' if scaling else ''}logits → weights{mask_note}; "
+            f"the outlined row is the query {query}. Click a row to follow another token.")
+        self.stages["scores"].set_title("scores q·k")
+        self.stages["logits"].set_title(f"logits {' '.join(scaling)}" if scaling else "logits (unscaled)")
+        self.stages["weights"].set_title("weights: softmax" if state.softmax != "sum" else "weights: x / Σx")
+        lv_scores = _symmetric_levels([scores])
+        lv_logits = _symmetric_levels([np.where(blocked, np.nan, logits)])
+        for key, values, levels in (("scores", scores, lv_scores), ("logits", logits, lv_logits),
+                                    ("weights", result.weights[head], (0.0, 1.0))):
+            hm = self.stages[key]
+            hm.set_axis_titles(row_title, col_title)
+            hm.set_data(values, masked=blocked, row_labels=q_tokens, col_labels=k_tokens,
+                        levels=levels, selected_row=selected)
+            self.stage_bars[key].setLevels(values=levels)
+        self._layout_heads(n_heads)
+        for i in range(self._heads_shown):
+            hm = self.head_maps[i]
+            hm.set_title(f"head {i + 1}" + (" ◀" if i == head else ""))
+            hm.set_axis_titles(row_title, col_title)
+            hm.set_data(result.weights[i], masked=blocked, row_labels=q_tokens, col_labels=k_tokens,
+                        levels=(0.0, 1.0), selected_row=selected)
+
+    # -- interaction -----------------------------------------------------------
+    def _on_click(self, event):
+        if event.button() != QtCore.Qt.LeftButton:
+            return
+        for hm in self._heatmaps():
+            if hm.plot.scene() is None:
+                continue
+            if hm.plot.scene() is not self.sender():
+                continue
+            cell = hm.cell_at(event.scenePos())
+            if cell is not None:
+                changes = {"query": cell[0]}
+                if hm in self.head_maps:
+                    changes["head"] = self.head_maps.index(hm)
+                self.studio.select(**changes)
+                event.accept()
+                return

@@ -1,0 +1,111 @@
+"""Why scale by 1/sqrt(d_k): the variance of q·k and the saturation of softmax against d_k."""
+
+from __future__ import annotations
+
+import numpy as np
+from PySide6 import QtCore, QtGui, QtWidgets
+
+from ._pg import pg
+
+RAW = "#d55e00"      # Okabe-Ito vermillion: unscaled (colour-blind safe pair)
+SCALED = "#0072b2"   # Okabe-Ito blue: scaled
+RAW_PEN = pg.mkPen(RAW, width=2.5)
+SCALED_PEN = pg.mkPen(SCALED, width=2.5)
+THEORY_PEN = pg.mkPen("#555555", width=1.5, style=QtCore.Qt.DashLine)
+
+
+def _span(colour: str, text: str) -> str:
+    return f"<span style='color:{colour}; font-weight:bold'>{text}</span>"
+
+
+def _log2_ticks(dims) -> list[list[tuple[float, str]]]:
+    """Ticks at 1, 4, 16, 64, ... on a log10 axis: the dimensions people use."""
+    top = int(np.log2(max(dims)))
+    return [[(np.log10(2.0**e), f"{2 ** e}") for e in range(0, top + 1, 2)]]
+
+
+class VariancePlot(QtWidgets.QWidget):
+    """var(q·k) against d_k (log axes) beside the softmax saturation curve, with this model marked."""
+
+    def __init__(self, studio, parent=None):
+        super().__init__(parent)
+        self.setObjectName("variancePlot")
+        self.studio = studio
+        layout = QtWidgets.QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(2)
+        self.canvas = pg.GraphicsLayoutWidget()
+        layout.addWidget(self.canvas)
+        self.caption = QtWidgets.QLabel()
+        self.caption.setObjectName("varianceCaption")
+        self.caption.setWordWrap(True)
+        layout.addWidget(self.caption)
+
+        curve = studio.variance_curve()
+        dims = curve.dims.astype(float)
+        self.variance = self.canvas.addPlot(row=0, col=0, title=(
+            f"var(q·k): {_span(RAW, 'unscaled')} and {_span(SCALED, 'scaled ÷√d_k')}; "
+            "dashed: theory"))
+        self.variance.setLogMode(x=True, y=True)
+        self.variance.setLabel("bottom", "d_k")
+        self.variance.setLabel("left", "var(q·k)")
+        self.variance.showGrid(x=True, y=True, alpha=0.25)
+        self.variance.setMenuEnabled(False)
+        self.variance.setMouseEnabled(x=False, y=False)
+        self.variance.hideButtons()
+        self.variance.getAxis("bottom").setTicks(_log2_ticks(dims))
+        self.variance.getAxis("left").setTicks([[(e, f"{10.0 ** e:g}") for e in range(-2, 5)]])
+        self.theory_raw = self.variance.plot(dims, curve.theory_raw, pen=THEORY_PEN, name="theory: d_k")
+        self.theory_scaled = self.variance.plot(dims, curve.theory_scaled, pen=pg.mkPen("#555555", width=1.5, style=QtCore.Qt.DotLine), name="theory: 1")
+        self.raw_curve = self.variance.plot(dims, curve.raw, pen=RAW_PEN, name="unscaled")
+        self.scaled_curve = self.variance.plot(dims, curve.scaled, pen=SCALED_PEN, name="scaled ÷√d_k")
+        self.model_points = pg.ScatterPlotItem(size=13, pen=pg.mkPen("k", width=1.5))
+        self.variance.addItem(self.model_points)
+        self.model_label = pg.TextItem(anchor=(-0.15, 0.5), color="k")
+        self.variance.addItem(self.model_label)
+
+        sat = studio.saturation_curve()
+        self.saturation = self.canvas.addPlot(row=0, col=1, title=(
+            "softmax of 16 keys: largest weight (solid), gradient (dashed)"))
+        self.saturation.setLogMode(x=True, y=False)
+        self.saturation.setLabel("bottom", "d_k")
+        self.saturation.setLabel("left", "weight / gradient")
+        self.saturation.setYRange(0, 1.02, padding=0)
+        self.saturation.showGrid(x=True, y=True, alpha=0.25)
+        self.saturation.setMenuEnabled(False)
+        self.saturation.setMouseEnabled(x=False, y=False)
+        self.saturation.hideButtons()
+        self.saturation.getAxis("bottom").setTicks(_log2_ticks(dims))
+        self.max_raw = self.saturation.plot(dims, sat.max_weight_raw, pen=RAW_PEN, name="max weight, unscaled")
+        self.max_scaled = self.saturation.plot(dims, sat.max_weight_scaled, pen=SCALED_PEN, name="max weight, scaled")
+        self.grad_raw = self.saturation.plot(dims, sat.grad_norm_raw, pen=pg.mkPen("#d55e00", width=1.5, style=QtCore.Qt.DashLine), name="softmax gradient, unscaled")
+        self.grad_scaled = self.saturation.plot(dims, sat.grad_norm_scaled, pen=pg.mkPen("#0072b2", width=1.5, style=QtCore.Qt.DashLine), name="softmax gradient, scaled")
+        self.dk_line = pg.InfiniteLine(angle=90, pen=pg.mkPen("k", width=1.5, style=QtCore.Qt.DotLine),
+                                       label="this model", labelOpts={"position": 0.88, "color": "k"})
+        self.saturation.addItem(self.dk_line)
+
+    def render(self):
+        """Mark the current model (its d_k and measured score variance) on both plots."""
+        state = self.studio.state
+        d_k = state.d_k
+        raw, scaled = self.studio.measured_score_variance()
+        xs, ys, brushes = [], [], []
+        for value, colour in ((raw, "#d55e00"), (scaled, "#0072b2")):
+            if np.isfinite(value) and value > 0:
+                xs.append(np.log10(d_k))
+                ys.append(np.log10(value))
+                brushes.append(pg.mkBrush(colour))
+        self.model_points.setData(xs, ys, brush=brushes, symbol="o")
+        if ys:
+            self.model_label.setText(f"this model (d_k = {d_k})")
+            self.model_label.setPos(np.log10(d_k), float(np.mean(ys)))
+        else:
+            self.model_label.setText("")
+        self.dk_line.setValue(np.log10(d_k))
+        scaled_word = "scaled" if state.scale else "unscaled (scaling is off)"
+        measured = (f"this model: var(q·k) = {raw:.3g} unscaled, {scaled:.3g} after ÷√{d_k}"
+                    if np.isfinite(raw) else "this model: too few tokens to measure")
+        self.caption.setText(
+            f"With random unit-variance q and k, var(q·k) grows like d_k, so softmax saturates and its gradient "
+            f"vanishes; dividing by √d_k keeps the variance near 1. {measured.capitalize()}; the heatmaps are {scaled_word}."
+        )

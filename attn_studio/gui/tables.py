@@ -1,0 +1,145 @@
+"""Editable matrix tables: a QAbstractTableModel over the state's arrays.
+
+The model keeps no numbers of its own: ``data`` reads the studio's current
+state, ``setData`` goes through the studio, and a refused value leaves the
+state (and so the table) as it was, with the reason emitted as ``refused``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+from PySide6 import QtCore, QtGui, QtWidgets
+
+from ..engine import EngineError
+from ..state import StateError
+
+Qt = QtCore.Qt
+
+
+def display_number(value: float) -> str:
+    """A number as a lecturer writes it: up to four significant digits, no trailing zeros."""
+    text = f"{value:.4g}"
+    if "e" not in text and "." in text:
+        text = text.rstrip("0").rstrip(".") if "." in text else text
+    return "0" if text in ("-0", "") else text
+
+
+class MatrixModel(QtCore.QAbstractTableModel):
+    """A 2-D view of one array of the studio.
+
+    ``read()`` returns the array to show; ``row_labels()`` / ``col_labels()``
+    the headers; ``write(row, col, text)`` applies an edit through the studio
+    (or is None for a read-only table).
+    """
+
+    refused = QtCore.Signal(str)
+
+    def __init__(self, name: str, read: Callable[[], np.ndarray], row_labels: Callable[[], list[str]],
+                 col_labels: Callable[[], list[str]], write: Callable[[int, int, str], None] | None = None,
+                 tooltip: Callable[[int, int], str] | None = None, parent=None):
+        super().__init__(parent)
+        self.name = name
+        self._read, self._rows, self._cols, self._write = read, row_labels, col_labels, write
+        self._tooltip = tooltip
+        self._array = np.asarray(read())
+        self._row_labels = list(row_labels())
+        self._col_labels = list(col_labels())
+
+    # -- Qt model API ----------------------------------------------------------
+    def rowCount(self, parent=QtCore.QModelIndex()):
+        return 0 if parent.isValid() else self._array.shape[0]
+
+    def columnCount(self, parent=QtCore.QModelIndex()):
+        return 0 if parent.isValid() else (self._array.shape[1] if self._array.ndim == 2 else 0)
+
+    def data(self, index, role=Qt.DisplayRole):
+        if not index.isValid():
+            return None
+        value = float(self._array[index.row(), index.column()])
+        if role == Qt.DisplayRole:
+            return display_number(value)
+        if role == Qt.EditRole:
+            # Text, so the editor is a line edit that accepts anything and lets
+            # setData explain what is wrong, instead of a spin box that clamps.
+            return repr(value)
+        if role == Qt.TextAlignmentRole:
+            return int(Qt.AlignRight | Qt.AlignVCenter)
+        if role == Qt.ToolTipRole:
+            if self._tooltip is not None:
+                return self._tooltip(index.row(), index.column())
+            return f"{self.name}[{self._row_labels[index.row()]}, {self._col_labels[index.column()]}] = {value!r}"
+        if role == Qt.UserRole:
+            return value
+        return None
+
+    def headerData(self, section, orientation, role=Qt.DisplayRole):
+        if role != Qt.DisplayRole:
+            return None
+        labels = self._col_labels if orientation == Qt.Horizontal else self._row_labels
+        return labels[section] if 0 <= section < len(labels) else None
+
+    def flags(self, index):
+        base = Qt.ItemIsEnabled | Qt.ItemIsSelectable
+        return base | Qt.ItemIsEditable if self._write is not None else base
+
+    def setData(self, index, value, role=Qt.EditRole):
+        """Apply an edit through the studio; False (and ``refused``) when the value is bad."""
+        if role != Qt.EditRole or not index.isValid() or self._write is None:
+            return False
+        try:
+            self._write(index.row(), index.column(), value if isinstance(value, str) else str(value))
+        except (StateError, EngineError) as exc:
+            row = self._row_labels[index.row()]
+            col = self._col_labels[index.column()]
+            self.refused.emit(f"{self.name} [{row}, {col}]: {exc}. The old value is kept.")
+            return False
+        # The studio notifies the window, which calls refresh(); refresh now as
+        # well so that a script calling setData reads the new value at once.
+        self.refresh()
+        return True
+
+    # -- following the studio ----------------------------------------------------
+    def refresh(self):
+        """Re-read the array and headers from the studio; reset only if the shape changed."""
+        array = np.asarray(self._read())
+        rows, cols = list(self._row_labels), list(self._col_labels)
+        new_rows, new_cols = list(self._rows()), list(self._cols())
+        if array.shape != self._array.shape:
+            self.beginResetModel()
+            self._array, self._row_labels, self._col_labels = array, new_rows, new_cols
+            self.endResetModel()
+            return
+        self._array = array
+        if new_rows != rows:
+            self._row_labels = new_rows
+            self.headerDataChanged.emit(Qt.Vertical, 0, max(len(new_rows) - 1, 0))
+        if new_cols != cols:
+            self._col_labels = new_cols
+            self.headerDataChanged.emit(Qt.Horizontal, 0, max(len(new_cols) - 1, 0))
+        if array.size:
+            self.dataChanged.emit(self.index(0, 0), self.index(array.shape[0] - 1, array.shape[1] - 1),
+                                  [Qt.DisplayRole, Qt.EditRole, Qt.ToolTipRole])
+
+    def array(self) -> np.ndarray:
+        """The array currently shown (a read-only view of the studio's numbers)."""
+        return self._array
+
+
+class MatrixTable(QtWidgets.QTableView):
+    """A QTableView tuned for small matrices: compact columns, edit on typing or double click."""
+
+    def __init__(self, model: MatrixModel, object_name: str, parent=None):
+        super().__init__(parent)
+        self.setObjectName(object_name)
+        self.setModel(model)
+        self.setEditTriggers(QtWidgets.QAbstractItemView.DoubleClicked | QtWidgets.QAbstractItemView.EditKeyPressed
+                             | QtWidgets.QAbstractItemView.AnyKeyPressed | QtWidgets.QAbstractItemView.SelectedClicked)
+        self.setSelectionMode(QtWidgets.QAbstractItemView.ContiguousSelection)
+        self.horizontalHeader().setSectionResizeMode(QtWidgets.QHeaderView.Interactive)
+        self.horizontalHeader().setDefaultSectionSize(64)
+        self.horizontalHeader().setMinimumSectionSize(40)
+        self.verticalHeader().setSectionResizeMode(QtWidgets.QHeaderView.Fixed)
+        self.setAlternatingRowColors(True)
+        self.setWordWrap(False)

@@ -1,0 +1,414 @@
+"""The main window: controls, editable tables, heatmaps and the variance plot."""
+
+from __future__ import annotations
+
+from PySide6 import QtCore, QtGui, QtWidgets
+
+from .. import __version__
+from ..engine import SOFTMAX_KINDS, EngineError
+from ..session import SessionError, load_preset, preset_names
+from ..state import MAX_D_HEAD, MAX_D_MODEL, MAX_HEADS, MAX_SEED, StateError, TEMPERATURE_RANGE
+from ..studio import Studio
+from .bridge import StudioBridge
+from .heatmap_view import HeatmapView
+from .plots import VariancePlot
+from .tables import MatrixModel, MatrixTable
+
+DEFAULT_PRESET = "journey"
+
+SOFTMAX_LABELS = {"stable": "stable (subtract max)", "naive": "naive exp / Σexp", "sum": "plain x / Σx"}
+
+
+def _checkbox(text: str, name: str, tip: str) -> QtWidgets.QCheckBox:
+    box = QtWidgets.QCheckBox(text)
+    box.setObjectName(name)
+    box.setToolTip(tip)
+    return box
+
+
+def _spin(name: str, lo: int, hi: int, tip: str) -> QtWidgets.QSpinBox:
+    spin = QtWidgets.QSpinBox()
+    spin.setObjectName(name)
+    spin.setRange(lo, hi)
+    spin.setToolTip(tip)
+    spin.setKeyboardTracking(False)  # typing "12" is one change, not "1" then "12"
+    spin.setAccelerated(True)
+    return spin
+
+
+class MainWindow(QtWidgets.QMainWindow):
+    """Attention Studio's window. ``studio`` is the Qt-free Studio behind it.
+
+    Every widget edit goes through ``studio.update``; every view redraws from
+    ``studio.state`` and ``studio.result`` when the bridge says something changed.
+    """
+
+    def __init__(self, studio: Studio | None = None, *, preset: str | None = DEFAULT_PRESET):
+        super().__init__()
+        self.setObjectName("mainWindow")
+        if studio is None:
+            state = None
+            if preset:
+                try:
+                    state = load_preset(preset)
+                except SessionError:
+                    state = None
+            studio = Studio(state)
+        self.studio = studio
+        self.bridge = StudioBridge(studio, self)
+        self._preset_name = preset or ""
+
+        self.heatmap_view = HeatmapView(studio)
+        self.setCentralWidget(self.heatmap_view)
+        self._build_controls()
+        self._build_tables()
+        self.variance_plot = VariancePlot(studio)
+        self._variance_dock = self._dock("Why divide by √d_k", "varianceDock", self.variance_plot,
+                                         QtCore.Qt.BottomDockWidgetArea)
+        self._build_menus()
+        self.statusBar().setObjectName("statusBar")
+
+        self.bridge.changed.connect(self._on_studio_change)
+        self._render_all()
+        self._fit_to_screen()
+
+    # -- construction ------------------------------------------------------------
+    def _dock(self, title: str, name: str, widget, area) -> QtWidgets.QDockWidget:
+        dock = QtWidgets.QDockWidget(title, self)
+        dock.setObjectName(name)
+        dock.setWidget(widget)
+        dock.setFeatures(QtWidgets.QDockWidget.DockWidgetMovable | QtWidgets.QDockWidget.DockWidgetFloatable
+                         | QtWidgets.QDockWidget.DockWidgetClosable)
+        self.addDockWidget(area, dock)
+        return dock
+
+    def _build_controls(self):
+        panel = QtWidgets.QWidget()
+        panel.setObjectName("controlsPanel")
+        form = QtWidgets.QFormLayout(panel)
+        form.setFieldGrowthPolicy(QtWidgets.QFormLayout.AllNonFixedFieldsGrow)
+
+        self.preset_combo = QtWidgets.QComboBox()
+        self.preset_combo.setObjectName("presetCombo")
+        self.preset_combo.setToolTip("Load an example from the lecture notes")
+        for name in preset_names():
+            self.preset_combo.addItem(name, name)
+        self.preset_combo.activated.connect(self._on_preset_activated)
+        form.addRow("Example", self.preset_combo)
+
+        self.sentence_edit = QtWidgets.QLineEdit()
+        self.sentence_edit.setObjectName("sentenceEdit")
+        self.sentence_edit.setPlaceholderText("Type a sentence…")
+        self.sentence_edit.setToolTip("The sentence: its tokens are the keys and values (and the queries in self-attention)")
+        self.sentence_edit.textEdited.connect(self._on_sentence_change)
+        form.addRow("Sentence", self.sentence_edit)
+
+        self.target_edit = QtWidgets.QLineEdit()
+        self.target_edit.setObjectName("targetSentenceEdit")
+        self.target_edit.setPlaceholderText("empty = self-attention")
+        self.target_edit.setToolTip("A second sentence (the decoder side): its tokens ask the queries, "
+                                    "the first sentence supplies keys and values. Empty means self-attention.")
+        self.target_edit.textEdited.connect(self._on_target_sentence_change)
+        form.addRow("Queries from", self.target_edit)
+
+        self.d_model_spin = _spin("dModelSpin", 1, MAX_D_MODEL, "d_model: the length of every token vector")
+        self.d_model_spin.valueChanged.connect(lambda v: self._update(coalesce="d_model", d_model=v))
+        form.addRow("d_model", self.d_model_spin)
+        self.heads_spin = _spin("headsSpin", 1, MAX_HEADS, "How many attention heads, each with its own W_Q, W_K, W_V")
+        self.heads_spin.valueChanged.connect(lambda v: self._update(coalesce="heads", heads=v))
+        form.addRow("heads", self.heads_spin)
+        self.d_head_spin = _spin("dHeadSpin", 1, MAX_D_HEAD, "d_head = d_k = d_v: the size of each head's q, k and v")
+        self.d_head_spin.valueChanged.connect(lambda v: self._update(coalesce="d_head", d_head=v))
+        form.addRow("d_head (d_k)", self.d_head_spin)
+
+        seed_row = QtWidgets.QHBoxLayout()
+        self.seed_spin = _spin("seedSpin", 0, MAX_SEED, "The random seed of the weights and of the words you have not edited")
+        self.seed_spin.valueChanged.connect(lambda v: self._update(coalesce="seed", seed=v))
+        seed_row.addWidget(self.seed_spin, 1)
+        self.randomize_button = QtWidgets.QPushButton("Randomize")
+        self.randomize_button.setObjectName("randomizeButton")
+        self.randomize_button.setToolTip("Draw new weights (and new vectors for unedited words) from a fresh seed")
+        self.randomize_button.clicked.connect(lambda: self._guard(self.studio.randomize))
+        seed_row.addWidget(self.randomize_button)
+        form.addRow("seed", seed_row)
+
+        self.scale_check = _checkbox("scale by 1/√d_k", "scaleCheck",
+                                     "Divide the scores by √d_k before softmax, so their variance stays near 1")
+        self.scale_check.toggled.connect(lambda on: self._update(scale=on))
+        self.causal_check = _checkbox("causal mask", "causalCheck",
+                                      "Each token may attend only to itself and the tokens before it (a decoder)")
+        self.causal_check.toggled.connect(lambda on: self._update(causal=on))
+        self.positional_check = _checkbox("positional encoding", "positionalCheck",
+                                          "Add the sinusoidal position vectors to the token vectors")
+        self.positional_check.toggled.connect(lambda on: self._update(positional=on))
+        self.projections_check = _checkbox("Q, K, V projections", "projectionsCheck",
+                                           "On: Q = X·W_Q, K = X·W_K, V = X·W_V per head. "
+                                           "Off: simplified attention with Q = K = V = X")
+        self.projections_check.toggled.connect(lambda on: self._update(projections=on))
+        toggles = QtWidgets.QVBoxLayout()
+        for box in (self.scale_check, self.causal_check, self.positional_check, self.projections_check):
+            toggles.addWidget(box)
+        form.addRow("", toggles)
+
+        self.temperature_spin = QtWidgets.QDoubleSpinBox()
+        self.temperature_spin.setObjectName("temperatureSpin")
+        self.temperature_spin.setRange(0.05, 100.0)
+        self.temperature_spin.setDecimals(2)
+        self.temperature_spin.setSingleStep(0.1)
+        self.temperature_spin.setKeyboardTracking(False)
+        self.temperature_spin.setToolTip("Divide the logits by T: high T flattens the weights, low T sharpens them")
+        self.temperature_spin.valueChanged.connect(lambda v: self._update(coalesce="temperature", temperature=v))
+        form.addRow("temperature", self.temperature_spin)
+
+        self.softmax_combo = QtWidgets.QComboBox()
+        self.softmax_combo.setObjectName("softmaxCombo")
+        for kind in SOFTMAX_KINDS:
+            self.softmax_combo.addItem(SOFTMAX_LABELS[kind], kind)
+        self.softmax_combo.setToolTip("How scores become weights: the stable softmax, the naive one that can "
+                                      "overflow, or plain division by the sum")
+        self.softmax_combo.activated.connect(
+            lambda i: self._update(softmax=self.softmax_combo.itemData(i)))
+        form.addRow("softmax", self.softmax_combo)
+
+        self.head_combo = QtWidgets.QComboBox()
+        self.head_combo.setObjectName("headCombo")
+        self.head_combo.setToolTip("The head shown in the stage heatmaps and the W_Q, W_K, W_V tables")
+        self.head_combo.activated.connect(lambda i: self._guard(self.studio.select, head=i))
+        form.addRow("show head", self.head_combo)
+
+        self.query_combo = QtWidgets.QComboBox()
+        self.query_combo.setObjectName("queryCombo")
+        self.query_combo.setToolTip("The query token followed in every view (or click a heatmap row)")
+        self.query_combo.activated.connect(lambda i: self._guard(self.studio.select, query=i))
+        form.addRow("query token", self.query_combo)
+
+        scroll = QtWidgets.QScrollArea()
+        scroll.setWidget(panel)
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QtWidgets.QFrame.NoFrame)
+        scroll.setHorizontalScrollBarPolicy(QtCore.Qt.ScrollBarAlwaysOff)
+        scroll.setMinimumWidth(panel.sizeHint().width() + 8)
+        self._controls_dock = self._dock("Model", "controlsDock", scroll, QtCore.Qt.LeftDockWidgetArea)
+
+    def _build_tables(self):
+        s = lambda: self.studio.state  # noqa: E731
+        head = lambda: min(s().head_index, s().heads - 1)  # noqa: E731
+
+        def embedding_rows():
+            st = s()
+            return st.key_tokens + ([f"→ {t}" for t in st.target_tokens] if st.cross else [])
+
+        def embedding_words():
+            st = s()
+            return st.key_tokens + (st.target_tokens if st.cross else [])
+
+        def read_embeddings():
+            return self.studio.embeddings(embedding_words())
+
+        def write_embedding(row, col, text):
+            self.studio.set_embedding(embedding_words()[row], col, text)
+
+        dims = lambda prefix, n: [f"{prefix}{i + 1}" for i in range(n)]  # noqa: E731
+        self.models: dict[str, MatrixModel] = {}
+        self.tables: dict[str, MatrixTable] = {}
+        specs = [
+            ("embeddings", "embeddingTable", "Embeddings X", read_embeddings, embedding_rows,
+             lambda: dims("d", s().d_model), write_embedding),
+        ]
+        for name, letter in (("w_q", "q"), ("w_k", "k"), ("w_v", "v")):
+            specs.append((
+                name, f"w{letter.upper()}Table", f"W{letter.upper()}",
+                (lambda name=name: getattr(s(), name)[head()]),
+                lambda: dims("x", s().d_model),
+                (lambda letter=letter: dims(letter, s().d_head)),
+                (lambda r, c, t, name=name: self.studio.set_weight(name, head(), r, c, t)),
+            ))
+        specs.append(("w_o", "wOTable", "WO", lambda: s().w_o,
+                      lambda: [f"h{h + 1}·v{j + 1}" for h in range(s().heads) for j in range(s().d_head)],
+                      lambda: dims("out", s().d_model),
+                      lambda r, c, t: self.studio.set_weight("w_o", 0, r, c, t)))
+        specs.append(("output", "outputTable", "Output", lambda: self.studio.result.output,
+                      lambda: s().query_tokens, lambda: dims("o", self.studio.result.output.shape[1]), None))
+
+        self.table_tabs = QtWidgets.QTabWidget()
+        self.table_tabs.setObjectName("tableTabs")
+        for key, object_name, title, read, rows, cols, write in specs:
+            model = MatrixModel(title, read, rows, cols, write, parent=self)
+            model.refused.connect(self.show_message)
+            table = MatrixTable(model, object_name)
+            self.models[key] = model
+            self.tables[key] = table
+            self.table_tabs.addTab(table, title)
+        self.table_tabs.setTabToolTip(0, "Each token's vector; edit a cell to change that word everywhere it appears")
+        self.table_tabs.setTabToolTip(5, "The output: one context vector per query token (read only)")
+
+        box = QtWidgets.QWidget()
+        layout = QtWidgets.QVBoxLayout(box)
+        layout.setContentsMargins(2, 2, 2, 2)
+        self.table_note = QtWidgets.QLabel()
+        self.table_note.setObjectName("tableNote")
+        self.table_note.setWordWrap(True)
+        layout.addWidget(self.table_note)
+        layout.addWidget(self.table_tabs, 1)
+        self.message_label = QtWidgets.QLabel()
+        self.message_label.setObjectName("messageLabel")
+        self.message_label.setWordWrap(True)
+        self.message_label.setStyleSheet("color: #b00020; font-weight: bold;")
+        self.message_label.hide()
+        layout.addWidget(self.message_label)
+        self._tables_dock = self._dock("Numbers", "tablesDock", box, QtCore.Qt.RightDockWidgetArea)
+
+    def _build_menus(self):
+        bar = self.menuBar()
+        edit = bar.addMenu("&Edit")
+        self.undo_action = edit.addAction("&Undo", lambda: self.studio.undo())
+        self.undo_action.setObjectName("undoAction")
+        self.undo_action.setShortcut(QtGui.QKeySequence.Undo)
+        self.redo_action = edit.addAction("&Redo", lambda: self.studio.redo())
+        self.redo_action.setObjectName("redoAction")
+        self.redo_action.setShortcut(QtGui.QKeySequence.Redo)
+        view = bar.addMenu("&View")
+        for dock in (self._controls_dock, self._tables_dock, self._variance_dock):
+            view.addAction(dock.toggleViewAction())
+        help_menu = bar.addMenu("&Help")
+        help_menu.addAction("&About Attention Studio", self._about)
+
+    def _fit_to_screen(self):
+        screen = QtGui.QGuiApplication.primaryScreen()
+        available = screen.availableGeometry() if screen else QtCore.QRect(0, 0, 1366, 768)
+        width = min(1500, available.width())
+        height = min(900, available.height())
+        self.resize(width, height)
+        self.resizeDocks([self._controls_dock, self._tables_dock], [260, 330], QtCore.Qt.Horizontal)
+        self.resizeDocks([self._variance_dock], [int(height * 0.27)], QtCore.Qt.Vertical)
+
+    # -- edits -------------------------------------------------------------------
+    def _guard(self, func, *args, **kwargs) -> bool:
+        """Run an edit; a refused value shows its reason and leaves everything as it was."""
+        try:
+            func(*args, **kwargs)
+        except (StateError, EngineError, SessionError) as exc:
+            self.show_message(str(exc))
+            self._sync_controls()  # put the widget back to the value the state still has
+            return False
+        self.clear_message()
+        return True
+
+    def _update(self, coalesce: str | None = None, **changes) -> bool:
+        return self._guard(self.studio.update, coalesce=coalesce, **changes)
+
+    def _on_sentence_change(self, text: str):
+        try:
+            self.studio.update(sentence=text, coalesce="sentence")
+        except (StateError, EngineError) as exc:
+            # Keep what the person typed so that nothing is lost; say why it is not applied.
+            self.show_message(f"{exc}. The heatmaps still show the previous sentence.")
+            return
+        self.clear_message()
+
+    def _on_target_sentence_change(self, text: str):
+        try:
+            self.studio.update(target_sentence=text, coalesce="target_sentence")
+        except (StateError, EngineError) as exc:
+            self.show_message(f"{exc}. The heatmaps still show the previous sentences.")
+            return
+        self.clear_message()
+
+    def _on_preset_activated(self, index: int):
+        name = self.preset_combo.itemData(index)
+        self.load_preset(name)
+
+    def load_preset(self, name: str) -> bool:
+        """Load preset ``name`` (undoable); False with a message if it cannot be loaded."""
+        try:
+            state = load_preset(name)
+        except SessionError as exc:
+            self.show_message(str(exc))
+            return False
+        self._preset_name = name
+        return self._guard(self.studio.set_state, state)
+
+    def show_message(self, text: str):
+        """Show why an edit was refused, in the window and the status bar."""
+        self.message_label.setText(text)
+        self.message_label.show()
+        self.statusBar().showMessage(text, 10000)
+
+    def clear_message(self):
+        if self.message_label.isVisible():
+            self.message_label.hide()
+            self.message_label.setText("")
+
+    def _about(self):
+        QtWidgets.QMessageBox.about(
+            self, "About Attention Studio",
+            f"<h3>Attention Studio {__version__}</h3><p>A live playground for the attention mechanism: "
+            "edit token vectors and Q/K/V weights, and watch scores, weights and outputs follow.</p>")
+
+    # -- following the studio ---------------------------------------------------------
+    def _on_studio_change(self, fields: frozenset):
+        self._render_all(selection_only=fields <= {"query_index", "head_index"})
+
+    def _render_all(self, selection_only: bool = False):
+        self._sync_controls()
+        for model in self.models.values():
+            model.refresh()
+        self.heatmap_view.render()
+        if not selection_only:
+            self.variance_plot.render()
+        self._update_title()
+
+    def _sync_controls(self):
+        st = self.studio.state
+        blockers = [QtCore.QSignalBlocker(w) for w in (
+            self.sentence_edit, self.target_edit, self.d_model_spin, self.heads_spin, self.d_head_spin,
+            self.seed_spin, self.scale_check, self.causal_check, self.positional_check, self.projections_check,
+            self.temperature_spin, self.softmax_combo, self.head_combo, self.query_combo, self.preset_combo)]
+        if self.sentence_edit.text() != st.sentence:
+            self.sentence_edit.setText(st.sentence)
+        if self.target_edit.text() != st.target_sentence:
+            self.target_edit.setText(st.target_sentence)
+        self.d_model_spin.setValue(st.d_model)
+        self.heads_spin.setValue(st.heads)
+        self.d_head_spin.setValue(st.d_head)
+        self.seed_spin.setValue(st.seed)
+        self.scale_check.setChecked(st.scale)
+        self.causal_check.setChecked(st.causal)
+        self.positional_check.setChecked(st.positional)
+        self.projections_check.setChecked(st.projections)
+        self.temperature_spin.setValue(st.temperature)
+        self.softmax_combo.setCurrentIndex(max(0, self.softmax_combo.findData(st.softmax)))
+        heads = [f"head {i + 1}" for i in range(st.heads)]
+        if [self.head_combo.itemText(i) for i in range(self.head_combo.count())] != heads:
+            self.head_combo.clear()
+            self.head_combo.addItems(heads)
+        self.head_combo.setCurrentIndex(st.head_index)
+        queries = [f"{i + 1}: {t}" for i, t in enumerate(st.query_tokens)]
+        if [self.query_combo.itemText(i) for i in range(self.query_combo.count())] != queries:
+            self.query_combo.clear()
+            self.query_combo.addItems(queries)
+        self.query_combo.setCurrentIndex(st.query_index if queries else -1)
+        index = self.preset_combo.findData(self._preset_name)
+        if index >= 0:
+            self.preset_combo.setCurrentIndex(index)
+        # Without projections there are no weights to edit and heads do not matter.
+        for w in (self.heads_spin, self.d_head_spin, self.head_combo):
+            w.setEnabled(st.projections)
+        for key in ("w_q", "w_k", "w_v", "w_o"):
+            self.tables[key].setEnabled(st.projections)
+        self.table_note.setText(
+            "Projections are off: Q = K = V = X (simplified attention), so the weight tables are not used."
+            if not st.projections else
+            f"W_Q, W_K, W_V of head {st.head_index + 1}. Double-click or type in a cell to edit it.")
+        del blockers
+        self.undo_action.setEnabled(self.studio.can_undo)
+        self.redo_action.setEnabled(self.studio.can_redo)
+
+    def _update_title(self):
+        name = self.studio.state.name or self._preset_name or "untitled"
+        mark = " •" if self.studio.is_modified else ""
+        self.setWindowTitle(f"{name}{mark} — Attention Studio")
+
+    def closeEvent(self, event):
+        self.bridge.close()
+        super().closeEvent(event)
