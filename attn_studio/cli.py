@@ -44,4 +44,10 @@ def main(argv: list[str] | None = None) -> int:
     app.setOrganizationName("Attention Studio")
     window = MainWindow(Studio(state)) if state is not None else MainWindow()
     window.show()
-    return app.exec()
+    code = app.exec()
+    # Delete the window while the application still exists: left to interpreter
+    # shutdown, Qt may tear the scene down after QApplication and crash.
+    window.deleteLater()
+    app.processEvents()
+    del window
+    return code

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 
@@ -24,6 +25,19 @@ def tokenize(text: str) -> list[str]:
     if not isinstance(text, str):
         raise EngineError(f"tokenize needs a string, got {type(text).__name__}")
     return _TOKEN.findall(text)
+
+
+@functools.lru_cache(maxsize=8192)
+def _seeded_vector(seed: int, word: str, dim: int) -> np.ndarray:
+    # A hash of (seed, word) seeds the generator, so that a word's vector does
+    # not depend on which other words exist. The first n draws of a longer
+    # vector equal the draws of a shorter one, so resizing keeps unedited
+    # prefixes. Cached: the studio asks for the same words on every edit.
+    digest = hashlib.blake2b(f"{seed}\x00{word}".encode("utf-8"), digest_size=8).digest()
+    rng = np.random.default_rng(int.from_bytes(digest, "little"))
+    vec = np.round(rng.standard_normal(dim), 2)
+    vec.flags.writeable = False
+    return vec
 
 
 class Vocabulary:
@@ -50,13 +64,7 @@ class Vocabulary:
             self._edits[word] = {int(i): float(v) for i, v in dict(values).items()}
 
     def _base(self, word: str, dim: int) -> np.ndarray:
-        # A hash of (seed, word) seeds the generator, so that a word's vector
-        # does not depend on which other words exist. The first n draws of a
-        # longer vector equal the draws of a shorter one, so resizing keeps
-        # unedited prefixes.
-        digest = hashlib.blake2b(f"{self.seed}\x00{word}".encode("utf-8"), digest_size=8).digest()
-        rng = np.random.default_rng(int.from_bytes(digest, "little"))
-        return np.round(rng.standard_normal(dim), 2)
+        return _seeded_vector(self.seed, word, dim).copy()
 
     def vector(self, word: str) -> np.ndarray:
         """Return the current vector of ``word`` (a new float64 array of length ``dim``)."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from ._pg import pg
+from ._pg import cache_static, pg
 
 WEIGHTS_CMAP = "viridis"
 SCORES_CMAP = "CET-CBD1"  # colour-blind-safe diverging map for signed scores
@@ -223,6 +223,7 @@ class Heatmap:
         self.plot.setMouseEnabled(x=False, y=False)
         self.plot.invertY(True)
         self.plot.setAspectLocked(False)
+        cache_static(*(self.plot.getAxis(n) for n in ("left", "bottom", "top", "right")), self.plot.titleLabel)
         self.image = pg.ImageItem()
         self.colormap = pg.colormap.get(cmap)
         self.image.setLookupTable(self.colormap.getLookupTable(nPts=256))

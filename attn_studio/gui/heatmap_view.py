@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from PySide6 import QtCore, QtWidgets
 
-from ._pg import pg
+from ._pg import cache_static, pg
 from .heatmap import SCORES_CMAP, WEIGHTS_CMAP, Heatmap
 
 HEADS_PER_ROW = 4
@@ -30,6 +30,7 @@ class HeatmapCanvas(pg.GraphicsLayoutWidget):
         self.bar = None
         if with_bar:
             self.bar = pg.ColorBarItem(values=(0, 1), colorMap=heatmap.colormap, interactive=False, width=10)
+            cache_static(self.bar, *(self.bar.getAxis(n) for n in ("left", "right", "top", "bottom")))
             self.addItem(self.bar, row=0, col=1)
         self.setSizePolicy(QtWidgets.QSizePolicy.Expanding, QtWidgets.QSizePolicy.Expanding)
         self.setMinimumSize(120, 120)
@@ -149,7 +150,9 @@ class HeatmapView(QtWidgets.QWidget):
             hm.set_axis_titles(row_title, col_title)
             hm.set_data(values, masked=blocked, row_labels=q_tokens, col_labels=k_tokens,
                         levels=levels, selected_row=selected)
-            self.stage_bars[key].setLevels(values=levels)
+            bar = self.stage_bars[key]
+            if tuple(bar.levels()) != tuple(levels):
+                bar.setLevels(values=levels)
         self._layout_heads(n_heads)
         for i in range(self._heads_shown):
             hm = self.head_maps[i]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from ._pg import pg
+from ._pg import cache_static, pg
 
 RAW = "#d55e00"      # Okabe-Ito vermillion: unscaled (colour-blind safe pair)
 SCALED = "#0072b2"   # Okabe-Ito blue: scaled
@@ -39,6 +39,9 @@ class VariancePlot(QtWidgets.QWidget):
         self.caption = QtWidgets.QLabel()
         self.caption.setObjectName("varianceCaption")
         self.caption.setWordWrap(True)
+        # A fixed height: the measured numbers change on every edit, and a
+        # label that could change height would re-lay out the whole window.
+        self.caption.setFixedHeight(self.caption.fontMetrics().lineSpacing() * 2 + 6)
         layout.addWidget(self.caption)
 
         curve = studio.variance_curve()
@@ -83,6 +86,11 @@ class VariancePlot(QtWidgets.QWidget):
         self.dk_line = pg.InfiniteLine(angle=90, pen=pg.mkPen("k", width=1.5, style=QtCore.Qt.DotLine),
                                        label="this model", labelOpts={"position": 0.88, "color": "k"})
         self.saturation.addItem(self.dk_line)
+
+        for plot in (self.variance, self.saturation):
+            cache_static(*(plot.getAxis(n) for n in ("left", "bottom", "top", "right")), plot.titleLabel)
+        cache_static(self.theory_raw, self.theory_scaled, self.raw_curve, self.scaled_curve,
+                     self.max_raw, self.max_scaled, self.grad_raw, self.grad_scaled)
 
     def render(self):
         """Mark the current model (its d_k and measured score variance) on both plots."""

@@ -16,6 +16,16 @@ from ..engine import EngineError
 from ..state import StateError
 
 Qt = QtCore.Qt
+# Role numbers as plain ints: data() is called for every visible cell and role
+# on each repaint, and comparing ints is far cheaper than comparing enums.
+_DISPLAY = Qt.ItemDataRole.DisplayRole.value
+_EDIT = Qt.ItemDataRole.EditRole.value
+_ALIGN = Qt.ItemDataRole.TextAlignmentRole.value
+_TOOLTIP = Qt.ItemDataRole.ToolTipRole.value
+_USER = Qt.ItemDataRole.UserRole.value
+_RIGHT = int((Qt.AlignRight | Qt.AlignVCenter).value)
+_EDITABLE = Qt.ItemIsEnabled | Qt.ItemIsSelectable | Qt.ItemIsEditable
+_READ_ONLY = Qt.ItemIsEnabled | Qt.ItemIsSelectable
 
 
 def display_number(value: float) -> str:
@@ -44,6 +54,8 @@ class MatrixModel(QtCore.QAbstractTableModel):
         self._read, self._rows, self._cols, self._write = read, row_labels, col_labels, write
         self._tooltip = tooltip
         self._array = np.asarray(read())
+        self._display: dict[tuple[int, int], str] = {}
+        self._flags = _EDITABLE if write is not None else _READ_ONLY
         self._row_labels = list(row_labels())
         self._col_labels = list(col_labels())
 
@@ -54,24 +66,28 @@ class MatrixModel(QtCore.QAbstractTableModel):
     def columnCount(self, parent=QtCore.QModelIndex()):
         return 0 if parent.isValid() else (self._array.shape[1] if self._array.ndim == 2 else 0)
 
-    def data(self, index, role=Qt.DisplayRole):
+    def data(self, index, role=_DISPLAY):
         if not index.isValid():
             return None
-        value = float(self._array[index.row(), index.column()])
-        if role == Qt.DisplayRole:
-            return display_number(value)
-        if role == Qt.EditRole:
+        role = int(role) if not isinstance(role, int) else role
+        r, c = index.row(), index.column()
+        if role == _DISPLAY:
+            text = self._display.get((r, c))
+            if text is None:
+                text = self._display[(r, c)] = display_number(float(self._array[r, c]))
+            return text
+        if role == _ALIGN:
+            return _RIGHT
+        if role == _EDIT:
             # Text, so the editor is a line edit that accepts anything and lets
             # setData explain what is wrong, instead of a spin box that clamps.
-            return repr(value)
-        if role == Qt.TextAlignmentRole:
-            return int(Qt.AlignRight | Qt.AlignVCenter)
-        if role == Qt.ToolTipRole:
+            return repr(float(self._array[r, c]))
+        if role == _TOOLTIP:
             if self._tooltip is not None:
-                return self._tooltip(index.row(), index.column())
-            return f"{self.name}[{self._row_labels[index.row()]}, {self._col_labels[index.column()]}] = {value!r}"
-        if role == Qt.UserRole:
-            return value
+                return self._tooltip(r, c)
+            return f"{self.name}[{self._row_labels[r]}, {self._col_labels[c]}] = {float(self._array[r, c])!r}"
+        if role == _USER:
+            return float(self._array[r, c])
         return None
 
     def headerData(self, section, orientation, role=Qt.DisplayRole):
@@ -81,8 +97,7 @@ class MatrixModel(QtCore.QAbstractTableModel):
         return labels[section] if 0 <= section < len(labels) else None
 
     def flags(self, index):
-        base = Qt.ItemIsEnabled | Qt.ItemIsSelectable
-        return base | Qt.ItemIsEditable if self._write is not None else base
+        return self._flags
 
     def setData(self, index, value, role=Qt.EditRole):
         """Apply an edit through the studio; False (and ``refused``) when the value is bad."""
@@ -95,15 +110,18 @@ class MatrixModel(QtCore.QAbstractTableModel):
             col = self._col_labels[index.column()]
             self.refused.emit(f"{self.name} [{row}, {col}]: {exc}. The old value is kept.")
             return False
-        # The studio notifies the window, which calls refresh(); refresh now as
-        # well so that a script calling setData reads the new value at once.
-        self.refresh()
+        # The window refreshes every table once the bridge reports the change;
+        # re-read the numbers now too (without signalling, so the view is not
+        # painted twice) so that a script calling setData reads the new value.
+        self._array = np.asarray(self._read())
+        self._display = {}
         return True
 
     # -- following the studio ----------------------------------------------------
     def refresh(self):
         """Re-read the array and headers from the studio; reset only if the shape changed."""
         array = np.asarray(self._read())
+        self._display = {}
         rows, cols = list(self._row_labels), list(self._col_labels)
         new_rows, new_cols = list(self._rows()), list(self._cols())
         if array.shape != self._array.shape:

@@ -368,15 +368,16 @@ class MainWindow(QtWidgets.QMainWindow):
             self.sentence_edit.setText(st.sentence)
         if self.target_edit.text() != st.target_sentence:
             self.target_edit.setText(st.target_sentence)
-        self.d_model_spin.setValue(st.d_model)
-        self.heads_spin.setValue(st.heads)
-        self.d_head_spin.setValue(st.d_head)
-        self.seed_spin.setValue(st.seed)
-        self.scale_check.setChecked(st.scale)
-        self.causal_check.setChecked(st.causal)
-        self.positional_check.setChecked(st.positional)
-        self.projections_check.setChecked(st.projections)
-        self.temperature_spin.setValue(st.temperature)
+        # Set only what differs: re-setting an equal value still repaints a widget.
+        for spin, value in ((self.d_model_spin, st.d_model), (self.heads_spin, st.heads),
+                            (self.d_head_spin, st.d_head), (self.seed_spin, st.seed),
+                            (self.temperature_spin, st.temperature)):
+            if spin.value() != value:
+                spin.setValue(value)
+        for box, value in ((self.scale_check, st.scale), (self.causal_check, st.causal),
+                           (self.positional_check, st.positional), (self.projections_check, st.projections)):
+            if box.isChecked() != value:
+                box.setChecked(value)
         self.softmax_combo.setCurrentIndex(max(0, self.softmax_combo.findData(st.softmax)))
         heads = [f"head {i + 1}" for i in range(st.heads)]
         if [self.head_combo.itemText(i) for i in range(self.head_combo.count())] != heads:
@@ -392,10 +393,9 @@ class MainWindow(QtWidgets.QMainWindow):
         if index >= 0:
             self.preset_combo.setCurrentIndex(index)
         # Without projections there are no weights to edit and heads do not matter.
-        for w in (self.heads_spin, self.d_head_spin, self.head_combo):
-            w.setEnabled(st.projections)
-        for key in ("w_q", "w_k", "w_v", "w_o"):
-            self.tables[key].setEnabled(st.projections)
+        for w in (self.heads_spin, self.d_head_spin, self.head_combo, *(self.tables[k] for k in ("w_q", "w_k", "w_v", "w_o"))):
+            if w.isEnabled() != st.projections:
+                w.setEnabled(st.projections)
         self.table_note.setText(
             "Projections are off: Q = K = V = X (simplified attention), so the weight tables are not used."
             if not st.projections else

@@ -1,0 +1,132 @@
+"""Benchmark: from a cell edit to the window repainted, and cold start to a painted window.
+
+Prints median and p95 per size. Runs on Qt's offscreen platform (no display needed):
+
+    python benchmarks/bench_gui.py [--repeats N]
+
+Targets (2-core machine): p95 <= 16 ms up to (T, d_model, heads) = (12, 16, 4),
+<= 50 ms at (64, 64, 8), <= 250 ms at (256, 128, 8); cold start <= 1.5 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+import numpy as np  # noqa: E402
+
+SIZES = [(6, 3, 1), (12, 16, 4), (64, 64, 8), (256, 128, 8)]
+
+COLD_START = r"""
+import time
+t0 = time.perf_counter()
+from PySide6 import QtWidgets
+app = QtWidgets.QApplication([])
+from attn_studio.gui import MainWindow
+w = MainWindow()
+w.resize(1366, 768)
+w.show()
+app.processEvents()
+w.repaint()
+print(time.perf_counter() - t0)
+w.close()
+w.deleteLater()
+app.processEvents()
+"""
+
+
+def percentile(values, q):
+    return float(np.percentile(np.asarray(values), q))
+
+
+class PaintCounter:
+    """Counts paint events anywhere in the application (installed as an event filter)."""
+
+    def __init__(self):
+        from PySide6 import QtCore
+
+        class _Filter(QtCore.QObject):
+            count = 0
+
+            def eventFilter(self, obj, event):
+                if event.type() == QtCore.QEvent.Paint:
+                    _Filter.count += 1
+                return False
+
+        self.filter = _Filter()
+
+
+def bench_edit(app, window, model, size, repeats):
+    """Time setData on an embedding cell -> the bridge's one emission -> every changed view painted.
+
+    Paint events count how many views were repainted, to make sure the
+    timing covers them.
+    """
+    times = []
+    counter = PaintCounter()
+    app.installEventFilter(counter.filter)
+    rng = np.random.default_rng(0)
+    for i in range(repeats + 3):
+        index = model.index(i % model.rowCount(), 0)
+        value = f"{rng.normal():.3f}"
+        t0 = time.perf_counter()
+        ok = model.setData(index, value)
+        app.processEvents()  # the bridge emits once; views update and ask for a repaint
+        app.processEvents()  # the repaint requests are painted
+        elapsed = time.perf_counter() - t0
+        assert ok, "edit was refused"
+        if i >= 3:  # warm-up
+            times.append(elapsed)
+        if i == 2:
+            type(counter.filter).count = 0
+    app.removeEventFilter(counter.filter)
+    return times, type(counter.filter).count / max(len(times), 1)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=40)
+    parser.add_argument("--cold-starts", type=int, default=5)
+    args = parser.parse_args()
+
+    from PySide6 import QtWidgets
+
+    from attn_studio.gui import MainWindow
+    from attn_studio.studio import Studio
+    from attn_studio.state import StudioState
+
+    app = QtWidgets.QApplication.instance() or QtWidgets.QApplication([])
+    print(f"{'T':>5} {'d_model':>8} {'heads':>6} {'median ms':>10} {'p95 ms':>8}   edit -> repainted")
+    for t, d_model, heads in SIZES:
+        sentence = " ".join(f"w{i}" for i in range(t))
+        state = StudioState(sentence=sentence, d_model=d_model, heads=heads, d_head=max(1, d_model // heads))
+        window = MainWindow(Studio(state))
+        window.resize(1366, 768)
+        window.show()
+        app.processEvents()
+        model = window.models["embeddings"]
+        repeats = args.repeats if t <= 64 else max(10, args.repeats // 2)
+        times, paints = bench_edit(app, window, model, (t, d_model, heads), repeats)
+        print(f"{t:>5} {d_model:>8} {heads:>6} {statistics.median(times) * 1e3:>10.1f} "
+              f"{percentile(times, 95) * 1e3:>8.1f}   {paints:.0f} widgets painted per edit")
+        window.close()
+        window.deleteLater()
+        app.processEvents()
+
+    starts = []
+    for _ in range(args.cold_starts):
+        out = subprocess.run([sys.executable, "-c", COLD_START], capture_output=True, text=True,
+                             env={**os.environ, "QT_QPA_PLATFORM": "offscreen"}, check=True)
+        starts.append(float(out.stdout.strip().splitlines()[-1]))
+    print(f"cold start to a painted window: median {statistics.median(starts):.2f} s, "
+          f"p95 {percentile(starts, 95):.2f} s ({len(starts)} runs)")
+
+
+if __name__ == "__main__":
+    main()
