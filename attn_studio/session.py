@@ -143,3 +143,71 @@ def load_preset(name: str) -> StudioState:
     if name not in names:
         raise SessionError(f"there is no preset {name!r}; choose one of {', '.join(names)}")
     return read_session(presets_dir() / f"{name}{SESSION_SUFFIX}")
+
+
+# -- autosave and recovery -----------------------------------------------------
+DATA_DIR_ENV = "ATTN_STUDIO_DATA_DIR"
+_RECOVERY_PREFIX = "recovery-"
+
+
+def _pid_alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError):
+        return True  # exists but is not ours, or we cannot tell: leave it alone
+    return True
+
+
+class RecoveryStore:
+    """Autosaved copies of unsaved work, one file per running studio, in ``folder``.
+
+    A studio saves its state here every few seconds while it has unsaved
+    changes and removes the file when it closes normally. A file left behind by
+    a process that no longer runs is work lost in a crash: the next start
+    offers to restore it.
+    """
+
+    def __init__(self, folder, pid: int | None = None):
+        self.folder = Path(folder)
+        self.pid = os.getpid() if pid is None else pid
+
+    @property
+    def path(self) -> Path:
+        """This process's recovery file."""
+        return self.folder / f"{_RECOVERY_PREFIX}{self.pid}{SESSION_SUFFIX}"
+
+    def save(self, state: StudioState) -> None:
+        """Write ``state`` to this process's recovery file (atomically)."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        write_session(self.path, state)
+
+    def clear(self) -> None:
+        """Remove this process's recovery file (a normal close, or work saved)."""
+        try:
+            self.path.unlink()
+        except FileNotFoundError:
+            pass
+
+    def orphans(self) -> list[Path]:
+        """Recovery files of studios that are no longer running, newest first."""
+        if not self.folder.is_dir():
+            return []
+        found = []
+        for p in self.folder.glob(f"{_RECOVERY_PREFIX}*{SESSION_SUFFIX}"):
+            pid_text = p.name[len(_RECOVERY_PREFIX): -len(SESSION_SUFFIX)]
+            if not pid_text.isdigit() or int(pid_text) == self.pid:
+                continue
+            if not _pid_alive(int(pid_text)):
+                found.append(p)
+        return sorted(found, key=lambda p: p.stat().st_mtime, reverse=True)
+
+    def discard(self, path) -> None:
+        """Delete a recovery file the person chose not to restore."""
+        try:
+            Path(path).unlink()
+        except FileNotFoundError:
+            pass

@@ -2,11 +2,24 @@
 
 from __future__ import annotations
 
+import os
+import time
+from pathlib import Path
+
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from .. import __version__
 from ..engine import SOFTMAX_KINDS, EngineError
-from ..session import SessionError, load_preset, preset_names
+from ..session import (
+    DATA_DIR_ENV,
+    SESSION_SUFFIX,
+    RecoveryStore,
+    SessionError,
+    load_preset,
+    preset_names,
+    read_session,
+    write_session,
+)
 from ..state import MAX_D_HEAD, MAX_D_MODEL, MAX_HEADS, MAX_SEED, StateError, TEMPERATURE_RANGE
 from ..studio import Studio
 from .bridge import StudioBridge
@@ -15,6 +28,23 @@ from .plots import VariancePlot
 from .tables import MatrixModel, MatrixTable
 
 DEFAULT_PRESET = "journey"
+AUTOSAVE_MS = 3000  # unsaved work is written to the recovery file this long after a change
+MAX_RECENT = 8
+FILE_FILTER = f"Attention Studio sessions (*{SESSION_SUFFIX});;JSON files (*.json);;All files (*)"
+
+
+def data_dir() -> Path:
+    """Where settings and recovery files live (``ATTN_STUDIO_DATA_DIR`` overrides it)."""
+    override = os.environ.get(DATA_DIR_ENV)
+    if override:
+        return Path(override)
+    location = QtCore.QStandardPaths.writableLocation(QtCore.QStandardPaths.AppDataLocation)
+    return Path(location or Path.home() / ".attn-studio")
+
+
+def settings() -> QtCore.QSettings:
+    """The app's settings, kept as an INI file in :func:`data_dir`."""
+    return QtCore.QSettings(str(data_dir() / "settings.ini"), QtCore.QSettings.IniFormat)
 
 SOFTMAX_LABELS = {"stable": "stable (subtract max)", "naive": "naive exp / Σexp", "sum": "plain x / Σx"}
 
@@ -68,9 +98,18 @@ class MainWindow(QtWidgets.QMainWindow):
         self._build_menus()
         self.statusBar().setObjectName("statusBar")
 
+        self.current_path: Path | None = None
+        self.recovery = RecoveryStore(data_dir())
+        self._autosave = QtCore.QTimer(self)
+        self._autosave.setSingleShot(True)
+        self._autosave.setInterval(AUTOSAVE_MS)
+        self._autosave.timeout.connect(self._write_recovery)
+        self.setAcceptDrops(True)
+
         self.bridge.changed.connect(self._on_studio_change)
         self._render_all()
         self._fit_to_screen()
+        self._offer_recovery()
 
     # -- construction ------------------------------------------------------------
     def _dock(self, title: str, name: str, widget, area) -> QtWidgets.QDockWidget:
@@ -260,6 +299,25 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def _build_menus(self):
         bar = self.menuBar()
+        file_menu = bar.addMenu("&File")
+        self.new_action = file_menu.addAction("&New", self.new_session)
+        self.new_action.setShortcut(QtGui.QKeySequence.New)
+        self.open_action = file_menu.addAction("&Open…", self.open_dialog)
+        self.open_action.setShortcut(QtGui.QKeySequence.Open)
+        self.recent_menu = file_menu.addMenu("Open &Recent")
+        self.recent_menu.setObjectName("recentMenu")
+        self.recent_menu.aboutToShow.connect(self._fill_recent_menu)
+        file_menu.addSeparator()
+        self.save_action = file_menu.addAction("&Save", self.save)
+        self.save_action.setShortcut(QtGui.QKeySequence.Save)
+        self.save_as_action = file_menu.addAction("Save &As…", self.save_as_dialog)
+        self.save_as_action.setShortcut(QtGui.QKeySequence.SaveAs)
+        file_menu.addSeparator()
+        self.export_menu = file_menu.addMenu("&Export")
+        self.export_menu.setObjectName("exportMenu")
+        file_menu.addSeparator()
+        quit_action = file_menu.addAction("&Quit", self.close)
+        quit_action.setShortcut(QtGui.QKeySequence.Quit)
         edit = bar.addMenu("&Edit")
         self.undo_action = edit.addAction("&Undo", lambda: self.studio.undo())
         self.undo_action.setObjectName("undoAction")
@@ -345,9 +403,199 @@ class MainWindow(QtWidgets.QMainWindow):
             f"<h3>Attention Studio {__version__}</h3><p>A live playground for the attention mechanism: "
             "edit token vectors and Q/K/V weights, and watch scores, weights and outputs follow.</p>")
 
+    # -- sessions ------------------------------------------------------------------------
+    def confirm_discard(self) -> bool:
+        """Ask what to do with unsaved changes; True when it is fine to go on.
+
+        Save, Discard or Cancel; without unsaved changes there is nothing to ask.
+        """
+        if not self.studio.is_modified:
+            return True
+        answer = self.ask_unsaved()
+        if answer == QtWidgets.QMessageBox.Save:
+            return self.save()
+        return answer == QtWidgets.QMessageBox.Discard
+
+    def ask_unsaved(self):
+        """The Save / Discard / Cancel question; returns the QMessageBox button chosen.
+
+        On the offscreen platform (headless export, tests) nobody can answer,
+        so nothing is asked and the answer is Discard.
+        """
+        if QtGui.QGuiApplication.platformName() == "offscreen":
+            return QtWidgets.QMessageBox.Discard
+        return QtWidgets.QMessageBox.question(
+            self, "Unsaved changes",
+            "This session has changes that are not saved. Save them first?",
+            QtWidgets.QMessageBox.Save | QtWidgets.QMessageBox.Discard | QtWidgets.QMessageBox.Cancel,
+            QtWidgets.QMessageBox.Save)
+
+    def new_session(self) -> bool:
+        """Start again from the default model (asks about unsaved changes first)."""
+        if not self.confirm_discard():
+            return False
+        from ..state import StudioState
+
+        self.studio.set_state(StudioState())
+        self.studio.mark_saved()
+        self.current_path = None
+        self._preset_name = ""
+        self._update_title()
+        return True
+
+    def open_file(self, path) -> bool:
+        """Open a session file; a bad file is refused with a message and nothing changes."""
+        path = Path(path)
+        try:
+            state = read_session(path)
+        except SessionError as exc:
+            self.show_message(f"Could not open {path.name}: {exc}")
+            return False
+        self.studio.set_state(state)
+        self.studio.mark_saved()
+        self.current_path = path
+        self._preset_name = ""
+        self._add_recent(path)
+        self.clear_message()
+        self.statusBar().showMessage(f"Opened {path}", 5000)
+        self._update_title()
+        return True
+
+    def open_dialog(self) -> bool:
+        if not self.confirm_discard():
+            return False
+        start = str(self.current_path.parent) if self.current_path else ""
+        path, _ = QtWidgets.QFileDialog.getOpenFileName(self, "Open session", start, FILE_FILTER)
+        return self.open_file(path) if path else False
+
+    def save(self) -> bool:
+        """Save to the current file, or ask for one; True when saved."""
+        if self.current_path is None:
+            return self.save_as_dialog()
+        return self.save_to(self.current_path)
+
+    def save_to(self, path) -> bool:
+        """Save atomically to ``path``; on failure the previous file is intact and a message says why."""
+        path = Path(path)
+        if not path.name.endswith(".json"):
+            path = path.with_name(path.name + SESSION_SUFFIX)
+        try:
+            write_session(path, self.studio.state)
+        except SessionError as exc:
+            self.show_message(str(exc))
+            return False
+        self.studio.mark_saved()
+        self.current_path = path
+        self._add_recent(path)
+        self.recovery.clear()
+        self.statusBar().showMessage(f"Saved {path}", 5000)
+        self._update_title()
+        return True
+
+    def save_as_dialog(self) -> bool:
+        start = str(self.current_path) if self.current_path else f"untitled{SESSION_SUFFIX}"
+        path, _ = QtWidgets.QFileDialog.getSaveFileName(self, "Save session", start, FILE_FILTER)
+        return self.save_to(path) if path else False
+
+    def recent_files(self) -> list[str]:
+        """Recently opened or saved sessions, newest first (kept between runs)."""
+        value = settings().value("recentFiles", [])
+        if isinstance(value, str):
+            value = [value]
+        return [str(v) for v in (value or [])]
+
+    def _add_recent(self, path: Path):
+        files = [str(path.resolve())] + [f for f in self.recent_files() if f != str(path.resolve())]
+        store = settings()
+        store.setValue("recentFiles", files[:MAX_RECENT])
+        store.sync()
+
+    def _fill_recent_menu(self):
+        self.recent_menu.clear()
+        files = self.recent_files()
+        for f in files:
+            action = self.recent_menu.addAction(Path(f).name, lambda f=f: self.confirm_discard() and self.open_file(f))
+            action.setToolTip(f)
+        if not files:
+            self.recent_menu.addAction("(none yet)").setEnabled(False)
+
+    def dragEnterEvent(self, event):
+        if any(u.isLocalFile() for u in event.mimeData().urls()):
+            event.acceptProposedAction()
+
+    def dropEvent(self, event):
+        files = [u.toLocalFile() for u in event.mimeData().urls() if u.isLocalFile()]
+        if files and self.confirm_discard():
+            self.open_file(files[0])
+            event.acceptProposedAction()
+
+    # -- autosave and recovery ---------------------------------------------------------
+    def _write_recovery(self):
+        if self.studio.is_modified:
+            try:
+                self.recovery.save(self.studio.state)
+            except (SessionError, OSError) as exc:
+                self.statusBar().showMessage(f"Autosave failed: {exc}", 5000)
+        else:
+            self.recovery.clear()
+
+    def _offer_recovery(self):
+        """After a crash, offer the work that was autosaved (a banner, never a blocking dialog)."""
+        orphans = self.recovery.orphans()
+        if not orphans:
+            return
+        path = orphans[0]
+        when = time.strftime("%H:%M on %d %b", time.localtime(path.stat().st_mtime))
+        bar = QtWidgets.QFrame()
+        bar.setObjectName("recoveryBanner")
+        bar.setStyleSheet("#recoveryBanner { background: #fff4ce; border-bottom: 1px solid #e0c060; }")
+        row = QtWidgets.QHBoxLayout(bar)
+        row.setContentsMargins(8, 4, 8, 4)
+        label = QtWidgets.QLabel(f"Attention Studio closed unexpectedly; unsaved work from {when} was kept.")
+        row.addWidget(label, 1)
+        restore = QtWidgets.QPushButton("Restore")
+        restore.setObjectName("restoreButton")
+        discard = QtWidgets.QPushButton("Discard")
+        discard.setObjectName("discardRecoveryButton")
+        row.addWidget(restore)
+        row.addWidget(discard)
+        self.setMenuWidget(self._menu_with_banner(bar))
+        self.recovery_banner = bar
+        self._recovery_candidate = path
+
+        def do_restore():
+            try:
+                state = read_session(path)
+            except SessionError as exc:
+                self.show_message(f"The recovered work cannot be read: {exc}")
+            else:
+                self.studio.set_state(state)  # unsaved: the title shows it
+                self.current_path = None
+            self.recovery.discard(path)
+            bar.hide()
+
+        def do_discard():
+            self.recovery.discard(path)
+            bar.hide()
+
+        restore.clicked.connect(do_restore)
+        discard.clicked.connect(do_discard)
+
+    def _menu_with_banner(self, banner) -> QtWidgets.QWidget:
+        holder = QtWidgets.QWidget()
+        layout = QtWidgets.QVBoxLayout(holder)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(0)
+        layout.addWidget(self.menuBar())
+        layout.addWidget(banner)
+        return holder
+
     # -- following the studio ---------------------------------------------------------
     def _on_studio_change(self, fields: frozenset):
-        self._render_all(selection_only=fields <= {"query_index", "head_index"})
+        selection_only = fields <= {"query_index", "head_index"}
+        self._render_all(selection_only=selection_only)
+        if not selection_only and not self._autosave.isActive():
+            self._autosave.start()
 
     def _render_all(self, selection_only: bool = False):
         self._sync_controls()
@@ -405,10 +653,20 @@ class MainWindow(QtWidgets.QMainWindow):
         self.redo_action.setEnabled(self.studio.can_redo)
 
     def _update_title(self):
-        name = self.studio.state.name or self._preset_name or "untitled"
+        if self.current_path is not None:
+            name = self.current_path.name
+        else:
+            name = self._preset_name or self.studio.state.name or "untitled"
+        self.setWindowModified(self.studio.is_modified)
+        # "[*]" is where Qt puts its modified mark; the bullet is for titles Qt leaves alone.
         mark = " •" if self.studio.is_modified else ""
-        self.setWindowTitle(f"{name}{mark} — Attention Studio")
+        self.setWindowTitle(f"{name}{mark}[*] — Attention Studio")
 
     def closeEvent(self, event):
+        if not self.confirm_discard():
+            event.ignore()
+            return
+        self._autosave.stop()
+        self.recovery.clear()
         self.bridge.close()
         super().closeEvent(event)
