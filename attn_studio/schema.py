@@ -23,7 +23,7 @@ from .state import (
 _FIELDS = {
     "schema_version", "name", "sentence", "target_sentence", "d_model", "heads", "d_head",
     "seed", "scale", "causal", "positional", "projections", "temperature", "softmax", "score",
-    "embeddings", "weights", "selection", "description",
+    "embeddings", "weights", "weight_stores", "selection", "description",
 }
 _MAX_EDITED_WORDS = 5000
 
@@ -57,6 +57,18 @@ def _matrix(name: str, value, shape: tuple[int, ...]) -> np.ndarray:
     return np.stack([_matrix(f"{name}[{i}]", row, shape[1:]) for i, row in enumerate(value)]) if shape[0] else np.zeros(shape)
 
 
+def _nested_shape(name: str, value) -> tuple[int, int, int]:
+    """The (a, b, c) shape of nested lists, read from their first elements (checked fully later)."""
+    shape = []
+    node = value
+    for _ in range(3):
+        if not isinstance(node, list) or not node:
+            raise StateError(f"the stored {name} must be a non-empty 3-d array of numbers")
+        shape.append(len(node))
+        node = node[0]
+    return tuple(shape)
+
+
 def migrate(data: Mapping) -> dict:
     """Bring an older file's dict up to the current schema (version 1 is the first)."""
     version = data.get("schema_version")
@@ -77,6 +89,13 @@ def state_kwargs_from_dict(data) -> dict:
 
     Raises ``StateError`` on the first problem; never returns a partial result.
     """
+    try:
+        return _state_kwargs(data)
+    except OverflowError:
+        raise StateError("the file holds a number too large to be a float") from None
+
+
+def _state_kwargs(data) -> dict:
     if not isinstance(data, Mapping):
         raise StateError(f"a session must be a JSON object, got {type(data).__name__}")
     data = migrate(data)
@@ -125,7 +144,7 @@ def state_kwargs_from_dict(data) -> dict:
                 raise StateError(f"the embedding of {word!r} has {len(values)} components; the limit is {MAX_D_MODEL}"[:200])
             entry = {}
             for index, value in values.items():
-                if not (isinstance(index, str) and index.isdigit()) or int(index) >= MAX_D_MODEL:
+                if not (isinstance(index, str) and index.isascii() and index.isdigit()) or int(index) >= MAX_D_MODEL:
                     raise StateError(f"component {index!r} of {word!r} is not an index from 0 to {MAX_D_MODEL - 1}"[:200])
                 if isinstance(value, bool) or not isinstance(value, (int, float)):
                     raise StateError(f"component {index} of {word!r} must be a number, got {value!r}"[:200])
@@ -150,6 +169,23 @@ def state_kwargs_from_dict(data) -> dict:
                 if name == "w_o":
                     arr = arr.reshape(h, k, d)
                 kwargs[f"{name}_store"] = arr
+
+    if "weight_stores" in data:
+        stores = data["weight_stores"]
+        if not isinstance(stores, Mapping) or set(stores) - set(WEIGHT_NAMES):
+            raise StateError("“weight_stores” must map w_q, w_k, w_v, w_o to 3-d arrays")
+        h, d, k = kwargs.get("heads", 1), kwargs.get("d_model", 3), kwargs.get("d_head", 3)
+        visible = {"w_q": (h, d, k), "w_k": (h, d, k), "w_v": (h, d, k), "w_o": (h, k, d)}
+        for name, value in stores.items():
+            shape = _nested_shape(name, value)
+            if any(s < v for s, v in zip(shape, visible[name])) or shape[0] > MAX_HEADS \
+                    or max(shape[1:]) > max(MAX_D_MODEL, MAX_D_HEAD):
+                raise StateError(f"the stored {name} has shape {shape}; it must cover {visible[name]} "
+                                 "and stay within the studio's limits")
+            store = _matrix(f"stored {name}", value, shape)
+            if f"{name}_store" in kwargs:  # the visible weights win over the stored corner
+                store[: visible[name][0], : visible[name][1], : visible[name][2]] = kwargs[f"{name}_store"]
+            kwargs[f"{name}_store"] = store
 
     if "selection" in data:
         sel = data["selection"]

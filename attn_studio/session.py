@@ -88,7 +88,7 @@ def read_session(path) -> StudioState:
     except OSError as exc:
         raise SessionError(f"cannot read {path}: {exc.strerror or exc}") from None
     try:
-        text = raw.decode("utf-8")
+        text = raw.decode("utf-8-sig")  # a byte-order mark from some editors is fine
     except UnicodeDecodeError:
         raise SessionError(f"{path.name} is not a text (UTF-8) file") from None
     return state_from_json(text)
@@ -107,6 +107,15 @@ def write_atomic(path, data: bytes) -> None:
         raise SessionError(f"the folder {folder} does not exist")
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
     try:
+        # mkstemp makes the file private (0600); keep the permissions the file
+        # had, or give a new one the usual mode for the user's umask.
+        try:
+            mode = path.stat().st_mode & 0o777
+        except FileNotFoundError:
+            umask = os.umask(0)
+            os.umask(umask)
+            mode = 0o666 & ~umask
+        os.chmod(tmp, mode)
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()

@@ -74,7 +74,7 @@ def _check_bool(name: str, value) -> bool:
 
 
 def _check_finite(name: str, value) -> float:
-    if isinstance(value, bool):
+    if isinstance(value, (bool, str, bytes)):
         raise StateError(f"{name} must be a number, got {value!r}")
     try:
         number = float(value)
@@ -281,7 +281,9 @@ class StudioState:
     @property
     def w_o(self) -> np.ndarray:
         """W_O, ``(heads * d_head, d_model)``: mixes the concatenated heads."""
-        return self._visible("w_o").reshape(self.heads * self.d_head, self.d_model)
+        w_o = self._visible("w_o").reshape(self.heads * self.d_head, self.d_model)
+        w_o.flags.writeable = False  # the reshape may be a copy; it is still the state's
+        return w_o
 
     @property
     def tokens(self) -> list[str]:
@@ -334,6 +336,16 @@ class StudioState:
         if "seed" in changes and changes["seed"] != self.seed:
             for name in WEIGHT_NAMES:
                 changes.setdefault(f"{name}_store", None)
+        # A shorter sentence or fewer heads keep the selection inside the model
+        # (selecting the last token, then deleting words, is not an error).
+        if "query_index" not in changes and ({"sentence", "target_sentence"} & set(changes)):
+            probe = dataclasses.replace(self, query_index=0, **{k: v for k, v in changes.items() if k != "query_index"})
+            changes["query_index"] = min(self.query_index, max(len(probe.query_tokens) - 1, 0))
+        if "head_index" not in changes and "heads" in changes:
+            try:
+                changes["head_index"] = min(self.head_index, max(int(changes["heads"]) - 1, 0))
+            except (TypeError, ValueError):
+                pass  # the heads value itself is refused below, with its own message
         new = dataclasses.replace(self, **changes)
         if visible:
             stores = {}
@@ -367,6 +379,11 @@ class StudioState:
         edits.setdefault(word, {})[index] = value
         return self.replace(embedding_edits=edits)
 
+    def _hidden_stores(self) -> dict:
+        shapes = self.weight_shapes()
+        return {name: getattr(self, f"{name}_store").tolist() for name in WEIGHT_NAMES
+                if getattr(self, f"{name}_store").shape != shapes[name]}
+
     # -- files -------------------------------------------------------------
     def to_dict(self) -> dict:
         """A plain, JSON-ready dict: the session and preset file format."""
@@ -391,6 +408,9 @@ class StudioState:
                 for word, values in sorted(self.embedding_edits.items())
             },
             "weights": {name: getattr(self, name).tolist() for name in WEIGHT_NAMES},
+            # Values hidden by shrinking d_model, heads or d_head, so that growing
+            # back after reopening restores them as it would have before saving.
+            **({"weight_stores": hidden} if (hidden := self._hidden_stores()) else {}),
             "selection": {"query": self.query_index, "head": self.head_index},
         }
 

@@ -33,27 +33,35 @@ def softmax(x, axis: int = -1, kind: str = "stable") -> np.ndarray:
     arr = np.asarray(x, dtype=np.float64)
     if arr.size == 0:
         return np.zeros_like(arr)
-    if np.any(np.isnan(arr)) or np.any(arr == np.inf):
+    if np.isnan(arr).any() or (arr == np.inf).any():
         raise EngineError("softmax input contains NaN or +inf; only -inf (a blocked key) is allowed")
-    blocked = np.isneginf(arr)
-    all_blocked = np.all(blocked, axis=axis, keepdims=True)
+    blocked = arr == -np.inf
+    any_blocked = bool(blocked.any())
+    all_blocked = np.all(blocked, axis=axis, keepdims=True) if any_blocked else None
+    # Work in one fresh buffer, in place: attention matrices of 8 x 512 x 512
+    # cost more in temporaries than in arithmetic.
     if kind == "stable":
         top = np.max(arr, axis=axis, keepdims=True)
-        top = np.where(all_blocked, 0.0, top)
-        e = np.exp(arr - top)
-        total = np.sum(e, axis=axis, keepdims=True)
-        out = e / np.where(total == 0, 1.0, total)
+        if any_blocked:
+            top[all_blocked] = 0.0
+        out = np.subtract(arr, top)
+        np.exp(out, out=out)
+        total = np.sum(out, axis=axis, keepdims=True)
+        if any_blocked:
+            total[total == 0] = 1.0
+        out /= total
     elif kind == "naive":
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-            e = np.exp(arr)
-            total = np.sum(e, axis=axis, keepdims=True)
-            out = e / total
+            out = np.exp(arr)
+            out /= np.sum(out, axis=axis, keepdims=True)
     else:  # "sum"
-        finite = np.where(blocked, 0.0, arr)
-        total = np.sum(finite, axis=axis, keepdims=True)
+        out = np.where(blocked, 0.0, arr) if any_blocked else arr.copy()
+        total = np.sum(out, axis=axis, keepdims=True)
         with np.errstate(invalid="ignore", divide="ignore"):
-            out = finite / total
-    return np.where(all_blocked | blocked, 0.0, out)
+            out /= total
+    if any_blocked:
+        out[blocked | all_blocked] = 0.0
+    return out
 
 
 @dataclass(frozen=True)
@@ -145,7 +153,8 @@ def attend_scores(
         mask = mask | causal_mask(t_q, t_k)
     scale_factor = 1.0 / np.sqrt(d_k) if scale else 1.0
     logits = scores * (scale_factor / temperature)
-    logits = np.where(mask, -np.inf, logits)
+    if mask.any():
+        logits[..., mask] = -np.inf
     weights = softmax(logits, axis=-1, kind=kind)
     if kind == "naive":
         # Overflowed weights are NaN on purpose; keep the NaN visible in the

@@ -157,9 +157,6 @@ def test_visible_weights_read_only_after_shrinking_d_model_and_heads():
             arr[0, 0] = 42.0
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: after shrinking d_head with >1 head, StudioState.w_o "
-                   "(state.py, w_o property: reshape of a non-contiguous store slice) is a writeable copy; "
-                   "assigning to it silently does nothing instead of raising")
 def test_w_o_read_only_after_shrinking_d_head():
     state = StudioState(heads=2).replace(d_head=2)
     with pytest.raises(ValueError):

@@ -464,10 +464,6 @@ def test_randomize_without_seed_changes_the_seed():
 
 # -- selection clamping -----------------------------------------------------------
 
-@pytest.mark.xfail(strict=True, reason="BUG: a model edit that shrinks the range of the selected query/head "
-                   "(shorter sentence, fewer heads, shorter target sentence) is refused with "
-                   "'query_index/head_index must be between ...' instead of clamping the selection "
-                   "(state.py StudioState.replace / __post_init__)")
 @pytest.mark.parametrize("select,edit", [
     ({"query": 5}, {"sentence": "Your journey"}),
     ({"head": 1}, {"heads": 1}),
