@@ -12,6 +12,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from .state import (
+    visible_store_shapes,
     MAX_D_HEAD,
     MAX_D_MODEL,
     MAX_HEADS,
@@ -159,23 +160,21 @@ def _state_kwargs(data) -> dict:
         extra = set(weights) - set(WEIGHT_NAMES)
         if extra:
             raise StateError(f"unknown weight matrices: {', '.join(sorted(map(str, extra)))[:200]}")
-        h = kwargs.get("heads", 1)
-        d = kwargs.get("d_model", 3)
-        k = kwargs.get("d_head", 3)
-        shapes = {"w_q": (h, d, k), "w_k": (h, d, k), "w_v": (h, d, k), "w_o": (h * k, d)}
+        stores = visible_store_shapes(kwargs.get("heads", 1), kwargs.get("d_model", 3), kwargs.get("d_head", 3),
+                                      kwargs.get("projections", True))
         for name in WEIGHT_NAMES:
             if name in weights:
-                arr = _matrix(name, weights[name], shapes[name])
-                if name == "w_o":
-                    arr = arr.reshape(h, k, d)
-                kwargs[f"{name}_store"] = arr
+                a, b, c = stores[name]
+                # W_O is written (heads*d_head, d_model) and v_a (heads, d_k), as people read them.
+                shape = (a * b, c) if name == "w_o" else (a, c) if name == "v_a" else (a, b, c)
+                kwargs[f"{name}_store"] = _matrix(name, weights[name], shape).reshape(a, b, c)
 
     if "weight_stores" in data:
         stores = data["weight_stores"]
         if not isinstance(stores, Mapping) or set(stores) - set(WEIGHT_NAMES):
             raise StateError("“weight_stores” must map w_q, w_k, w_v, w_o to 3-d arrays")
-        h, d, k = kwargs.get("heads", 1), kwargs.get("d_model", 3), kwargs.get("d_head", 3)
-        visible = {"w_q": (h, d, k), "w_k": (h, d, k), "w_v": (h, d, k), "w_o": (h, k, d)}
+        visible = visible_store_shapes(kwargs.get("heads", 1), kwargs.get("d_model", 3), kwargs.get("d_head", 3),
+                                       kwargs.get("projections", True))
         for name, value in stores.items():
             shape = _nested_shape(name, value)
             if any(s < v for s, v in zip(shape, visible[name])) or shape[0] > MAX_HEADS \

@@ -38,11 +38,22 @@ TEMPERATURE_RANGE = (1e-3, 1e3)
 
 SCORE_KINDS = ("dot", "additive")
 _MAX_AXIS = max(MAX_D_MODEL, MAX_D_HEAD)
-WEIGHT_NAMES = ("w_q", "w_k", "w_v", "w_o")
+WEIGHT_NAMES = ("w_q", "w_k", "w_v", "w_o", "w_1", "w_2", "v_a")
+# The additive (Bahdanau) score weights: v_aᵀ·tanh(q W_1 + k W_2), with d_a = d_k.
+ADDITIVE_NAMES = ("w_1", "w_2", "v_a")
 
 # Fields that say what the lecturer is looking at, not what the model is:
 # changing them is not an edit (no undo entry, no "unsaved" mark, no recompute).
 SELECTION_FIELDS = frozenset({"query_index", "head_index"})
+
+
+def visible_store_shapes(heads: int, d_model: int, d_head: int, projections: bool) -> dict[str, tuple[int, int, int]]:
+    """The shape of the visible corner of every weight store for these settings."""
+    h, d, k = heads, d_model, d_head
+    # Additive weights act on q and k: d_k is d_head with projections, else d_model (Q = K = X).
+    eh, dk = (heads, d_head) if projections else (1, d_model)
+    return {"w_q": (h, d, k), "w_k": (h, d, k), "w_v": (h, d, k), "w_o": (h, k, d),
+            "w_1": (eh, dk, dk), "w_2": (eh, dk, dk), "v_a": (eh, 1, dk)}
 
 
 class StateError(ValueError):
@@ -156,6 +167,9 @@ class StudioState:
     w_k_store: np.ndarray | None = None
     w_v_store: np.ndarray | None = None
     w_o_store: np.ndarray | None = None
+    w_1_store: np.ndarray | None = None
+    w_2_store: np.ndarray | None = None
+    v_a_store: np.ndarray | None = None
     query_index: int = 0
     head_index: int = 0
     name: str = ""
@@ -225,7 +239,8 @@ class StudioState:
 
     def _init_stores(self):
         shapes = self.weight_shapes()
-        fan_in = {"w_q": self.d_model, "w_k": self.d_model, "w_v": self.d_model, "w_o": self.heads * self.d_head}
+        fan_in = {"w_q": self.d_model, "w_k": self.d_model, "w_v": self.d_model, "w_o": self.heads * self.d_head,
+                  "w_1": self.d_k, "w_2": self.d_k, "v_a": self.d_k}
         for name in WEIGHT_NAMES:
             key = f"{name}_store"
             store = getattr(self, key)
@@ -255,9 +270,8 @@ class StudioState:
 
     # -- derived views (cheap; the Studio caches the expensive ones) --------
     def weight_shapes(self) -> dict[str, tuple[int, int, int]]:
-        """Shape of each visible weight store (W_O as (heads, d_head, d_model))."""
-        h, d, k = self.heads, self.d_model, self.d_head
-        return {"w_q": (h, d, k), "w_k": (h, d, k), "w_v": (h, d, k), "w_o": (h, k, d)}
+        """Shape of each visible weight store (W_O as (heads, d_head, d_model), v_a as (heads, 1, d_k))."""
+        return visible_store_shapes(self.heads, self.d_model, self.d_head, self.projections)
 
     def _visible(self, name: str) -> np.ndarray:
         h, d, k = self.weight_shapes()[name]
@@ -284,6 +298,21 @@ class StudioState:
         w_o = self._visible("w_o").reshape(self.heads * self.d_head, self.d_model)
         w_o.flags.writeable = False  # the reshape may be a copy; it is still the state's
         return w_o
+
+    @property
+    def w_1(self) -> np.ndarray:
+        """W_1 of the additive score, ``(heads, d_k, d_k)``: applied to the query."""
+        return self._visible("w_1")
+
+    @property
+    def w_2(self) -> np.ndarray:
+        """W_2 of the additive score, ``(heads, d_k, d_k)``: applied to the key."""
+        return self._visible("w_2")
+
+    @property
+    def v_a(self) -> np.ndarray:
+        """v_a of the additive score, ``(heads, d_k)``."""
+        return self._visible("v_a")[:, 0, :]
 
     @property
     def tokens(self) -> list[str]:
@@ -356,10 +385,10 @@ class StudioState:
                 except (TypeError, ValueError):
                     raise StateError(f"{name} must be an array of numbers") from None
                 shape = shapes[name]
-                if name == "w_o":
-                    want = (shape[0] * shape[1], shape[2])
+                if name in ("w_o", "v_a"):
+                    want = (shape[0] * shape[1], shape[2]) if name == "w_o" else (shape[0], shape[2])
                     if arr.shape != want:
-                        raise StateError(f"w_o must have shape {want}, got {arr.shape}")
+                        raise StateError(f"{name} must have shape {want}, got {arr.shape}")
                     arr = arr.reshape(shape)
                 elif arr.shape != shape:
                     raise StateError(f"{name} must have shape {shape}, got {arr.shape}")

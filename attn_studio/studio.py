@@ -152,12 +152,13 @@ class Studio:
         self._apply(self._state.with_embedding(word, index, number))
 
     def set_weight(self, name: str, head: int, row: int, col: int, value) -> None:
-        """Set one entry of W_Q / W_K / W_V (``[head, row, col]``) or W_O (``[row, col]``, head ignored)."""
+        """Set one entry of W_Q, W_K, W_V, W_1, W_2 (``[head, row, col]``), W_O (``[row, col]``,
+        head ignored) or v_a (``[head, col]``, row ignored)."""
         if name not in WEIGHT_NAMES:
             raise StateError(f"unknown weight matrix {name!r}; use one of {', '.join(WEIGHT_NAMES)}")
         number = parse_number(value)
         current = getattr(self._state, name)
-        index = (row, col) if name == "w_o" else (head, row, col)
+        index = (row, col) if name == "w_o" else (head, col) if name == "v_a" else (head, row, col)
         if any(not 0 <= i < n for i, n in zip(index, current.shape)):
             raise StateError(f"{name}{list(index)} is outside the matrix of shape {current.shape}")
         new = np.array(current)
@@ -295,4 +296,5 @@ class Studio:
             x, w_q, w_k, w_v, w_o,
             x_kv=x_kv if s.cross else None,
             scale=s.scale, causal=s.causal, temperature=s.temperature, kind=s.softmax,
+            additive=(s.w_1, s.w_2, s.v_a) if s.score == "additive" else None,
         )

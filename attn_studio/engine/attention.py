@@ -209,7 +209,7 @@ def _check_weights(name: str, w, d_model: int) -> np.ndarray:
 
 def multi_head_attention(
     x, w_q, w_k, w_v, w_o=None, *, x_kv=None, scale=True, causal=False,
-    temperature=1.0, blocked=None, kind="stable",
+    temperature=1.0, blocked=None, kind="stable", additive=None,
 ) -> MultiHeadResult:
     """Multi-head attention with row vectors, as in the seeds: Q = X·W_Q per head.
 
@@ -217,6 +217,11 @@ def multi_head_attention(
     encoder side; defaults to ``x``). ``w_q, w_k (h, d_model, d_k)``,
     ``w_v (h, d_model, d_v)``, ``w_o (h*d_v, d_out)`` or None (then ``output``
     is the concatenation). All heads are computed as one batched product.
+
+    ``additive=(w_1, w_2, v_a)`` with ``w_1, w_2 (h, d_k, d_a)`` and
+    ``v_a (h, d_a)`` replaces the dot-product scores by Bahdanau scores
+    ``v_aᵀ·tanh(q W_1 + k W_2)``; ``scale`` is then ignored (scale_factor 1):
+    the 1/sqrt(d_k) argument is about dot products, and tanh bounds these.
     """
     x = as_array("x", x, 2)
     x_kv = x if x_kv is None else as_array("x_kv", x_kv, 2)
@@ -252,7 +257,11 @@ def multi_head_attention(
     q = x @ w_q
     k = x_kv @ w_k
     v = x_kv @ w_v
-    scores = q @ np.swapaxes(k, -1, -2)
+    if additive is None:
+        scores = q @ np.swapaxes(k, -1, -2)
+    else:
+        scores = _batched_additive_scores(q, k, *additive)
+        scale = False
     logits, weights, head_outputs, scale_factor, mask = attend_scores(
         scores, v, d_k=w_q.shape[2], scale=scale, causal=causal,
         temperature=temperature, blocked=blocked, kind=kind,
@@ -261,6 +270,34 @@ def multi_head_attention(
     concat = np.swapaxes(head_outputs, 0, 1).reshape(t_q, heads * d_v)
     output = concat if w_o is None else concat @ w_o
     return MultiHeadResult(q, k, v, scores, logits, weights, head_outputs, concat, output, scale_factor, mask)
+
+
+# Largest (heads x queries x keys x d_a) block of tanh terms formed at once.
+_ADDITIVE_BLOCK = 4_000_000
+
+
+def _batched_additive_scores(q: np.ndarray, k: np.ndarray, w_1, w_2, v_a) -> np.ndarray:
+    """Additive scores for every head: q (h, Tq, d_k), k (h, Tk, d_k) -> (h, Tq, Tk)."""
+    heads, t_q, d_k = q.shape
+    w_1 = as_array("w_1", w_1, 3)
+    w_2 = as_array("w_2", w_2, 3)
+    v_a = as_array("v_a", v_a, 2)
+    d_a = w_1.shape[2]
+    if w_1.shape != (heads, d_k, d_a) or w_2.shape != (heads, d_k, d_a) or v_a.shape != (heads, d_a):
+        raise EngineError(
+            f"additive weights must be w_1, w_2 ({heads}, {d_k}, d_a) and v_a ({heads}, d_a); "
+            f"got {w_1.shape}, {w_2.shape} and {v_a.shape}"
+        )
+    left = q @ w_1                      # (h, Tq, d_a)
+    right = k @ w_2                     # (h, Tk, d_a)
+    t_k = right.shape[1]
+    scores = np.empty((heads, t_q, t_k))
+    # Blocks of query rows keep the (h, rows, Tk, d_a) tanh tensor bounded.
+    rows = max(1, _ADDITIVE_BLOCK // max(1, heads * t_k * d_a))
+    for start in range(0, t_q, rows):
+        hidden = np.tanh(left[:, start:start + rows, None, :] + right[:, None, :, :])
+        scores[:, start:start + rows] = np.einsum("hqka,ha->hqk", hidden, v_a)
+    return scores
 
 
 def additive_scores(q, k, w_1, w_2, v_a) -> np.ndarray:
