@@ -71,7 +71,11 @@ def _nested_shape(name: str, value) -> tuple[int, int, int]:
 
 
 def migrate(data: Mapping) -> dict:
-    """Bring an older file's dict up to the current schema (version 1 is the first)."""
+    """Bring an older file's dict up to the current schema.
+
+    Version 1 lacks the additive weights and weight_stores, which are optional
+    in version 2 as well, so a version-1 dict needs no change beyond its number.
+    """
     version = data.get("schema_version")
     if isinstance(version, bool) or not isinstance(version, int):
         raise StateError("this is not an Attention Studio session: “schema_version” is missing or not a number")
@@ -82,7 +86,13 @@ def migrate(data: Mapping) -> dict:
         )
     if version < 1:
         raise StateError(f"format version {version} does not exist")
-    return dict(data)
+    migrated = dict(data)
+    if version == 1 and isinstance(migrated.get("weights"), Mapping):
+        extra = set(migrated["weights"]) & {"w_1", "w_2", "v_a"}
+        if extra:
+            raise StateError(f"a version-1 file cannot hold {', '.join(sorted(extra))} (added in version 2)")
+    migrated["schema_version"] = SCHEMA_VERSION
+    return migrated
 
 
 def state_kwargs_from_dict(data) -> dict:

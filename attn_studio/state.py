@@ -23,7 +23,10 @@ import numpy as np
 from .engine import SOFTMAX_KINDS, tokenize
 from .engine.init import seeded_weights
 
-SCHEMA_VERSION = 1
+# Version 1: the first format. Version 2 adds the additive-score weights
+# (w_1, w_2, v_a) and the optional weight_stores; a version-1 file loads as is
+# (the missing weights come from its seed).
+SCHEMA_VERSION = 2
 
 # Limits that keep every view responsive and every file loadable: a session
 # file asking for more is refused rather than allowed to exhaust memory.

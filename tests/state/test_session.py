@@ -2,6 +2,8 @@
 
 import dataclasses
 import json
+
+from attn_studio.state import SCHEMA_VERSION
 import os
 from pathlib import Path
 
@@ -64,7 +66,7 @@ def test_dict_json_round_trip_reproduces_every_number(make):
 
 def test_to_dict_is_plain_json_data():
     d = rich_state().to_dict()
-    assert d["schema_version"] == 1
+    assert d["schema_version"] == SCHEMA_VERSION
     assert json.loads(json.dumps(d, allow_nan=False)) == d
     assert d["weights"]["w_k"][1][4][2] == 1 / 3
     assert d["embeddings"]["cat"] == {"4": 0.1}
@@ -410,8 +412,15 @@ def test_version1_file_keeps_loading():
         a = np.exp(logits - logits.max(axis=1, keepdims=True))
         a /= a.sum(axis=1, keepdims=True)
         np.testing.assert_allclose(w[h], a, rtol=1e-12, atol=1e-15)
-    # and it writes back to the same JSON
-    assert json.loads(state_to_json(state)) == raw
+    # and it writes back as the current version: the same fields, plus the
+    # additive-score weights that version 2 added (drawn from the file's seed)
+    rewritten = json.loads(state_to_json(state))
+    assert rewritten["schema_version"] == 2
+    added = {"w_1", "w_2", "v_a"}
+    assert set(rewritten["weights"]) - set(raw["weights"]) == added
+    assert {k: v for k, v in rewritten["weights"].items() if k not in added} == raw["weights"]
+    assert {k: v for k, v in rewritten.items() if k not in ("weights", "schema_version")} == \
+        {k: v for k, v in raw.items() if k not in ("weights", "schema_version")}
 
 
 @pytest.mark.skipif(os.name != "posix", reason="POSIX file modes")
@@ -422,3 +431,25 @@ def test_saving_over_a_file_keeps_its_permissions(tmp_path):
     write_session(path, StudioState(causal=True))
     assert read_session(path).causal
     assert (path.stat().st_mode & 0o777) == 0o644
+
+
+V2_FILE = Path(__file__).parent / "data" / "session_v2.attn.json"
+
+
+def test_version2_file_keeps_loading_with_additive_weights_and_hidden_stores():
+    raw = json.loads(V2_FILE.read_text("utf-8"))
+    state = read_session(V2_FILE)
+    assert raw["schema_version"] == 2 and state.score == "additive"
+    assert (state.heads, state.d_model, state.d_head) == (2, 4, 2)
+    for name in ("w_q", "w_k", "w_v", "w_o", "w_1", "w_2", "v_a"):
+        assert np.array_equal(getattr(state, name), np.array(raw["weights"][name], dtype=float)), name
+    # the column hidden by shrinking d_head comes back when it grows again
+    grown = state.replace(d_head=3)
+    assert np.array_equal(grown.w_q, np.array(raw["weight_stores"]["w_q"], dtype=float)[:2, :4, :3])
+    assert grown.w_q[1, 3, 2] == 0.5
+    # additive scores are what the studio computes
+    studio = Studio(state)
+    from attn_studio.engine import additive_scores
+    h = 1
+    q, k = studio.result.q[h], studio.result.k[h]
+    np.testing.assert_allclose(studio.result.scores[h], additive_scores(q, k, state.w_1[h], state.w_2[h], state.v_a[h]))
