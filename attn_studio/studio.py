@@ -25,6 +25,7 @@ from .engine import (
     dot_product_variance,
     multi_head_attention,
     sinusoidal_positions,
+    softmax,
     softmax_saturation,
 )
 from .state import SELECTION_FIELDS, StateError, StudioState, WEIGHT_NAMES, parse_number
@@ -210,6 +211,13 @@ class Studio:
                 self._subscribers.remove(callback)
 
         return unsubscribe
+
+    def weights_with(self, kind: str) -> np.ndarray:
+        """The current logits normalised with another softmax ``kind`` (h, Tq, Tk).
+
+        Lets a view put the stable result beside the naive one that overflowed.
+        """
+        return softmax(self._result.logits, axis=-1, kind=kind)
 
     # -- curves (independent of the state; computed once) -------------------
     def variance_curve(self):

@@ -16,7 +16,9 @@ from ._pg import cache_static, pg
 WEIGHTS_CMAP = "viridis"
 SCORES_CMAP = "CET-CBD1"  # colour-blind-safe diverging map for signed scores
 MASK_FILL = QtGui.QColor(200, 200, 200)
+OVERFLOW_FILL = QtGui.QColor(200, 30, 30)
 MASK_HATCH = QtGui.QColor(120, 120, 120)
+TITLE_SIZE = "10pt"
 # Beyond this many tokens the axes show every n-th label only.
 MAX_LABELS = 40
 
@@ -33,6 +35,16 @@ def format_value(value: float, digits: int = 2) -> str:
     return "0.00" if text == "-0.00" else text.replace("-", "−")
 
 
+def _runs_path(cells: np.ndarray) -> QtGui.QPainterPath:
+    """One rectangle per run of True cells in a row (a causal row is one run)."""
+    path = QtGui.QPainterPath()
+    for i in np.flatnonzero(cells.any(axis=1)) if cells.size else []:
+        edges = np.flatnonzero(np.diff(np.concatenate(([0], cells[i].astype(np.int8), [0]))))
+        for start, stop in zip(edges[0::2], edges[1::2]):
+            path.addRect(QtCore.QRectF(start - 0.5, i - 0.5, stop - start, 1.0))
+    return path
+
+
 class CellOverlay(pg.GraphicsObject):
     """Cell values, masked-cell hatching and the selected-row outline of one heatmap."""
 
@@ -44,10 +56,14 @@ class CellOverlay(pg.GraphicsObject):
         self._texts: list[list[str]] = []
         self._selected_row: int | None = None
         self._mask_path = QtGui.QPainterPath()
+        self._overflow_path = QtGui.QPainterPath()
+        self._overflow = np.zeros((0, 0), dtype=bool)
         self.show_values = True
 
-    def set_data(self, values: np.ndarray, masked: np.ndarray, dark_text: np.ndarray, selected_row: int | None):
-        """Replace what is drawn: ``values`` (T, S), ``masked`` cells, text colour per cell."""
+    def set_data(self, values: np.ndarray, masked: np.ndarray, dark_text: np.ndarray, selected_row: int | None,
+                 overflow: np.ndarray | None = None):
+        """Replace what is drawn: ``values`` (T, S), ``masked`` cells, text colour per cell,
+        and ``overflow`` cells (a naive softmax that produced inf/inf), drawn red and labelled."""
         self.prepareGeometryChange()
         self._values = values
         self._masked = masked
@@ -56,16 +72,9 @@ class CellOverlay(pg.GraphicsObject):
         rows, cols = values.shape
         # Format lazily: only when a paint finds the cells large enough.
         self._texts = []
-        path = QtGui.QPainterPath()
-        # One rectangle per run of masked cells in a row (a causal row is one run).
-        for i in range(rows):
-            row = masked[i]
-            if not row.any():
-                continue
-            edges = np.flatnonzero(np.diff(np.concatenate(([0], row.astype(np.int8), [0]))))
-            for start, stop in zip(edges[0::2], edges[1::2]):
-                path.addRect(QtCore.QRectF(start - 0.5, i - 0.5, stop - start, 1.0))
-        self._mask_path = path
+        self._overflow = overflow if overflow is not None else np.zeros_like(masked)
+        self._mask_path = _runs_path(masked)
+        self._overflow_path = _runs_path(self._overflow)
         self.update()
 
     def set_selected_row(self, row: int | None):
@@ -95,6 +104,10 @@ class CellOverlay(pg.GraphicsObject):
             device_path = transform.map(self._mask_path)
             painter.fillPath(device_path, MASK_FILL)
             painter.fillPath(device_path, QtGui.QBrush(MASK_HATCH, QtCore.Qt.BDiagPattern))
+        if not self._overflow_path.isEmpty():
+            device_path = transform.map(self._overflow_path)
+            painter.fillPath(device_path, OVERFLOW_FILL)
+            painter.fillPath(device_path, QtGui.QBrush(QtGui.QColor(255, 255, 255, 90), QtCore.Qt.CrossPattern))
         cell = transform.mapRect(QtCore.QRectF(0, 0, 1, 1))
         cell_w, cell_h = abs(cell.width()), abs(cell.height())
         px = min(cell_h * 0.42, cell_w / 3.2)
@@ -109,6 +122,10 @@ class CellOverlay(pg.GraphicsObject):
                     if self._masked[i, j]:
                         continue
                     rect = transform.mapRect(QtCore.QRectF(j - 0.5, i - 0.5, 1, 1))
+                    if self._overflow[i, j]:
+                        painter.setPen(light)
+                        painter.drawText(rect, flags, "overflow" if cell_w > px * 5 else "∞/∞")
+                        continue
                     painter.setPen(dark if self._dark_text[i, j] else light)
                     painter.drawText(rect, flags, self._text(i, j))
         if self._selected_row is not None and 0 <= self._selected_row < rows:
@@ -232,7 +249,7 @@ class Heatmap:
         self.overlay.setZValue(10)
         self.plot.addItem(self.overlay)
         self.title = title
-        self.plot.setTitle(title)
+        self.plot.setTitle(title, size=TITLE_SIZE)
         self.levels = (0.0, 1.0)
         self._shape = (-1, -1)
         self._labels: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
@@ -255,7 +272,7 @@ class Heatmap:
     def set_title(self, title: str):
         if title != self.title:
             self.title = title
-            self.plot.setTitle(title)
+            self.plot.setTitle(title, size=TITLE_SIZE)
 
     def set_data(self, values: np.ndarray, *, masked: np.ndarray, row_labels: list[str], col_labels: list[str],
                  levels: tuple[float, float], selected_row: int | None = None):
@@ -277,7 +294,9 @@ class Heatmap:
         lut = self.colormap.getLookupTable(nPts=256, alpha=False).astype(np.float64)
         luminance = lut @ np.array([0.299, 0.587, 0.114])
         dark_text = luminance[(norm * 255).astype(int)] > 140
-        self.overlay.set_data(values, masked, dark_text, selected_row)
+        overflow = ~np.isfinite(values) & ~masked
+        self.overflow = overflow
+        self.overlay.set_data(values, masked, dark_text, selected_row, overflow)
         labels = (tuple(row_labels), tuple(col_labels))
         if labels != self._labels:
             self._labels = labels

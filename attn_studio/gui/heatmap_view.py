@@ -58,6 +58,8 @@ class HeatmapView(QtWidgets.QWidget):
         self.header = QtWidgets.QLabel()
         self.header.setObjectName("heatmapHeader")
         self.header.setAlignment(QtCore.Qt.AlignCenter)
+        self.header.setWordWrap(True)  # never let the sentence widen the window
+        self.header.setSizePolicy(QtWidgets.QSizePolicy.Ignored, QtWidgets.QSizePolicy.Preferred)
         outer.addWidget(self.header)
         stage_row = QtWidgets.QHBoxLayout()
         stage_row.setSpacing(0)
@@ -66,15 +68,19 @@ class HeatmapView(QtWidgets.QWidget):
             "scores": Heatmap("raw scores q·k", SCORES_CMAP),
             "logits": Heatmap("scaled logits", SCORES_CMAP),
             "weights": Heatmap("weights softmax", WEIGHTS_CMAP),
+            # Shown only with the naive or sum softmax: what the stable one gives.
+            "stable": Heatmap("", WEIGHTS_CMAP),
         }
         self.canvases: dict[str, HeatmapCanvas] = {}
         for col, (key, heatmap) in enumerate(self.stages.items()):
             heatmap.show_row_labels(col == 0)
-            canvas = HeatmapCanvas(heatmap)
+            canvas = HeatmapCanvas(heatmap, with_bar=key != "stable")  # stable shares the weights' 0..1 bar
             self.canvases[key] = canvas
             stage_row.addWidget(canvas, 1)
             canvas.scene().sigMouseClicked.connect(self._on_click)
-        self.stage_bars = {key: c.bar for key, c in self.canvases.items()}
+        self.stage_bars = {key: c.bar for key, c in self.canvases.items() if c.bar is not None}
+        self.stages["stable"].show_row_labels(False)
+        self.canvases["stable"].hide()
 
         self.heads_widget = QtWidgets.QWidget()
         self._heads_grid = QtWidgets.QGridLayout(self.heads_widget)
@@ -136,22 +142,33 @@ class HeatmapView(QtWidgets.QWidget):
             scaling.append(f"÷ T={state.temperature:g}")
         query = f"“{q_tokens[selected]}”" if selected is not None else "(no tokens)"
         mask_note = ", causal mask" if state.causal else ""
+        overflow = int(np.sum(~np.isfinite(result.weights[head]) & ~blocked))
+        overflow_note = (f" <span style='color:#c81e1e'><b>{overflow} cell{'s' if overflow != 1 else ''} overflowed</b> "
+                         f"(exp of a large logit is inf; inf/inf is undefined): compare the stable softmax.</span>"
+                         if overflow else "")
         self.header.setText(
             f"<b>{head_label}</b>scores → {'scaled ' if scaling else ''}logits → weights{mask_note}; "
-            f"the outlined row is the query {query}. Click a row to follow another token.")
-        self.stages["scores"].set_title("scores q·k")
+            f"the outlined row is the query {query}. Click a row to follow another token.{overflow_note}")
+        additive = state.score == "additive"
+        self.stages["scores"].set_title("scores vᵀtanh(qW₁+kW₂)" if additive else "scores q·k")
         self.stages["logits"].set_title(f"logits {' '.join(scaling)}" if scaling else "logits (unscaled)")
         self.stages["weights"].set_title("weights: softmax" if state.softmax != "sum" else "weights: x / Σx")
         lv_scores = _symmetric_levels([scores])
         lv_logits = _symmetric_levels([np.where(blocked, np.nan, logits)])
-        for key, values, levels in (("scores", scores, lv_scores), ("logits", logits, lv_logits),
-                                    ("weights", result.weights[head], (0.0, 1.0))):
+        compare = state.softmax != "stable"
+        stages = [("scores", scores, lv_scores), ("logits", logits, lv_logits), ("weights", result.weights[head], (0.0, 1.0))]
+        if compare:
+            stages.append(("stable", self.studio.weights_with("stable")[head], (0.0, 1.0)))
+            self.stages["stable"].set_title("stable softmax (compare)")
+        if self.canvases["stable"].isHidden() == compare:
+            self.canvases["stable"].setVisible(compare)
+        for key, values, levels in stages:
             hm = self.stages[key]
             hm.set_axis_titles(row_title, col_title)
             hm.set_data(values, masked=blocked, row_labels=q_tokens, col_labels=k_tokens,
                         levels=levels, selected_row=selected)
-            bar = self.stage_bars[key]
-            if tuple(bar.levels()) != tuple(levels):
+            bar = self.stage_bars.get(key)
+            if bar is not None and tuple(bar.levels()) != tuple(levels):
                 bar.setLevels(values=levels)
         self._layout_heads(n_heads)
         for i in range(self._heads_shown):

@@ -209,6 +209,15 @@ class MainWindow(QtWidgets.QMainWindow):
             lambda i: self._update(softmax=self.softmax_combo.itemData(i)))
         form.addRow("softmax", self.softmax_combo)
 
+        self.score_combo = QtWidgets.QComboBox()
+        self.score_combo.setObjectName("scoreCombo")
+        self.score_combo.addItem("dot product", "dot")
+        self.score_combo.addItem("additive", "additive")
+        self.score_combo.setToolTip("How a query and a key are compared: the dot product q·k, or the additive "
+                                    "(Bahdanau) score v_aᵀ·tanh(q·W₁ + k·W₂), a small neural network")
+        self.score_combo.activated.connect(lambda i: self._update(score=self.score_combo.itemData(i)))
+        form.addRow("scores", self.score_combo)
+
         self.head_combo = QtWidgets.QComboBox()
         self.head_combo.setObjectName("headCombo")
         self.head_combo.setToolTip("The head shown in the stage heatmaps and the W_Q, W_K, W_V tables")
@@ -262,6 +271,19 @@ class MainWindow(QtWidgets.QMainWindow):
                 (lambda letter=letter: dims(letter, s().d_head)),
                 (lambda r, c, t, name=name: self.studio.set_weight(name, head(), r, c, t)),
             ))
+        for name, title, rows_prefix, tip in (("w_1", "W1", "q", "W_1 acts on the query"),
+                                              ("w_2", "W2", "k", "W_2 acts on the key")):
+            specs.append((
+                name, f"w{title[1]}Table", title,
+                (lambda name=name: getattr(s(), name)[min(s().head_index, getattr(s(), name).shape[0] - 1)]),
+                (lambda p=rows_prefix: dims(p, s().d_k)),
+                lambda: dims("a", s().d_k),
+                (lambda r, c, t, name=name: self.studio.set_weight(name, min(s().head_index, getattr(s(), name).shape[0] - 1), r, c, t)),
+            ))
+        specs.append(("v_a", "vATable", "va", lambda: s().v_a,
+                      lambda: [f"head {h + 1}" for h in range(s().v_a.shape[0])],
+                      lambda: dims("a", s().d_k),
+                      lambda r, c, t: self.studio.set_weight("v_a", r, 0, c, t)))
         specs.append(("w_o", "wOTable", "WO", lambda: s().w_o,
                       lambda: [f"h{h + 1}·v{j + 1}" for h in range(s().heads) for j in range(s().d_head)],
                       lambda: dims("out", s().d_model),
@@ -278,8 +300,17 @@ class MainWindow(QtWidgets.QMainWindow):
             self.models[key] = model
             self.tables[key] = table
             self.table_tabs.addTab(table, title)
-        self.table_tabs.setTabToolTip(0, "Each token's vector; edit a cell to change that word everywhere it appears")
-        self.table_tabs.setTabToolTip(5, "The output: one context vector per query token (read only)")
+        tips = {
+            "embeddings": "Each token's vector; edit a cell to change that word everywhere it appears",
+            "w_q": "W_Q of the chosen head: q = x·W_Q", "w_k": "W_K of the chosen head: k = x·W_K",
+            "w_v": "W_V of the chosen head: v = x·W_V",
+            "w_1": "Additive score: W_1 acts on the query", "w_2": "Additive score: W_2 acts on the key",
+            "v_a": "Additive score: v_a weighs the tanh features, one row per head",
+            "w_o": "W_O mixes the concatenated heads into the output",
+            "output": "The output: one context vector per query token (read only)",
+        }
+        for i, key in enumerate(self.models):
+            self.table_tabs.setTabToolTip(i, tips[key])
 
         box = QtWidgets.QWidget()
         layout = QtWidgets.QVBoxLayout(box)
@@ -611,7 +642,8 @@ class MainWindow(QtWidgets.QMainWindow):
         blockers = [QtCore.QSignalBlocker(w) for w in (
             self.sentence_edit, self.target_edit, self.d_model_spin, self.heads_spin, self.d_head_spin,
             self.seed_spin, self.scale_check, self.causal_check, self.positional_check, self.projections_check,
-            self.temperature_spin, self.softmax_combo, self.head_combo, self.query_combo, self.preset_combo)]
+            self.temperature_spin, self.softmax_combo, self.score_combo, self.head_combo, self.query_combo,
+            self.preset_combo)]
         if self.sentence_edit.text() != st.sentence:
             self.sentence_edit.setText(st.sentence)
         if self.target_edit.text() != st.target_sentence:
@@ -627,6 +659,18 @@ class MainWindow(QtWidgets.QMainWindow):
             if box.isChecked() != value:
                 box.setChecked(value)
         self.softmax_combo.setCurrentIndex(max(0, self.softmax_combo.findData(st.softmax)))
+        self.score_combo.setCurrentIndex(max(0, self.score_combo.findData(st.score)))
+        additive = st.score == "additive"
+        if self.scale_check.isEnabled() == additive:
+            self.scale_check.setEnabled(not additive)
+            self.scale_check.setToolTip(
+                "Additive scores are bounded by tanh and are not scaled by 1/√d_k" if additive else
+                "Divide the scores by √d_k before softmax, so their variance stays near 1")
+        keys = list(self.models)
+        for key in ("w_1", "w_2", "v_a"):
+            index = keys.index(key)
+            if self.table_tabs.isTabVisible(index) != additive:
+                self.table_tabs.setTabVisible(index, additive)
         heads = [f"head {i + 1}" for i in range(st.heads)]
         if [self.head_combo.itemText(i) for i in range(self.head_combo.count())] != heads:
             self.head_combo.clear()
