@@ -284,25 +284,40 @@ class Studio:
             return
         s = self._state
         if self._x is None or changed & _EMBEDDING_FIELDS:
-            vocab = self.vocabulary
-            def inputs(tokens):
-                e = vocab.vectors(tokens)
-                if s.positional:
-                    e = e + sinusoidal_positions(len(tokens), s.d_model)
-                return e
-            x_kv = inputs(s.key_tokens)
-            x = inputs(s.query_tokens) if s.cross else x_kv
-            self._x = (x, x_kv)
-        x, x_kv = self._x
-        if s.projections:
-            w_q, w_k, w_v, w_o = s.w_q, s.w_k, s.w_v, s.w_o
-        else:
-            # The seeds' simplified attention: Q = K = V = X, one head, no W_O.
-            w_q = w_k = w_v = np.eye(s.d_model)[None]
-            w_o = None
-        self._result = multi_head_attention(
-            x, w_q, w_k, w_v, w_o,
-            x_kv=x_kv if s.cross else None,
-            scale=s.scale, causal=s.causal, temperature=s.temperature, kind=s.softmax,
-            additive=(s.w_1, s.w_2, s.v_a) if s.score == "additive" else None,
-        )
+            self._x = _inputs(s)
+        self._result = _attend(s, *self._x)
+
+    def result_for(self, state: StudioState) -> MultiHeadResult:
+        """The result another state would give (for side-by-side comparisons); changes nothing."""
+        return _attend(state, *_inputs(state))
+
+
+def _inputs(s: StudioState) -> tuple[np.ndarray, np.ndarray]:
+    """Token vectors (+ positions when on) for the query side and the key/value side."""
+    vocab = Vocabulary(s.d_model, s.seed, edits={w: dict(v) for w, v in s.embedding_edits.items()})
+
+    def inputs(tokens):
+        e = vocab.vectors(tokens)
+        if s.positional:
+            e = e + sinusoidal_positions(len(tokens), s.d_model)
+        return e
+
+    x_kv = inputs(s.key_tokens)
+    x = inputs(s.query_tokens) if s.cross else x_kv
+    return x, x_kv
+
+
+def _attend(s: StudioState, x: np.ndarray, x_kv: np.ndarray) -> MultiHeadResult:
+    """The engine's multi-head attention for state ``s`` on inputs ``x``, ``x_kv``."""
+    if s.projections:
+        w_q, w_k, w_v, w_o = s.w_q, s.w_k, s.w_v, s.w_o
+    else:
+        # The seeds' simplified attention: Q = K = V = X, one head, no W_O.
+        w_q = w_k = w_v = np.eye(s.d_model)[None]
+        w_o = None
+    return multi_head_attention(
+        x, w_q, w_k, w_v, w_o,
+        x_kv=x_kv if s.cross else None,
+        scale=s.scale, causal=s.causal, temperature=s.temperature, kind=s.softmax,
+        additive=(s.w_1, s.w_2, s.v_a) if s.score == "additive" else None,
+    )

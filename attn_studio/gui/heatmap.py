@@ -224,23 +224,25 @@ class Heatmap:
         self.plot.setPreferredSize(80, 80)
         # A long title must not widen the plot past its share of the panel
         # (pyqtgraph's LabelItem makes its text width a minimum width).
-        title = self.plot.titleLabel
-        def update_min(title=title):
-            height = title.itemRect().height()
-            title.setMinimumWidth(0)
-            title.setMinimumHeight(height)
-            title._sizeHint = {QtCore.Qt.SizeHint.MinimumSize: (0, height),
+        label = self.plot.titleLabel
+
+        def update_min(label=label):
+            height = label.itemRect().height()
+            label.setMinimumWidth(0)
+            label.setMinimumHeight(height)
+            label._sizeHint = {QtCore.Qt.SizeHint.MinimumSize: (0, height),
                                QtCore.Qt.SizeHint.PreferredSize: (0, height),
                                QtCore.Qt.SizeHint.MaximumSize: (-1, -1),
                                QtCore.Qt.SizeHint.MinimumDescent: (0, 0)}
-            title.updateGeometry()
-        title.updateMin = update_min
-        title.setSizePolicy(QtWidgets.QSizePolicy.Ignored, QtWidgets.QSizePolicy.Fixed)
+            label.updateGeometry()
+
+        label.updateMin = update_min
+        label.setSizePolicy(QtWidgets.QSizePolicy.Ignored, QtWidgets.QSizePolicy.Fixed)
         self.plot.hideButtons()
         self.plot.setMouseEnabled(x=False, y=False)
         self.plot.invertY(True)
         self.plot.setAspectLocked(False)
-        cache_static(*(self.plot.getAxis(n) for n in ("left", "bottom", "top", "right")), self.plot.titleLabel)
+        cache_static(*(self.plot.getAxis(n) for n in ("left", "bottom", "top", "right")))
         self.image = pg.ImageItem()
         self.colormap = pg.colormap.get(cmap)
         self.image.setLookupTable(self.colormap.getLookupTable(nPts=256))

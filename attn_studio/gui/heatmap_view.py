@@ -69,7 +69,7 @@ class HeatmapView(QtWidgets.QWidget):
             "logits": Heatmap("scaled logits", SCORES_CMAP),
             "weights": Heatmap("weights softmax", WEIGHTS_CMAP),
             # Shown only with the naive or sum softmax: what the stable one gives.
-            "stable": Heatmap("", WEIGHTS_CMAP),
+            "stable": Heatmap("stable softmax (compare)", WEIGHTS_CMAP),
         }
         self.canvases: dict[str, HeatmapCanvas] = {}
         for col, (key, heatmap) in enumerate(self.stages.items()):

@@ -23,7 +23,9 @@ from ..session import (
 from ..state import MAX_D_HEAD, MAX_D_MODEL, MAX_HEADS, MAX_SEED, StateError, TEMPERATURE_RANGE
 from ..studio import Studio
 from .bridge import StudioBridge
+from .compare import CompareView
 from .heatmap_view import HeatmapView
+from .summary import HeadsSummaryView
 from .plots import VariancePlot
 from .tables import MatrixModel, MatrixTable
 
@@ -89,7 +91,21 @@ class MainWindow(QtWidgets.QMainWindow):
         self._preset_name = preset or ""
 
         self.heatmap_view = HeatmapView(studio)
-        self.setCentralWidget(self.heatmap_view)
+        self.heads_summary_view = HeadsSummaryView(studio)
+        self.compare_view = CompareView(studio)
+        self.view_tabs = QtWidgets.QTabWidget()
+        self.view_tabs.setObjectName("viewTabs")
+        self.view_tabs.setDocumentMode(True)
+        # Views that draw the model; each renders when shown, and only then.
+        self._views: list = []
+        self._stale: set = set()
+        self.add_view(self.heatmap_view, "Attention", "Scores, logits and weights of the chosen head, and every head")
+        self.add_view(self.heads_summary_view, "Heads → output",
+                      "Each head's output, their concatenation, W_O and the output")
+        self.add_view(self.compare_view, "Compare",
+                      "Two settings side by side (scaling, mask, temperature, before/after) and their difference")
+        self.view_tabs.currentChanged.connect(self._on_view_tab_changed)
+        self.setCentralWidget(self.view_tabs)
         self._build_controls()
         self._build_tables()
         self.variance_plot = VariancePlot(studio)
@@ -112,6 +128,23 @@ class MainWindow(QtWidgets.QMainWindow):
         self._offer_recovery()
 
     # -- construction ------------------------------------------------------------
+    def add_view(self, view, title: str, tip: str = "") -> None:
+        """Add a view (a widget with ``render()``) as a tab of the central area."""
+        index = self.view_tabs.addTab(view, title)
+        self.view_tabs.setTabToolTip(index, tip)
+        self._views.append(view)
+        self._stale.add(view)
+
+    def render_view(self, view) -> None:
+        """Bring ``view`` up to date now, visible or not (exports call this)."""
+        view.render()
+        self._stale.discard(view)
+
+    def _on_view_tab_changed(self, index: int):
+        view = self.view_tabs.widget(index)
+        if view in self._stale:
+            self.render_view(view)
+
     def _dock(self, title: str, name: str, widget, area) -> QtWidgets.QDockWidget:
         dock = QtWidgets.QDockWidget(title, self)
         dock.setObjectName(name)
@@ -632,7 +665,10 @@ class MainWindow(QtWidgets.QMainWindow):
         self._sync_controls()
         for model in self.models.values():
             model.refresh()
-        self.heatmap_view.render()
+        # Only the view on screen is drawn now; the others when they are shown.
+        current = self.view_tabs.currentWidget()
+        self._stale.update(self._views)
+        self.render_view(current)
         if not selection_only:
             self.variance_plot.render()
         self._update_title()

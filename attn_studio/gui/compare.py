@@ -1,0 +1,145 @@
+"""Compare two settings side by side, with the difference of their weights."""
+
+from __future__ import annotations
+
+import numpy as np
+from PySide6 import QtCore, QtWidgets
+
+from .heatmap import SCORES_CMAP, WEIGHTS_CMAP, Heatmap
+from .heatmap_view import HeatmapCanvas
+
+# mode id -> label shown to the lecturer
+MODES = {
+    "scale": "scaled ÷√d_k  vs  unscaled",
+    "causal": "causal mask  vs  no mask",
+    "temperature": "temperature A  vs  temperature B",
+    "pinned": "pinned (before)  vs  now (after edits)",
+}
+
+
+class CompareView(QtWidgets.QWidget):
+    """Weights of the chosen head under setting A and setting B, and B − A.
+
+    Both sides come from the Studio (``studio.result_for``): the current state
+    with one setting changed, or a pinned earlier state against the live one.
+    """
+
+    def __init__(self, studio, parent=None):
+        super().__init__(parent)
+        self.setObjectName("compareView")
+        self.studio = studio
+        self.pinned = None
+        outer = QtWidgets.QVBoxLayout(self)
+        outer.setContentsMargins(4, 4, 4, 4)
+        controls = QtWidgets.QHBoxLayout()
+        outer.addLayout(controls)
+        self.mode_combo = QtWidgets.QComboBox()
+        self.mode_combo.setObjectName("compareMode")
+        for key, label in MODES.items():
+            self.mode_combo.addItem(label, key)
+        self.mode_combo.setToolTip("What differs between the two sides")
+        self.mode_combo.currentIndexChanged.connect(lambda _: self.render())
+        controls.addWidget(QtWidgets.QLabel("Compare"))
+        controls.addWidget(self.mode_combo)
+        self.temp_a = QtWidgets.QDoubleSpinBox()
+        self.temp_b = QtWidgets.QDoubleSpinBox()
+        for spin, name, value in ((self.temp_a, "compareTempA", 1.0), (self.temp_b, "compareTempB", 5.0)):
+            spin.setObjectName(name)
+            spin.setRange(0.05, 100.0)
+            spin.setDecimals(2)
+            spin.setSingleStep(0.5)
+            spin.setValue(value)
+            spin.setToolTip("Temperature of this side")
+            spin.valueChanged.connect(lambda _: self.render())
+        self.temp_label_a = QtWidgets.QLabel("T_A")
+        self.temp_label_b = QtWidgets.QLabel("T_B")
+        for w in (self.temp_label_a, self.temp_a, self.temp_label_b, self.temp_b):
+            controls.addWidget(w)
+        self.pin_button = QtWidgets.QPushButton("Pin current as “before”")
+        self.pin_button.setObjectName("comparePin")
+        self.pin_button.setToolTip("Remember the model as it is now; edit it, and see before vs after")
+        self.pin_button.clicked.connect(self.pin)
+        controls.addWidget(self.pin_button)
+        controls.addStretch(1)
+        self.caption = QtWidgets.QLabel()
+        self.caption.setObjectName("compareCaption")
+        self.caption.setWordWrap(True)
+        self.caption.setSizePolicy(QtWidgets.QSizePolicy.Ignored, QtWidgets.QSizePolicy.Preferred)
+        outer.addWidget(self.caption)
+        row = QtWidgets.QHBoxLayout()
+        outer.addLayout(row, 1)
+        self.maps = {"a": Heatmap("A", WEIGHTS_CMAP), "b": Heatmap("B", WEIGHTS_CMAP),
+                     "diff": Heatmap("B − A", SCORES_CMAP)}
+        self.canvases = {}
+        for i, (key, hm) in enumerate(self.maps.items()):
+            hm.show_row_labels(i == 0)
+            canvas = HeatmapCanvas(hm, with_bar=key != "a")
+            self.canvases[key] = canvas
+            row.addWidget(canvas, 1)
+
+    def pin(self):
+        """Pin the current state as side A of the "pinned vs now" comparison."""
+        self.pinned = self.studio.state
+        self.mode_combo.setCurrentIndex(list(MODES).index("pinned"))
+        self.render()
+
+    def sides(self):
+        """The (label A, result A, label B, result B) for the current mode."""
+        studio, state = self.studio, self.studio.state
+        mode = self.mode_combo.currentData()
+        if mode == "scale":
+            return ("scaled ÷√d_k", studio.result_for(state.replace(scale=True)),
+                    "unscaled", studio.result_for(state.replace(scale=False)))
+        if mode == "causal":
+            return ("causal", studio.result_for(state.replace(causal=True)),
+                    "no mask", studio.result_for(state.replace(causal=False)))
+        if mode == "temperature":
+            a, b = self.temp_a.value(), self.temp_b.value()
+            return (f"T = {a:g}", studio.result_for(state.replace(temperature=a)),
+                    f"T = {b:g}", studio.result_for(state.replace(temperature=b)))
+        pinned = self.pinned
+        if pinned is None or pinned.query_tokens != state.query_tokens or pinned.key_tokens != state.key_tokens:
+            return None
+        return "before (pinned)", studio.result_for(pinned), "now", studio.result
+
+    def render(self):
+        """Redraw both sides and their difference for the chosen head."""
+        mode = self.mode_combo.currentData()
+        for w in (self.temp_label_a, self.temp_a, self.temp_label_b, self.temp_b):
+            w.setVisible(mode == "temperature")
+        state = self.studio.state
+        sides = self.sides()
+        q_tokens, k_tokens = state.query_tokens, state.key_tokens
+        if sides is None:
+            self.caption.setText("Press “Pin current as “before””, then edit the model: the left side keeps the "
+                                 "pinned weights (the sentence must stay the same to compare).")
+            empty = np.zeros((0, 0))
+            for hm in self.maps.values():
+                hm.set_data(empty, masked=empty.astype(bool), row_labels=[], col_labels=[], levels=(0, 1))
+            return
+        label_a, result_a, label_b, result_b = sides
+        head = min(state.head_index, result_a.weights.shape[0] - 1, result_b.weights.shape[0] - 1)
+        wa, wb = result_a.weights[head], result_b.weights[head]
+        diff = wb - wa
+        m = float(np.nanmax(np.abs(diff))) if diff.size and np.isfinite(diff).any() else 0.0
+        m = m if m > 1e-12 else 1.0
+        selected = state.query_index if q_tokens else None
+        self.maps["a"].set_title(f"A: {label_a}")
+        self.maps["b"].set_title(f"B: {label_b}")
+        self.maps["diff"].set_title("B − A")
+        self.maps["a"].set_data(wa, masked=result_a.blocked, row_labels=q_tokens, col_labels=k_tokens,
+                                levels=(0.0, 1.0), selected_row=selected)
+        self.maps["b"].set_data(wb, masked=result_b.blocked, row_labels=q_tokens, col_labels=k_tokens,
+                                levels=(0.0, 1.0), selected_row=selected)
+        self.maps["diff"].set_data(diff, masked=result_a.blocked & result_b.blocked, row_labels=q_tokens,
+                                   col_labels=k_tokens, levels=(-m, m), selected_row=selected)
+        for key in ("b", "diff"):
+            bar = self.canvases[key].bar
+            levels = (0.0, 1.0) if key == "b" else (-m, m)
+            if tuple(bar.levels()) != levels:
+                bar.setLevels(values=levels)
+        largest = float(np.nanmax(np.abs(diff))) if diff.size else 0.0
+        self.caption.setText(
+            f"Weights of head {head + 1}. A = {label_a}, B = {label_b}. "
+            f"The largest change of a weight is {largest:.3f}; "
+            "in B − A, brown marks weights that grew from A to B and blue those that shrank.")

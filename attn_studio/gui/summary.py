@@ -1,0 +1,95 @@
+"""Multi-head summary: each head's output, their concatenation, W_O, and the output."""
+
+from __future__ import annotations
+
+import numpy as np
+from PySide6 import QtCore, QtGui, QtWidgets
+
+from ._pg import pg
+from .heatmap import SCORES_CMAP, Heatmap
+from .heatmap_view import HeatmapCanvas
+
+
+def _levels(*arrays) -> tuple[float, float]:
+    m = max((float(np.abs(a).max()) for a in arrays if a.size and np.isfinite(a).all()), default=1.0)
+    m = m if m > 0 else 1.0
+    return -m, m
+
+
+class HeadsSummaryView(QtWidgets.QWidget):
+    """How the heads come together: concat(head₁ … head_h) · W_O = output."""
+
+    def __init__(self, studio, parent=None):
+        super().__init__(parent)
+        self.setObjectName("headsSummaryView")
+        self.studio = studio
+        outer = QtWidgets.QVBoxLayout(self)
+        outer.setContentsMargins(4, 4, 4, 4)
+        self.caption = QtWidgets.QLabel()
+        self.caption.setObjectName("headsSummaryCaption")
+        self.caption.setWordWrap(True)
+        self.caption.setSizePolicy(QtWidgets.QSizePolicy.Ignored, QtWidgets.QSizePolicy.Preferred)
+        outer.addWidget(self.caption)
+        row = QtWidgets.QHBoxLayout()
+        outer.addLayout(row, 1)
+        self.maps = {"concat": Heatmap("concat(head outputs)", SCORES_CMAP),
+                     "w_o": Heatmap("× W_O", SCORES_CMAP),
+                     "output": Heatmap("= output", SCORES_CMAP)}
+        self.canvases = {}
+        for key, stretch in (("concat", 3), ("w_o", 2), ("output", 2)):
+            canvas = HeatmapCanvas(self.maps[key])
+            self.canvases[key] = canvas
+            row.addWidget(canvas, stretch)
+        # Vertical lines between the heads' blocks of the concatenation.
+        self._separators: list[pg.InfiniteLine] = []
+
+    def render(self):
+        """Redraw from the studio's current state and result."""
+        state, result = self.studio.state, self.studio.result
+        q_tokens = state.query_tokens
+        heads, _, d_v = result.head_outputs.shape
+        concat = result.concat
+        selected = state.query_index if q_tokens else None
+        col_labels = [f"h{h + 1}·{j + 1}" for h in range(heads) for j in range(d_v)]
+        no_mask = np.zeros(concat.shape, dtype=bool)
+        lv = _levels(concat, result.output)
+        self.maps["concat"].set_data(concat, masked=no_mask, row_labels=q_tokens, col_labels=col_labels,
+                                     levels=lv, selected_row=selected)
+        self.maps["concat"].set_axis_titles("query", "head · value dimension")
+        if state.projections:
+            w_o = state.w_o
+            self.maps["w_o"].set_data(w_o, masked=np.zeros(w_o.shape, dtype=bool), row_labels=col_labels,
+                                      col_labels=[f"out {c + 1}" for c in range(w_o.shape[1])], levels=_levels(w_o))
+            self.maps["w_o"].set_axis_titles("head · value dimension", "output dimension")
+            self.canvases["w_o"].show()
+        else:
+            self.canvases["w_o"].hide()
+        out = result.output
+        self.maps["output"].set_data(out, masked=np.zeros(out.shape, dtype=bool), row_labels=q_tokens,
+                                     col_labels=[f"out {c + 1}" for c in range(out.shape[1])], levels=lv,
+                                     selected_row=selected)
+        self.maps["output"].set_axis_titles("query", "output dimension")
+        for bar_key, levels in (("concat", lv), ("w_o", _levels(state.w_o) if state.projections else (-1, 1)),
+                                ("output", lv)):
+            bar = self.canvases[bar_key].bar
+            if tuple(bar.levels()) != tuple(levels):
+                bar.setLevels(values=levels)
+        plot = self.maps["concat"].plot
+        while len(self._separators) < max(heads - 1, 0):
+            line = pg.InfiniteLine(angle=90, pen=pg.mkPen("k", width=2))
+            plot.addItem(line)
+            self._separators.append(line)
+        for i, line in enumerate(self._separators):
+            if i < heads - 1:
+                line.setValue((i + 1) * d_v - 0.5)
+                line.show()
+            else:
+                line.hide()
+        if state.projections:
+            self.caption.setText(
+                f"Each of the {heads} heads gives a {d_v}-number vector per token; side by side they make the "
+                f"concatenation ({len(q_tokens)} × {heads * d_v}), which W_O ({heads * d_v} × {state.d_model}) "
+                f"mixes into the output ({len(q_tokens)} × {state.d_model}).")
+        else:
+            self.caption.setText("Projections are off: one head whose output is the context vectors "
+                                 "(Q = K = V = X, no W_O).")

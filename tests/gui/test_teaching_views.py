@@ -1,0 +1,136 @@
+"""Compare view, multi-head summary, additive scores and naive-softmax overflow in the window."""
+
+import numpy as np
+import pytest
+from PySide6 import QtWidgets
+
+from attn_studio.engine import additive_scores, attention, multi_head_attention, softmax
+from attn_studio.gui import MainWindow
+
+
+@pytest.fixture
+def win(qtbot):
+    w = MainWindow(preset="animal")
+    qtbot.addWidget(w)
+    w.resize(1366, 768)
+    w.show()
+    w.bridge.flush()
+    return w
+
+
+def _show(win, view):
+    win.view_tabs.setCurrentWidget(view)
+    win.bridge.flush()
+
+
+def _independent(state, x, **overrides):
+    s = state.replace(**overrides)
+    return multi_head_attention(x, s.w_q, s.w_k, s.w_v, s.w_o, scale=s.scale, causal=s.causal,
+                                temperature=s.temperature, kind=s.softmax)
+
+
+def test_compare_scaled_vs_unscaled_shows_both_and_their_difference(win):
+    view = win.compare_view
+    _show(win, view)
+    view.mode_combo.setCurrentIndex(view.mode_combo.findData("scale"))
+    state, x = win.studio.state, win.studio.x
+    head = state.head_index
+    a = _independent(state, x, scale=True).weights[head]
+    b = _independent(state, x, scale=False).weights[head]
+    np.testing.assert_allclose(view.maps["a"].image.image, a)
+    np.testing.assert_allclose(view.maps["b"].image.image, b)
+    np.testing.assert_allclose(view.maps["diff"].image.image, b - a)
+    assert np.abs(b - a).max() > 0.01  # the comparison shows a real difference
+    assert f"{np.abs(b - a).max():.3f}" in view.caption.text()
+
+
+def test_compare_temperatures_follow_the_spin_boxes(win):
+    view = win.compare_view
+    _show(win, view)
+    view.mode_combo.setCurrentIndex(view.mode_combo.findData("temperature"))
+    view.findChild(QtWidgets.QDoubleSpinBox, "compareTempA").setValue(0.5)
+    view.findChild(QtWidgets.QDoubleSpinBox, "compareTempB").setValue(20.0)
+    state, x = win.studio.state, win.studio.x
+    b = _independent(state, x, temperature=20.0).weights[state.head_index]
+    np.testing.assert_allclose(view.maps["b"].image.image, b)
+    # a high temperature flattens the rows towards uniform
+    assert np.abs(b - 1 / b.shape[1]).max() < np.abs(view.maps["a"].image.image - 1 / b.shape[1]).max()
+
+
+def test_compare_pinned_before_vs_after_an_edit(win):
+    view = win.compare_view
+    _show(win, view)
+    before = win.studio.result.weights[win.studio.state.head_index].copy()
+    view.findChild(QtWidgets.QPushButton, "comparePin").click()
+    win.studio.set_embedding("it", 0, "3.0")
+    win.bridge.flush()
+    after = win.studio.result.weights[win.studio.state.head_index]
+    np.testing.assert_allclose(view.maps["a"].image.image, before)
+    np.testing.assert_allclose(view.maps["b"].image.image, after)
+    assert not np.allclose(before, after)
+
+
+def test_heads_summary_shows_concat_wo_and_output(win):
+    win.studio.update(heads=3, d_head=2)
+    view = win.heads_summary_view
+    _show(win, view)
+    r = win.studio.result
+    np.testing.assert_allclose(view.maps["concat"].image.image, r.concat)
+    np.testing.assert_allclose(view.maps["w_o"].image.image, win.studio.state.w_o)
+    np.testing.assert_allclose(view.maps["output"].image.image, r.concat @ win.studio.state.w_o)
+    # head blocks of the concatenation are separated
+    lines = [ln.value() for ln in view._separators if ln.isVisible()]
+    assert lines == [1.5, 3.5]
+
+
+def test_hidden_views_render_when_shown(win):
+    _show(win, win.heatmap_view)
+    win.studio.update(heads=2)
+    win.bridge.flush()
+    # the summary was not on screen; it is brought up to date when its tab opens
+    _show(win, win.heads_summary_view)
+    np.testing.assert_allclose(win.heads_summary_view.maps["concat"].image.image, win.studio.result.concat)
+
+
+def test_additive_scores_from_the_combo_show_additive_weights(win):
+    combo = win.findChild(QtWidgets.QComboBox, "scoreCombo")
+    combo.setCurrentIndex(combo.findData("additive"))
+    combo.activated.emit(combo.currentIndex())
+    win.bridge.flush()
+    state, r = win.studio.state, win.studio.result
+    assert state.score == "additive"
+    h = state.head_index
+    expected = additive_scores(r.q[h], r.k[h], state.w_1[h], state.w_2[h], state.v_a[h])
+    np.testing.assert_allclose(win.heatmap_view.stages["scores"].image.image, expected)
+    np.testing.assert_allclose(r.weights.sum(axis=-1), 1.0)
+    # the additive weight tables are there to edit; scaling does not apply
+    keys = list(win.models)
+    assert win.table_tabs.isTabVisible(keys.index("w_1"))
+    assert not win.scale_check.isEnabled()
+    assert win.models["v_a"].setData(win.models["v_a"].index(h, 0), "2.0")
+    assert win.studio.state.v_a[h, 0] == 2.0
+
+
+def test_naive_softmax_overflow_is_shown_as_overflow_beside_the_stable_result(qtbot):
+    w = MainWindow(preset="bank")
+    qtbot.addWidget(w)
+    w.show()
+    w.studio.update(softmax="naive")
+    w.studio.set_embedding("bank", 2, "40")
+    w.bridge.flush()
+    weights = w.studio.result.weights[0]
+    overflow = ~np.isfinite(weights)
+    assert overflow.any()  # exp(1600) is inf: the naive softmax fails here
+    hm = w.heatmap_view.stages["weights"]
+    assert np.array_equal(hm.overflow, overflow)
+    assert np.array_equal(hm.overlay._overflow, overflow)
+    assert "overflowed" in w.heatmap_view.header.text()
+    stable = w.heatmap_view.stages["stable"]
+    assert w.heatmap_view.canvases["stable"].isVisible()
+    np.testing.assert_allclose(stable.image.image, softmax(w.studio.result.logits[0], kind="stable"))
+    assert np.all(np.isfinite(stable.image.image))
+    # back to the stable softmax: no comparison needed
+    w.studio.update(softmax="stable")
+    w.bridge.flush()
+    assert not w.heatmap_view.canvases["stable"].isVisible()
+    assert not w.heatmap_view.stages["weights"].overflow.any()
