@@ -1,0 +1,92 @@
+"""Helpers of the GUI tests: settle the event loop, find widgets, compute the expected numbers.
+
+The expected numbers come from the engine alone (no Studio), so a test fails
+when the window shows something other than what the engine computes.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from PySide6 import QtWidgets
+
+from attn_studio.engine import Vocabulary, attention, multi_head_attention, sinusoidal_positions, tokenize
+
+
+def settle(w) -> None:
+    """Let the bridge emit and the views redraw (what one event-loop turn does)."""
+    w.bridge.flush()
+    QtWidgets.QApplication.processEvents()
+
+
+def find(w, cls, name):
+    """A child widget by objectName; fails the test clearly (never hands None to qtbot)."""
+    child = w.findChild(cls, name)
+    assert child is not None, f"no {cls.__name__} named {name!r} in the window"
+    return child
+
+
+def expected_embeddings(state) -> np.ndarray:
+    """The embedding table of ``state`` in self-attention: seeded vectors plus edits, no positions."""
+    edits = {word: dict(values) for word, values in state.embedding_edits.items()}
+    return Vocabulary(state.d_model, state.seed, edits=edits).vectors(tokenize(state.sentence))
+
+
+def expected_inputs(state) -> tuple[np.ndarray, np.ndarray]:
+    """(x, x_kv) of ``state``, computed from the engine without the Studio."""
+    edits = {word: dict(values) for word, values in state.embedding_edits.items()}
+    vocab = Vocabulary(state.d_model, state.seed, edits=edits)
+
+    def inputs(tokens):
+        e = vocab.vectors(tokens)
+        if state.positional:
+            e = e + sinusoidal_positions(len(tokens), state.d_model)
+        return e
+
+    keys = tokenize(state.sentence)
+    targets = tokenize(state.target_sentence)
+    x_kv = inputs(keys)
+    x = inputs(targets) if targets else x_kv
+    return x, x_kv
+
+
+def expected_result(state) -> dict[str, np.ndarray]:
+    """What the window must show for ``state``: scores, logits, weights (h, Tq, Tk) and output."""
+    assert state.score == "dot", "these tests compute dot-product attention only"
+    x, x_kv = expected_inputs(state)
+    opts = dict(scale=state.scale, causal=state.causal, temperature=state.temperature, kind=state.softmax)
+    if state.projections:
+        r = multi_head_attention(x, state.w_q, state.w_k, state.w_v, state.w_o, x_kv=x_kv, **opts)
+        return {"scores": r.scores, "logits": r.logits, "weights": r.weights, "output": r.output}
+    # The seeds' simplified attention: Q = K = V = X, one head, no W_O.
+    r = attention(x, x_kv, x_kv, **opts)
+    return {"scores": r.scores[None], "logits": r.logits[None], "weights": r.weights[None], "output": r.output}
+
+
+def assert_result_matches(studio, want) -> None:
+    got = studio.result
+    for key in ("scores", "weights", "output"):
+        np.testing.assert_allclose(getattr(got, key), want[key], rtol=1e-12, atol=1e-12, err_msg=key)
+    # logits hold -inf where blocked: compare finite parts and where the infinities are.
+    np.testing.assert_array_equal(np.isinf(got.logits), np.isinf(want["logits"]))
+    finite = np.isfinite(want["logits"])
+    np.testing.assert_allclose(got.logits[finite], want["logits"][finite], rtol=1e-12, atol=1e-12)
+
+
+# The chosen head's three stages, as the seeds walk through them.
+STAGES = ("scores", "logits", "weights")
+
+
+def stage_maps(view) -> list:
+    """(key, Heatmap) of the score, logit and weight heatmaps of a HeatmapView."""
+    return [(key, view.stages[key]) for key in STAGES]
+
+
+def shown_image(heatmap) -> np.ndarray:
+    """The array an ImageItem displays (NaN where the cell is masked)."""
+    image = heatmap.image.image
+    assert image is not None, "the heatmap has no image"
+    return np.asarray(image, dtype=np.float64)
+
+
+def axis_tokens(axis) -> list[str]:
+    return [text for _, text in axis._labels]

@@ -1,0 +1,96 @@
+"""The variance plot marks the current model; the window renders and fits a 1366x768 screen."""
+
+from __future__ import annotations
+
+import numpy as np
+from PySide6 import QtCore, QtWidgets
+
+from gui_helpers import find, settle
+
+Qt = QtCore.Qt
+
+
+def marker_xy(plot) -> tuple[np.ndarray, np.ndarray]:
+    x, y = plot.model_points.getData()
+    return np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+
+
+def check_marker(w, d_k: int):
+    plot = w.variance_plot
+    assert w.studio.state.d_k == d_k
+    x, y = marker_xy(plot)
+    assert len(x) == 2  # unscaled and scaled
+    np.testing.assert_allclose(x, np.log10(d_k))
+    raw = float(np.var(w.studio.result.scores))
+    np.testing.assert_allclose(y, [np.log10(raw), np.log10(raw / d_k)], rtol=1e-9)
+    np.testing.assert_allclose(plot.dk_line.value(), np.log10(d_k))
+    assert f"d_k = {d_k}" in plot.model_label.toPlainText()
+    caption = find(w, QtWidgets.QLabel, "varianceCaption").text()
+    assert "d_k" in caption and f"√{d_k}" in caption, caption
+    assert f"{raw:.3g}" in caption
+
+
+def test_variance_plot_marks_this_model_and_follows_d_head(window):
+    w = window
+    assert find(w, QtWidgets.QWidget, "variancePlot") is w.variance_plot
+    # journey: projections off, so d_k = d_model = 3
+    check_marker(w, 3)
+    w.load_preset("animal")
+    settle(w)
+    check_marker(w, 4)
+    find(w, QtWidgets.QSpinBox, "dHeadSpin").setValue(16)
+    settle(w)
+    check_marker(w, 16)
+    # the marker sits where the curves are drawn
+    curve_x = w.variance_plot.raw_curve.getData()[0]  # log10(d), as the axis is logarithmic
+    assert curve_x.min() <= np.log10(16) <= curve_x.max()
+    find(w, QtWidgets.QSpinBox, "dHeadSpin").setValue(2)
+    settle(w)
+    check_marker(w, 2)
+
+
+def test_scaling_off_is_said_in_the_caption(window):
+    w = window
+    box = find(w, QtWidgets.QCheckBox, "scaleCheck")
+    caption = find(w, QtWidgets.QLabel, "varianceCaption")
+    assert not w.studio.state.scale  # journey is unscaled, like its seed
+    assert "unscaled" in caption.text()
+    box.click()
+    settle(w)
+    assert w.studio.state.scale
+    assert "heatmaps are scaled" in caption.text()
+
+
+def test_window_renders(window):
+    w = window
+    image = w.grab().toImage()
+    assert not image.isNull()
+    assert image.width() >= w.minimumSize().width() and image.height() >= w.minimumSize().height()
+    assert image.width() >= w.width() and image.height() >= w.height()
+    # not a blank window: many distinct colours (heatmaps, text, controls)
+    small = image.scaled(200, 120)
+    colours = {small.pixel(x, y) for x in range(small.width()) for y in range(small.height())}
+    assert len(colours) > 50
+    # the weights heatmap has been painted with a real size
+    canvas = w.heatmap_view.canvases["weights"]
+    assert canvas.isVisible() and canvas.width() > 100 and canvas.height() > 100
+
+
+def test_window_fits_a_1366x768_screen(window, qtbot):
+    w = window
+    hint = w.minimumSizeHint()
+    assert hint.width() <= 1366 and hint.height() <= 768, hint
+    assert w.minimumSize().width() <= 1366 and w.minimumSize().height() <= 768
+    w.resize(1366, 768)
+    settle(w)
+    qtbot.wait(10)
+    assert w.width() <= 1366 and w.height() <= 768, w.size()
+    # every part is still there and usable
+    for cls, name in ((QtWidgets.QLineEdit, "sentenceEdit"), (QtWidgets.QTableView, "embeddingTable"),
+                      (QtWidgets.QWidget, "heatmapView"), (QtWidgets.QWidget, "variancePlot")):
+        widget = find(w, cls, name)
+        assert widget.isVisible() and widget.width() > 50 and widget.height() > 20, name
+    for canvas in w.heatmap_view.canvases.values():
+        assert canvas.width() >= canvas.minimumWidth() and canvas.height() >= canvas.minimumHeight()
+    image = w.grab().toImage()
+    assert (image.width(), image.height()) == (w.width(), w.height())
