@@ -1,0 +1,415 @@
+"""The step-by-step view: one query token's attention, laid out like the spreadsheet seed.
+
+One row per step (q, every k, q·k, scaled, masked, exp, normalised, α·v,
+output), one column per key token and a last column for the step's result
+(Σ of the exps, the output vector z). The numbers and the words come from
+:mod:`attn_studio.explain`, which reads them from the engine's result; the
+view only lays them out, highlights the current step and explains it.
+"""
+
+from __future__ import annotations
+
+import html
+
+from PySide6 import QtCore, QtGui, QtWidgets
+
+from .. import explain
+
+Qt = QtCore.Qt
+
+# Colours (light, so the numbers stay legible on a projector).
+CURRENT_BG = QtGui.QColor("#fff1a8")   # the highlighted step
+EXPLANATION_BG = QtGui.QColor("#fffbe6")
+RESULT_BG = QtGui.QColor("#e8f0fb")    # the result column
+MASKED_BG = QtGui.QColor("#cfcfcf")    # masked keys: visibly different from a weight of 0
+MASKED_FG = QtGui.QColor("#4a4a4a")
+ERROR_BG = QtGui.QColor("#f4a3a3")     # overflow / underflow / undefined
+ERROR_FG = QtGui.QColor("#6b0000")
+
+MIN_POINT_SIZE = 12.0      # no tiny fonts: the view is read from the back of a lecture hall
+HEADER_POINT_SIZE = 15.0
+MAX_COLUMN_WIDTH = 175     # px; longer vectors wrap onto a second line (the tooltip has everything)
+MIN_COLUMN_WIDTH = 70
+RESIZE_COLUMNS_UP_TO = 64  # beyond this many keys, columns keep a fixed width (resizing costs time)
+
+# Role numbers as plain ints: data() runs for every cell and role on each
+# resize and repaint, and comparing ints is far cheaper than comparing enums.
+_DISPLAY = Qt.ItemDataRole.DisplayRole.value
+_TOOLTIP = Qt.ItemDataRole.ToolTipRole.value
+_BACKGROUND = Qt.ItemDataRole.BackgroundRole.value
+_FOREGROUND = Qt.ItemDataRole.ForegroundRole.value
+_ALIGN = Qt.ItemDataRole.TextAlignmentRole.value
+_FONT = Qt.ItemDataRole.FontRole.value
+_CENTER = int(Qt.AlignCenter.value)
+_LEFT = int((Qt.AlignLeft | Qt.AlignVCenter).value)
+
+_NEXT_KEYS = (Qt.Key_Down, Qt.Key_N)
+_PREV_KEYS = (Qt.Key_Up, Qt.Key_P)
+
+
+class PipelineModel(QtCore.QAbstractTableModel):
+    """Rows = steps, columns = key tokens + "result"; read-only.
+
+    Holds the :class:`~attn_studio.explain.Step` list it displays and the
+    (immutable) state and result they came from, for the tooltips.
+    """
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self._steps: list[explain.Step] = []
+        self._keys: list[str] = []
+        self._state = None
+        self._result = None
+        self._head = 0
+        self._query = 0
+        self._current = 0
+        self._texts: dict[tuple[int, int], str] = {}
+        self._bold = QtGui.QFont()
+        self._bold.setBold(True)
+
+    # -- content ------------------------------------------------------------------
+    def set_content(self, state, result, head: int, query: int, steps, keys) -> None:
+        """Show ``steps`` (one per row) for ``keys``; resets only if the shape changes."""
+        steps, keys = list(steps), list(keys)
+        same_shape = (len(steps) == len(self._steps) and len(keys) == len(self._keys)
+                      and [s.key for s in steps] == [s.key for s in self._steps])
+        if not same_shape:
+            self.beginResetModel()
+        self._steps, self._state, self._result = steps, state, result
+        self._head, self._query = head, query
+        self._texts = {}
+        old_keys, self._keys = self._keys, keys
+        if not same_shape:
+            self.endResetModel()
+            return
+        if old_keys != keys:
+            self.headerDataChanged.emit(Qt.Horizontal, 0, max(self.columnCount() - 1, 0))
+        self.headerDataChanged.emit(Qt.Vertical, 0, max(self.rowCount() - 1, 0))
+        if steps:
+            self.dataChanged.emit(self.index(0, 0), self.index(self.rowCount() - 1, self.columnCount() - 1))
+
+    def set_current(self, row: int) -> None:
+        """Highlight step ``row``."""
+        old, self._current = self._current, row
+        for r in {old, row}:
+            if 0 <= r < self.rowCount():
+                self.dataChanged.emit(self.index(r, 0), self.index(r, self.columnCount() - 1))
+        if self.rowCount():
+            self.headerDataChanged.emit(Qt.Vertical, 0, self.rowCount() - 1)
+
+    @property
+    def steps(self) -> list:
+        return list(self._steps)
+
+    def step(self, row: int):
+        return self._steps[row]
+
+    def result_column(self) -> int:
+        """Index of the result column (after the key columns)."""
+        return len(self._keys)
+
+    # -- Qt model API ----------------------------------------------------------------
+    def rowCount(self, parent=QtCore.QModelIndex()):
+        return 0 if parent.isValid() else len(self._steps)
+
+    def columnCount(self, parent=QtCore.QModelIndex()):
+        if parent.isValid() or not self._steps:
+            return 0
+        return len(self._keys) + 1
+
+    def _status(self, r: int, c: int) -> str:
+        step = self._steps[r]
+        if c == len(self._keys):
+            return step.result_status
+        return step.status[c] if c < len(step.status) else ""
+
+    def _text(self, r: int, c: int) -> str:
+        text = self._texts.get((r, c))
+        if text is None:
+            step = self._steps[r]
+            text = step.result_text() if c == len(self._keys) else step.cell_text(c)
+            self._texts[(r, c)] = text
+        return text
+
+    def data(self, index, role=_DISPLAY):
+        if not index.isValid():
+            return None
+        role = role if isinstance(role, int) else int(role.value)
+        r, c = index.row(), index.column()
+        if role == _DISPLAY:
+            return self._text(r, c)
+        if role == _ALIGN:
+            return _CENTER
+        if role == _BACKGROUND:
+            status = self._status(r, c)
+            if status == "masked":
+                return MASKED_BG
+            if status:
+                return ERROR_BG
+            if r == self._current:
+                return CURRENT_BG
+            if c == len(self._keys):
+                return RESULT_BG
+            return None
+        if role == _FOREGROUND:
+            status = self._status(r, c)
+            if status == "masked":
+                return MASKED_FG
+            if status:
+                return ERROR_FG
+            return None
+        if role == _FONT:
+            return self._bold if r == self._current else None
+        if role == _TOOLTIP:
+            key_index = None if c == len(self._keys) else c
+            return explain.step_tooltip(self._state, self._result, self._head, self._query,
+                                        self._steps[r].key, key_index) or None
+        return None
+
+    def headerData(self, section, orientation, role=_DISPLAY):
+        role = role if isinstance(role, int) else int(role.value)
+        if orientation == Qt.Horizontal:
+            if role == _DISPLAY:
+                if section < len(self._keys):
+                    return self._keys[section]
+                return "result" if section == len(self._keys) else None
+            if role == _TOOLTIP and section < len(self._keys):
+                return f"key {section + 1}: “{self._keys[section]}”"
+            return None
+        if not 0 <= section < len(self._steps):
+            return None
+        if role == _DISPLAY:
+            marker = "▶ " if section == self._current else "   "
+            return f"{marker}{section + 1}. {self._steps[section].title}"
+        if role == _FONT:
+            return self._bold if section == self._current else None
+        if role == _ALIGN:
+            return _LEFT
+        if role == _TOOLTIP:
+            return self._steps[section].explanation
+        return None
+
+    def flags(self, index):
+        return Qt.ItemIsEnabled
+
+
+class PipelineView(QtWidgets.QWidget):
+    """Step-by-step attention of the selected query token and head.
+
+    Call :meth:`render` after every studio change: it re-reads
+    ``studio.state`` and ``studio.result``. ``next_step`` / ``prev_step`` (or
+    Down/Up, N/P, the buttons, a click on a row) move the highlighted step.
+    """
+
+    def __init__(self, studio, parent=None):
+        super().__init__(parent)
+        self.setObjectName("pipelineView")
+        self.studio = studio
+        self._current = 0
+        self.setFocusPolicy(Qt.StrongFocus)
+        font = self.font()
+        if font.pointSizeF() < MIN_POINT_SIZE:
+            font.setPointSizeF(MIN_POINT_SIZE)
+            self.setFont(font)
+
+        layout = QtWidgets.QVBoxLayout(self)
+        layout.setContentsMargins(8, 8, 8, 8)
+        layout.setSpacing(6)
+
+        top = QtWidgets.QHBoxLayout()
+        self.header = QtWidgets.QLabel()
+        self.header.setObjectName("pipelineHeader")
+        self.header.setTextFormat(Qt.PlainText)
+        header_font = QtGui.QFont(font)
+        header_font.setPointSizeF(max(HEADER_POINT_SIZE, font.pointSizeF() + 3))
+        header_font.setBold(True)
+        self.header.setFont(header_font)
+        top.addWidget(self.header, 1)
+        self.prev_button = QtWidgets.QPushButton("◀ previous")
+        self.prev_button.setObjectName("pipelinePrev")
+        self.prev_button.setToolTip("Previous step (Up or P)")
+        self.prev_button.clicked.connect(self.prev_step)
+        self.next_button = QtWidgets.QPushButton("next ▶")
+        self.next_button.setObjectName("pipelineNext")
+        self.next_button.setToolTip("Next step (Down or N)")
+        self.next_button.clicked.connect(self.next_step)
+        for button in (self.prev_button, self.next_button):
+            button.setFocusPolicy(Qt.NoFocus)  # keep the keyboard on the view
+        self.step_label = QtWidgets.QLabel()
+        self.step_label.setObjectName("pipelineStepLabel")
+        top.addWidget(self.step_label)
+        top.addSpacing(8)
+        top.addWidget(self.prev_button)
+        top.addWidget(self.next_button)
+        layout.addLayout(top)
+
+        self.explanation = QtWidgets.QLabel()
+        self.explanation.setObjectName("pipelineExplanation")
+        self.explanation.setTextFormat(Qt.RichText)
+        self.explanation.setWordWrap(True)
+        self.explanation.setAlignment(Qt.AlignLeft | Qt.AlignTop)
+        self.explanation.setFrameShape(QtWidgets.QFrame.StyledPanel)
+        self.explanation.setMargin(6)
+        self.explanation.setAutoFillBackground(True)
+        palette = self.explanation.palette()
+        palette.setColor(QtGui.QPalette.Window, EXPLANATION_BG)
+        palette.setColor(QtGui.QPalette.WindowText, QtGui.QColor("#1a1a1a"))
+        self.explanation.setPalette(palette)
+        self.explanation.setMinimumHeight(self.explanation.fontMetrics().lineSpacing() * 3 + 16)
+        layout.addWidget(self.explanation)
+
+        self.model = PipelineModel(self)
+        self.table = QtWidgets.QTableView()
+        self.table.setObjectName("pipelineTable")
+        self.table.setModel(self.model)
+        self.table.setSelectionMode(QtWidgets.QAbstractItemView.NoSelection)
+        self.table.setEditTriggers(QtWidgets.QAbstractItemView.NoEditTriggers)
+        # The keyboard stays on the view (Up/Down move the step, not a cell cursor).
+        self.table.setFocusPolicy(Qt.NoFocus)
+        self.table.setWordWrap(True)
+        self.table.setTextElideMode(Qt.ElideRight)
+        self.table.setHorizontalScrollMode(QtWidgets.QAbstractItemView.ScrollPerPixel)
+        hh = self.table.horizontalHeader()
+        hh.setSectionResizeMode(QtWidgets.QHeaderView.Interactive)
+        hh.setMinimumSectionSize(MIN_COLUMN_WIDTH)
+        hh.setDefaultSectionSize(140)
+        vh = self.table.verticalHeader()
+        vh.setSectionResizeMode(QtWidgets.QHeaderView.Fixed)
+        vh.setDefaultSectionSize(self._row_height())
+        vh.setDefaultAlignment(Qt.AlignLeft | Qt.AlignVCenter)
+        self.table.installEventFilter(self)
+        self.table.clicked.connect(self._on_click)
+        self.table.verticalHeader().sectionClicked.connect(self._on_click_row)
+        # As tall as its nine rows, no taller: spare room goes below, not into an empty grid.
+        self.table.setSizeAdjustPolicy(QtWidgets.QAbstractScrollArea.AdjustToContents)
+        self.table.setSizePolicy(QtWidgets.QSizePolicy.Expanding, QtWidgets.QSizePolicy.Maximum)
+        layout.addWidget(self.table)
+        layout.addStretch(1)
+
+        self.render()
+
+    # -- rendering ------------------------------------------------------------------
+    def render(self) -> None:
+        """Redraw from ``studio.state`` and ``studio.result``."""
+        state, result = self.studio.state, self.studio.result
+        head = explain.selected_head(state, result)
+        query = int(state.query_index)
+        steps = explain.pipeline_steps(state, result, head, query)
+        keys = list(state.key_tokens)
+        self.model.set_content(state, result, head, query, steps, keys)
+        if steps:
+            self._current = max(0, min(self._current, len(steps) - 1))
+        else:
+            self._current = 0
+        self.model.set_current(self._current)
+        self.header.setText(self._header_text(state, result, head, query, bool(steps)))
+        self._fit_columns()
+        self._show_current()
+
+    def _header_text(self, state, result, head, query, have_steps) -> str:
+        if not have_steps:
+            return "No query token: type a sentence to see attention step by step"
+        q_tokens = state.query_tokens
+        text = f"Query “{q_tokens[query]}” ({query + 1} of {len(q_tokens)}), head {head + 1}"
+        n_heads = result.weights.shape[0]
+        if not state.projections:
+            text += " (simplified attention: Q = K = V = X)"
+        elif n_heads > 1:
+            text += f" of {n_heads}"
+        if state.cross:
+            text += " — a target token attending to the source sentence"
+        return text
+
+    def _fit_columns(self) -> None:
+        hh = self.table.horizontalHeader()
+        n = self.model.columnCount()
+        if n == 0:
+            return
+        if n - 1 <= RESIZE_COLUMNS_UP_TO:
+            self.table.resizeColumnsToContents()
+            for c in range(n):
+                width = hh.sectionSize(c) + 16  # breathing room around the numbers
+                hh.resizeSection(c, max(MIN_COLUMN_WIDTH, min(width, MAX_COLUMN_WIDTH)))
+            self.table.resizeRowsToContents()
+            vh = self.table.verticalHeader()
+            for r in range(self.model.rowCount()):
+                vh.resizeSection(r, max(vh.sectionSize(r) + 8, self._row_height()))
+        else:
+            for c in range(n):
+                hh.resizeSection(c, hh.defaultSectionSize())
+
+    def _row_height(self) -> int:
+        return self.table.fontMetrics().lineSpacing() + 14
+
+    def _show_current(self) -> None:
+        steps = self.model.steps
+        self.prev_button.setEnabled(bool(steps) and self._current > 0)
+        self.next_button.setEnabled(bool(steps) and self._current < len(steps) - 1)
+        if not steps:
+            self.explanation.setText("")
+            self.step_label.setText("")
+            return
+        step = steps[self._current]
+        self.explanation.setText(
+            f"<b>Step {self._current + 1}: {html.escape(step.title)}</b> — {html.escape(step.explanation)}")
+        self.step_label.setText(f"step {self._current + 1} of {len(steps)}")
+        # Bring the step's row into view without scrolling sideways.
+        column = max(self.table.columnAt(0), 0)
+        self.table.scrollTo(self.model.index(self._current, column), QtWidgets.QAbstractItemView.EnsureVisible)
+
+    # -- the current step -------------------------------------------------------------
+    @property
+    def current_step(self) -> int:
+        """Index (0-based) of the highlighted step."""
+        return self._current
+
+    @property
+    def steps(self) -> list:
+        """The :class:`~attn_studio.explain.Step` rows currently shown."""
+        return self.model.steps
+
+    def set_current_step(self, index: int) -> None:
+        """Highlight step ``index`` (clamped to the steps that exist)."""
+        n = self.model.rowCount()
+        index = max(0, min(int(index), n - 1)) if n else 0
+        if index != self._current:
+            self._current = index
+            self.model.set_current(index)
+        self._show_current()
+
+    def next_step(self) -> None:
+        """Move the highlight one step down the chain."""
+        self.set_current_step(self._current + 1)
+
+    def prev_step(self) -> None:
+        """Move the highlight one step up the chain."""
+        self.set_current_step(self._current - 1)
+
+    def _on_click(self, index) -> None:
+        self.setFocus(Qt.MouseFocusReason)
+        self.set_current_step(index.row())
+
+    def _on_click_row(self, row: int) -> None:
+        self.setFocus(Qt.MouseFocusReason)
+        self.set_current_step(row)
+
+    # -- keyboard ----------------------------------------------------------------------
+    def _handle_key(self, event) -> bool:
+        if event.modifiers() & (Qt.ControlModifier | Qt.AltModifier | Qt.MetaModifier):
+            return False
+        if event.key() in _NEXT_KEYS:
+            self.next_step()
+            return True
+        if event.key() in _PREV_KEYS:
+            self.prev_step()
+            return True
+        return False
+
+    def keyPressEvent(self, event):
+        if not self._handle_key(event):
+            super().keyPressEvent(event)
+
+    def eventFilter(self, obj, event):
+        if obj is self.table and event.type() == QtCore.QEvent.KeyPress and self._handle_key(event):
+            return True
+        return super().eventFilter(obj, event)
