@@ -11,14 +11,16 @@ from __future__ import annotations
 import numpy as np
 from PySide6 import QtCore, QtGui, QtWidgets
 
+from . import presentation
 from ._pg import cache_static, pg
 
 WEIGHTS_CMAP = "viridis"
 SCORES_CMAP = "CET-CBD1"  # colour-blind-safe diverging map for signed scores
+TEXT_PX = 13.0      # cell values at zoom 1, in screen pixels, when the cell is large enough
+MIN_TEXT_PX = 7.0   # below this the values are not drawn (the colours still are)
 MASK_FILL = QtGui.QColor(200, 200, 200)
 OVERFLOW_FILL = QtGui.QColor(200, 30, 30)
 MASK_HATCH = QtGui.QColor(120, 120, 120)
-TITLE_SIZE = "10pt"
 # Beyond this many tokens the axes show every n-th label only.
 MAX_LABELS = 40
 
@@ -59,6 +61,15 @@ class CellOverlay(pg.GraphicsObject):
         self._overflow_path = QtGui.QPainterPath()
         self._overflow = np.zeros((0, 0), dtype=bool)
         self.show_values = True
+        self.zoom = 1.0
+        self.outline = QtGui.QColor(255, 64, 64)
+        self.last_text_px = 0.0  # pixel size of the values at the last paint (0: not drawn)
+
+    def set_presentation(self, zoom: float, outline: QtGui.QColor):
+        """Text size of the cell values follows the app's zoom; the outline the theme."""
+        self.zoom = zoom
+        self.outline = outline
+        self.update()
 
     def set_data(self, values: np.ndarray, masked: np.ndarray, dark_text: np.ndarray, selected_row: int | None,
                  overflow: np.ndarray | None = None):
@@ -110,8 +121,17 @@ class CellOverlay(pg.GraphicsObject):
             painter.fillPath(device_path, QtGui.QBrush(QtGui.QColor(255, 255, 255, 90), QtCore.Qt.CrossPattern))
         cell = transform.mapRect(QtCore.QRectF(0, 0, 1, 1))
         cell_w, cell_h = abs(cell.width()), abs(cell.height())
-        px = min(cell_h * 0.42, cell_w / 3.2)
-        if self.show_values and px >= 7:
+        # Sizes are decided in screen pixels and then multiplied by the export
+        # scale (how much larger this paint is than the one on screen), so that
+        # an exported figure shows the same text, only sharper.
+        views = self.scene().views() if self.scene() is not None else []
+        on_screen = self.deviceTransform(views[0].viewportTransform()).m11() if views else transform.m11()
+        scale = abs(transform.m11() / on_screen) if on_screen else 1.0
+        fit = min(cell_h * 0.42, cell_w / 3.2) / scale  # the largest text the cell holds
+        px = min(fit, TEXT_PX * self.zoom)
+        self.last_text_px = px if self.show_values and px >= MIN_TEXT_PX else 0.0
+        px *= scale
+        if self.last_text_px:
             font = QtGui.QFont(painter.font())
             font.setPixelSize(int(px))
             painter.setFont(font)
@@ -130,7 +150,7 @@ class CellOverlay(pg.GraphicsObject):
                     painter.drawText(rect, flags, self._text(i, j))
         if self._selected_row is not None and 0 <= self._selected_row < rows:
             rect = transform.mapRect(QtCore.QRectF(-0.5, self._selected_row - 0.5, cols, 1))
-            pen = QtGui.QPen(QtGui.QColor(255, 64, 64), max(2.0, cell_h * 0.06))
+            pen = QtGui.QPen(self.outline, max(2.0, cell_h * 0.06))
             painter.setPen(pen)
             painter.setBrush(QtCore.Qt.NoBrush)
             painter.drawRect(rect)
@@ -154,7 +174,7 @@ class TokenAxis(pg.AxisItem):
     def __init__(self, orientation: str):
         self._labels: list[tuple[float, str]] = []
         super().__init__(orientation)
-        self.setStyle(tickLength=0)
+        self.setStyle(tickLength=0, tickFont=presentation.tick_font())
 
     def set_labels(self, ticks: list[tuple[int, str]]):
         self._labels = [(float(v), str(t)) for v, t in ticks]
@@ -164,6 +184,11 @@ class TokenAxis(pg.AxisItem):
             widest = max((metrics.horizontalAdvance(t) for _, t in self._labels), default=0.0)
             self.setHeight(int(widest * np.sin(np.radians(self.ANGLE)) + metrics.height() + 8))
             self._adjust_label()
+
+    def relabel(self):
+        """Recompute the room the slanted labels need (after a font change)."""
+        if self._labels:
+            self.set_labels([(int(v), t) for v, t in self._labels])
 
     def boundingRect(self):
         # Slanted labels reach left of the axis (the first token's label hangs
@@ -214,6 +239,7 @@ class Heatmap:
     """One labelled heatmap: a PlotItem holding an ImageItem and a CellOverlay."""
 
     def __init__(self, title: str = "", cmap: str = WEIGHTS_CMAP):
+        self._last = None  # the last set_data call, to redraw after a colour-map change
         self.left_axis = TokenAxis("left")
         self.bottom_axis = TokenAxis("bottom")
         self.plot = pg.PlotItem(axisItems={"left": self.left_axis, "bottom": self.bottom_axis})
@@ -251,16 +277,31 @@ class Heatmap:
         self.overlay.setZValue(10)
         self.plot.addItem(self.overlay)
         self.title = title
-        self.plot.setTitle(title, size=TITLE_SIZE)
+        self.plot.setTitle(title, size=presentation.title_size(), color=presentation.STYLE.theme.ink)
+        self.bar = None  # the colour bar beside it, if any (set by its canvas)
+        self.role = "weights" if cmap == WEIGHTS_CMAP else "scores"
+        if self.role == "weights":
+            presentation.register_weights_heatmap(self)
+            if presentation.STYLE.weights_cmap != cmap:
+                self.set_colormap(presentation.STYLE.weights_cmap)
         self.levels = (0.0, 1.0)
         self._shape = (-1, -1)
         self._labels: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
 
+    def set_colormap(self, name: str):
+        """Draw with colour map ``name`` (and recolour the attached colour bar)."""
+        self.colormap = pg.colormap.get(name)
+        self.image.setLookupTable(self.colormap.getLookupTable(nPts=256))
+        if self.bar is not None:
+            self.bar.setColorMap(self.colormap)
+        if self._last is not None:
+            self.set_data(*self._last[0], **self._last[1])
+
     def set_axis_titles(self, rows: str, cols: str):
         if self.left_axis.style["showValues"] and self.left_axis.labelText != rows:
-            self.plot.setLabel("left", rows)
+            self.plot.setLabel("left", rows, **presentation.label_style())
         if self.bottom_axis.labelText != cols:
-            self.plot.setLabel("bottom", cols)
+            self.plot.setLabel("bottom", cols, **presentation.label_style())
 
     def show_row_labels(self, on: bool):
         """Row labels on the first heatmap of a row only: the others share its rows."""
@@ -274,11 +315,13 @@ class Heatmap:
     def set_title(self, title: str):
         if title != self.title:
             self.title = title
-            self.plot.setTitle(title, size=TITLE_SIZE)
+            self.plot.setTitle(title, size=presentation.title_size(), color=presentation.STYLE.theme.ink)
 
     def set_data(self, values: np.ndarray, *, masked: np.ndarray, row_labels: list[str], col_labels: list[str],
                  levels: tuple[float, float], selected_row: int | None = None):
         """Show ``values`` (rows = queries, columns = keys); masked cells are hatched, not coloured."""
+        self._last = ((values,), dict(masked=masked, row_labels=row_labels, col_labels=col_labels,
+                                      levels=levels, selected_row=selected_row))
         values = np.asarray(values, dtype=np.float64)
         shown = np.where(masked | ~np.isfinite(values), np.nan, values)
         lo, hi = levels

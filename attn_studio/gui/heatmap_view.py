@@ -30,6 +30,7 @@ class HeatmapCanvas(pg.GraphicsLayoutWidget):
         self.bar = None
         if with_bar:
             self.bar = pg.ColorBarItem(values=(0, 1), colorMap=heatmap.colormap, interactive=False, width=10)
+            heatmap.bar = self.bar
             cache_static(self.bar, *(self.bar.getAxis(n) for n in ("left", "right", "top", "bottom")))
             self.addItem(self.bar, row=0, col=1)
         self.setSizePolicy(QtWidgets.QSizePolicy.Expanding, QtWidgets.QSizePolicy.Expanding)

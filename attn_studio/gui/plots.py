@@ -92,6 +92,12 @@ class VariancePlot(QtWidgets.QWidget):
         cache_static(self.theory_raw, self.theory_scaled, self.raw_curve, self.scaled_curve,
                      self.max_raw, self.max_scaled, self.grad_raw, self.grad_scaled)
 
+    def changeEvent(self, event):
+        # Text zoom changes the font: give the two-line caption room for it.
+        if event.type() == QtCore.QEvent.FontChange:
+            self.caption.setFixedHeight(self.caption.fontMetrics().lineSpacing() * 2 + 6)
+        super().changeEvent(event)
+
     def render(self):
         """Mark the current model (its d_k and measured score variance) on both plots."""
         state = self.studio.state

@@ -22,6 +22,7 @@ from ..session import (
 )
 from ..state import MAX_D_HEAD, MAX_D_MODEL, MAX_HEADS, MAX_SEED, StateError, TEMPERATURE_RANGE
 from ..studio import Studio
+from . import presentation
 from .bridge import StudioBridge
 from .compare import CompareView
 from .heatmap_view import HeatmapView
@@ -49,6 +50,19 @@ def settings() -> QtCore.QSettings:
     return QtCore.QSettings(str(data_dir() / "settings.ini"), QtCore.QSettings.IniFormat)
 
 SOFTMAX_LABELS = {"stable": "stable (subtract max)", "naive": "naive exp / Σexp", "sum": "plain x / Σx"}
+
+
+def _keys(*sequences) -> list[QtGui.QKeySequence]:
+    """Shortcuts without repeats: a platform's standard key may equal our own (F11 is
+    FullScreen on Linux), and a repeated shortcut is ambiguous to Qt and does nothing."""
+    seen, keys = set(), []
+    for seq in sequences:
+        for key in (QtGui.QKeySequence.keyBindings(seq) if isinstance(seq, QtGui.QKeySequence.StandardKey)
+                    else [QtGui.QKeySequence(seq)]):
+            if not key.isEmpty() and key.toString() not in seen:
+                seen.add(key.toString())
+                keys.append(key)
+    return keys
 
 
 def _checkbox(text: str, name: str, tip: str) -> QtWidgets.QCheckBox:
@@ -106,6 +120,13 @@ class MainWindow(QtWidgets.QMainWindow):
                       "Two settings side by side (scaling, mask, temperature, before/after) and their difference")
         self.view_tabs.currentChanged.connect(self._on_view_tab_changed)
         self.setCentralWidget(self.view_tabs)
+        # Up / Down move the query token while a heatmap view has the focus.
+        for view in (self.heatmap_view, self.heads_summary_view, self.compare_view):
+            view.setFocusPolicy(QtCore.Qt.StrongFocus)
+            for key, step in ((QtCore.Qt.Key_Down, +1), (QtCore.Qt.Key_Up, -1)):
+                shortcut = QtGui.QShortcut(QtGui.QKeySequence(key), view)
+                shortcut.setContext(QtCore.Qt.WidgetWithChildrenShortcut)
+                shortcut.activated.connect(lambda s=step: self.move_query(s))
         self._build_controls()
         self._build_tables()
         self.variance_plot = VariancePlot(studio)
@@ -125,6 +146,8 @@ class MainWindow(QtWidgets.QMainWindow):
         self.bridge.changed.connect(self._on_studio_change)
         self._render_all()
         self._fit_to_screen()
+        self._default_layout = self.saveState()
+        self._restore_settings()
         self._offer_recovery()
 
     # -- construction ------------------------------------------------------------
@@ -263,12 +286,34 @@ class MainWindow(QtWidgets.QMainWindow):
         self.query_combo.activated.connect(lambda i: self._guard(self.studio.select, query=i))
         form.addRow("query token", self.query_combo)
 
+        play_row = QtWidgets.QHBoxLayout()
+        self.play_button = QtWidgets.QPushButton("▶ Play")
+        self.play_button.setObjectName("playButton")
+        self.play_button.setCheckable(True)
+        self.play_button.setToolTip("Walk the selected query through the sentence, one token at a time")
+        self.play_button.toggled.connect(self._on_play_toggled)
+        play_row.addWidget(self.play_button)
+        self.play_interval_spin = QtWidgets.QDoubleSpinBox()
+        self.play_interval_spin.setObjectName("playIntervalSpin")
+        self.play_interval_spin.setRange(0.2, 10.0)
+        self.play_interval_spin.setSingleStep(0.2)
+        self.play_interval_spin.setValue(1.5)
+        self.play_interval_spin.setSuffix(" s")
+        self.play_interval_spin.setToolTip("Seconds per token while playing")
+        self.play_interval_spin.valueChanged.connect(lambda v: self._play_timer.setInterval(int(v * 1000)))
+        play_row.addWidget(self.play_interval_spin)
+        form.addRow("walk", play_row)
+        self._play_timer = QtCore.QTimer(self)
+        self._play_timer.setInterval(1500)
+        self._play_timer.timeout.connect(lambda: self.move_query(+1, wrap=True))
+
         scroll = QtWidgets.QScrollArea()
         scroll.setWidget(panel)
         scroll.setWidgetResizable(True)
         scroll.setFrameShape(QtWidgets.QFrame.NoFrame)
         scroll.setHorizontalScrollBarPolicy(QtCore.Qt.ScrollBarAlwaysOff)
-        scroll.setMinimumWidth(panel.sizeHint().width() + 8)
+        self._controls_panel, self._controls_scroll = panel, scroll
+        self._fit_controls()
         self._controls_dock = self._dock("Model", "controlsDock", scroll, QtCore.Qt.LeftDockWidgetArea)
 
     def _build_tables(self):
@@ -390,9 +435,43 @@ class MainWindow(QtWidgets.QMainWindow):
         self.redo_action.setObjectName("redoAction")
         self.redo_action.setShortcut(QtGui.QKeySequence.Redo)
         view = bar.addMenu("&View")
+        self.full_screen_action = view.addAction("&Full screen", self.toggle_full_screen)
+        self.full_screen_action.setObjectName("fullScreenAction")
+        self.full_screen_action.setCheckable(True)
+        self.full_screen_action.setShortcuts(_keys(QtCore.Qt.Key_F11, QtGui.QKeySequence.FullScreen))
+        view.addSeparator()
+        self.zoom_in_action = view.addAction("Zoom &in", lambda: self.zoom_by(+1))
+        self.zoom_in_action.setShortcuts(_keys("Ctrl+=", QtGui.QKeySequence.ZoomIn))
+        self.zoom_out_action = view.addAction("Zoom &out", lambda: self.zoom_by(-1))
+        self.zoom_out_action.setShortcuts(_keys("Ctrl+-", QtGui.QKeySequence.ZoomOut))
+        self.zoom_reset_action = view.addAction("&Actual size", lambda: self.set_zoom(1.0))
+        self.zoom_reset_action.setShortcut(QtGui.QKeySequence("Ctrl+0"))
+        view.addSeparator()
+        theme_menu = view.addMenu("&Theme")
+        self.theme_actions = QtGui.QActionGroup(self)
+        for name in presentation.THEMES:
+            action = theme_menu.addAction(name.capitalize(), lambda n=name: self.set_theme(n))
+            action.setCheckable(True)
+            action.setData(name)
+            self.theme_actions.addAction(action)
+        cmap_menu = view.addMenu("&Colour map")
+        self.colormap_actions = QtGui.QActionGroup(self)
+        for name in presentation.WEIGHT_COLORMAPS:
+            action = cmap_menu.addAction(name, lambda n=name: self.set_colormap(n))
+            action.setCheckable(True)
+            action.setData(name)
+            self.colormap_actions.addAction(action)
+        view.addSeparator()
         for dock in (self._controls_dock, self._tables_dock, self._variance_dock):
             view.addAction(dock.toggleViewAction())
+        view.addAction("&Reset layout", self.reset_layout).setObjectName("resetLayoutAction")
+        for shortcut, step in (("Alt+Down", +1), ("Alt+Up", -1)):
+            action = QtGui.QAction(self)
+            action.setShortcut(QtGui.QKeySequence(shortcut))
+            action.triggered.connect(lambda checked=False, s=step: self.move_query(s))
+            self.addAction(action)
         help_menu = bar.addMenu("&Help")
+        help_menu.addAction("&Keyboard shortcuts", self.show_shortcuts).setShortcut(QtGui.QKeySequence.HelpContents)
         help_menu.addAction("&About Attention Studio", self._about)
 
     def _fit_to_screen(self):
@@ -466,6 +545,141 @@ class MainWindow(QtWidgets.QMainWindow):
             self, "About Attention Studio",
             f"<h3>Attention Studio {__version__}</h3><p>A live playground for the attention mechanism: "
             "edit token vectors and Q/K/V weights, and watch scores, weights and outputs follow.</p>")
+
+    # -- presentation -------------------------------------------------------------------
+    def toggle_full_screen(self, on: bool | None = None):
+        """F11: full screen for the projector, and back."""
+        on = not self.isFullScreen() if on is None else on
+        self.showFullScreen() if on else self.showNormal()
+        self.full_screen_action.setChecked(on)
+
+    def set_zoom(self, zoom: float):
+        """Scale every text in the app (tables, axes, cell values, captions) by ``zoom``."""
+        presentation.apply(QtWidgets.QApplication.instance(), self, zoom=zoom)
+        self._fit_controls()
+        self.statusBar().showMessage(f"Text size {presentation.STYLE.zoom:.0%}", 2000)
+
+    def _fit_controls(self):
+        # The controls never scroll sideways: the panel is as wide as its content at this text size.
+        bar = self._controls_scroll.verticalScrollBar().sizeHint().width()
+        self._controls_panel.layout().activate()
+        self._controls_scroll.setMinimumWidth(self._controls_panel.sizeHint().width() + bar + 4)
+
+    def zoom_by(self, steps: int):
+        levels = presentation.ZOOM_STEPS
+        current = presentation.STYLE.zoom
+        index = min(range(len(levels)), key=lambda i: abs(levels[i] - current))
+        self.set_zoom(levels[min(max(index + steps, 0), len(levels) - 1)])
+
+    def set_theme(self, name: str):
+        """Light, dark or high contrast, for the room's light and the projector."""
+        presentation.apply(QtWidgets.QApplication.instance(), self, theme=name)
+        for action in self.theme_actions.actions():
+            action.setChecked(action.data() == name)
+        background = QtGui.QColor(presentation.STYLE.theme.canvas)
+        for view in self._views:
+            pal = view.palette()
+            pal.setColor(view.backgroundRole(), background)
+            view.setPalette(pal)
+
+    def set_colormap(self, name: str):
+        """The colour map of every weights heatmap (colour-blind-safe choices)."""
+        presentation.set_weights_colormap(name)
+        for action in self.colormap_actions.actions():
+            action.setChecked(action.data() == name)
+
+    def reset_layout(self):
+        """Put every panel back where it was at the first start."""
+        self.restoreState(self._default_layout)
+        for dock in (self._controls_dock, self._tables_dock, self._variance_dock):
+            dock.show()
+            dock.setFloating(False)
+        self._fit_to_screen()
+
+    def move_query(self, step: int, wrap: bool = False):
+        """Select the next (+1) or previous (-1) query token."""
+        n = len(self.studio.state.query_tokens)
+        if not n:
+            return
+        index = self.studio.state.query_index + step
+        index = index % n if wrap else min(max(index, 0), n - 1)
+        self.studio.select(query=index)
+
+    def _on_play_toggled(self, on: bool):
+        self.play_button.setText("■ Stop" if on else "▶ Play")
+        if on:
+            self._play_timer.start()
+        else:
+            self._play_timer.stop()
+
+    def shortcut_list(self) -> list[tuple[str, str]]:
+        """(keys, what they do) for Help → Keyboard shortcuts."""
+        rows = []
+        for menu in self.menuBar().findChildren(QtWidgets.QMenu):
+            for action in menu.actions():
+                keys = [k.toString(QtGui.QKeySequence.NativeText) for k in action.shortcuts() if not k.isEmpty()]
+                if keys:
+                    rows.append((" or ".join(dict.fromkeys(keys)), action.text().replace("&", "")))
+        rows += [("Up / Down (on a heatmap)", "Previous / next query token"),
+                 ("Alt+Up / Alt+Down", "Previous / next query token, anywhere"),
+                 ("Click a heatmap row", "Follow that query token"),
+                 ("Type in a table cell, Enter", "Edit that number (Esc cancels)")]
+        return rows
+
+    def show_shortcuts(self):
+        dialog = QtWidgets.QDialog(self)
+        dialog.setObjectName("shortcutsDialog")
+        dialog.setWindowTitle("Keyboard shortcuts")
+        layout = QtWidgets.QVBoxLayout(dialog)
+        rows = self.shortcut_list()
+        table = QtWidgets.QTableWidget(len(rows), 2)
+        table.setHorizontalHeaderLabels(["Keys", "Does"])
+        for i, (keys, text) in enumerate(rows):
+            table.setItem(i, 0, QtWidgets.QTableWidgetItem(keys))
+            table.setItem(i, 1, QtWidgets.QTableWidgetItem(text))
+        table.resizeColumnsToContents()
+        table.horizontalHeader().setStretchLastSection(True)
+        table.verticalHeader().hide()
+        table.setEditTriggers(QtWidgets.QAbstractItemView.NoEditTriggers)
+        layout.addWidget(table)
+        close = QtWidgets.QPushButton("Close")
+        close.clicked.connect(dialog.close)
+        layout.addWidget(close)
+        dialog.resize(560, 480)
+        dialog.show()
+        self.shortcuts_dialog = dialog
+        return dialog
+
+    def _restore_settings(self):
+        store = settings()
+        # Text size first: it sets the panels' minimum widths, which the
+        # restored geometry must already respect.
+        theme = str(store.value("theme", "light"))
+        self.set_theme(theme if theme in presentation.THEMES else "light")
+        try:
+            zoom = float(store.value("zoom", 1.0))
+        except (TypeError, ValueError):
+            zoom = 1.0
+        presentation.apply(QtWidgets.QApplication.instance(), self, zoom=zoom)
+        self._fit_controls()
+        cmap = str(store.value("colormap", "viridis"))
+        self.set_colormap(cmap if cmap in presentation.WEIGHT_COLORMAPS else "viridis")
+        geometry = store.value("geometry")
+        if isinstance(geometry, QtCore.QByteArray) and not geometry.isEmpty():
+            self.restoreGeometry(geometry)
+        layout = store.value("windowState")
+        if isinstance(layout, QtCore.QByteArray) and not layout.isEmpty():
+            self.restoreState(layout)
+
+    def save_settings(self):
+        """Keep window geometry, panel layout, theme, zoom and colour map for the next run."""
+        store = settings()
+        store.setValue("geometry", self.saveGeometry())
+        store.setValue("windowState", self.saveState())
+        store.setValue("theme", presentation.STYLE.theme.name)
+        store.setValue("zoom", presentation.STYLE.zoom)
+        store.setValue("colormap", presentation.STYLE.weights_cmap)
+        store.sync()
 
     # -- sessions ------------------------------------------------------------------------
     def confirm_discard(self) -> bool:
@@ -747,6 +961,8 @@ class MainWindow(QtWidgets.QMainWindow):
             event.ignore()
             return
         self._autosave.stop()
+        self._play_timer.stop()
         self.recovery.clear()
+        self.save_settings()
         self.bridge.close()
         super().closeEvent(event)
