@@ -621,3 +621,53 @@ def step_tooltip(state, result, head: int, query: int, step_key: str, j: int | N
             lines.append(f"… ({d_v - shown} more components)")
         return "\n".join(lines)
     return ""
+
+
+def table_cell_tooltip(studio, table: str, row: int, col: int) -> str:
+    """Tooltip of a cell of an editable table: what the number is and where it acts.
+
+    ``table`` is "embeddings", "w_q", "w_k", "w_v" (the chosen head), "w_o",
+    "w_1", "w_2" or "v_a". The numbers come from the studio's state and result.
+    """
+    state, result = studio.state, studio.result
+    head = selected_head(state, result) if state.projections else 0
+    if table == "embeddings":
+        words = state.key_tokens + (state.target_tokens if state.cross else [])
+        word = words[row]
+        value = float(studio.embeddings([word])[0, col])
+        edited = col in state.embedding_edits.get(word, {})
+        origin = "typed by you" if edited else f"drawn from seed {state.seed}"
+        lines = [f"x(“{word}”)[d{col + 1}] = {fmt(value)}  ({origin})",
+                 "Every occurrence of this word shares this vector."]
+        if state.positional:
+            position = row if row < len(state.key_tokens) else row - len(state.key_tokens)
+            pe = float(studio.positions(position + 1)[position, col])
+            lines.append(f"Attention sees x + PE = {fmt(value)} + {fmt(pe)} = {fmt(value + pe)} at position {position}.")
+        return "\n".join(lines)
+    if table in ("w_q", "w_k", "w_v"):
+        letter = table[-1]
+        matrix = getattr(state, table)[head]
+        value = float(matrix[row, col])
+        tokens = state.query_tokens if letter == "q" else state.key_tokens
+        lines = [f"W_{letter.upper()}[x{row + 1}, {letter}{col + 1}] of head {head + 1} = {fmt(value)}",
+                 f"{letter}{col + 1} = Σ_i x_i · W_{letter.upper()}[i, {col + 1}]: this number weighs "
+                 f"component x{row + 1} of every token."]
+        if tokens:
+            i = min(state.query_index, len(tokens) - 1) if letter == "q" else 0
+            vec = getattr(result, letter)[head, i, col]
+            lines.append(f"For “{tokens[i]}”: {letter}{col + 1} = {fmt(float(vec))}")
+        return "\n".join(lines)
+    if table == "w_o":
+        value = float(state.w_o[row, col])
+        h, j = divmod(row, state.d_head)
+        return (f"W_O[h{h + 1}·v{j + 1}, out{col + 1}] = {fmt(value)}\n"
+                f"How much value dimension {j + 1} of head {h + 1} contributes to output dimension {col + 1}.")
+    if table in ("w_1", "w_2"):
+        side = "query" if table == "w_1" else "key"
+        value = float(getattr(state, table)[min(head, getattr(state, table).shape[0] - 1)][row, col])
+        return (f"{table.upper().replace('_', '_')}[{row + 1}, {col + 1}] = {fmt(value)}\n"
+                f"Additive score v_aᵀ·tanh(q·W_1 + k·W_2): this weight acts on the {side}.")
+    if table == "v_a":
+        return (f"v_a of head {row + 1}, component {col + 1} = {fmt(float(state.v_a[row, col]))}\n"
+                "Weighs tanh feature a of the additive score.")
+    raise ValueError(f"unknown table {table!r}")

@@ -16,6 +16,7 @@ from .attention import (
     softmax,
 )
 from .errors import EngineError
+from .projection import Projection2D, angle_degrees, cosine, pca_2d, project
 from .statistics import SaturationCurve, VarianceCurve, dot_product_variance, softmax_saturation
 from .text import Vocabulary, sinusoidal_positions, tokenize
 
@@ -24,15 +25,20 @@ __all__ = [
     "AttentionResult",
     "EngineError",
     "MultiHeadResult",
+    "Projection2D",
     "SaturationCurve",
     "VarianceCurve",
     "Vocabulary",
     "additive_scores",
+    "angle_degrees",
     "attend_scores",
     "attention",
     "causal_mask",
+    "cosine",
     "dot_product_variance",
     "multi_head_attention",
+    "pca_2d",
+    "project",
     "sinusoidal_positions",
     "softmax",
     "softmax_saturation",

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import numpy as np
-from PySide6 import QtCore, QtWidgets
+from PySide6 import QtCore, QtGui, QtWidgets
 
+from ..explain import cell_tooltip
 from ._pg import cache_static, pg
 from .heatmap import SCORES_CMAP, WEIGHTS_CMAP, Heatmap
 
@@ -79,6 +80,7 @@ class HeatmapView(QtWidgets.QWidget):
             self.canvases[key] = canvas
             stage_row.addWidget(canvas, 1)
             canvas.scene().sigMouseClicked.connect(self._on_click)
+            canvas.scene().sigMouseMoved.connect(lambda pos, c=canvas: self._on_hover(c, pos))
         self.stage_bars = {key: c.bar for key, c in self.canvases.items() if c.bar is not None}
         self.stages["stable"].show_row_labels(False)
         self.canvases["stable"].hide()
@@ -106,6 +108,7 @@ class HeatmapView(QtWidgets.QWidget):
             hm = Heatmap(f"head {i + 1}", WEIGHTS_CMAP)
             canvas = HeatmapCanvas(hm, with_bar=False)
             canvas.scene().sigMouseClicked.connect(self._on_click)
+            canvas.scene().sigMouseMoved.connect(lambda pos, c=canvas: self._on_hover(c, pos))
             self.head_maps.append(hm)
             self.head_canvases.append(canvas)
         for canvas in self.head_canvases:
@@ -180,6 +183,28 @@ class HeatmapView(QtWidgets.QWidget):
                         levels=(0.0, 1.0), selected_row=selected)
 
     # -- interaction -----------------------------------------------------------
+    def tooltip_for(self, heatmap: Heatmap, i: int, j: int) -> str:
+        """The filled-in formula of cell (query ``i``, key ``j``) of ``heatmap``."""
+        state, result = self.studio.state, self.studio.result
+        head = min(state.head_index, result.weights.shape[0] - 1)
+        if heatmap in self.head_maps:
+            return cell_tooltip(state, result, "weights", self.head_maps.index(heatmap), i, j)
+        stage = next(key for key, hm in self.stages.items() if hm is heatmap)
+        if stage == "stable":
+            text = cell_tooltip(state, result, "logits", head, i, j)
+            weight = self.studio.weights_with("stable")[head, i, j]
+            return f"{text}\nstable softmax (row max subtracted first): α = {weight:.4f}"
+        return cell_tooltip(state, result, stage, head, i, j)
+
+    def _on_hover(self, canvas: "HeatmapCanvas", scene_pos):
+        cell = canvas.heatmap.cell_at(scene_pos)
+        if cell is None:
+            QtWidgets.QToolTip.hideText()
+            return
+        text = self.tooltip_for(canvas.heatmap, *cell)
+        point = canvas.mapToGlobal(canvas.mapFromScene(scene_pos))
+        QtWidgets.QToolTip.showText(point, text, canvas)
+
     def _on_click(self, event):
         if event.button() != QtCore.Qt.LeftButton:
             return

@@ -224,6 +224,9 @@ class PipelineView(QtWidgets.QWidget):
         header_font.setPointSizeF(max(HEADER_POINT_SIZE, font.pointSizeF() + 3))
         header_font.setBold(True)
         self.header.setFont(header_font)
+        # Wrap rather than widen: a long sentence must not push the window off a laptop screen.
+        self.header.setWordWrap(True)
+        self.header.setSizePolicy(QtWidgets.QSizePolicy.Ignored, QtWidgets.QSizePolicy.Preferred)
         top.addWidget(self.header, 1)
         self.prev_button = QtWidgets.QPushButton("◀ previous")
         self.prev_button.setObjectName("pipelinePrev")

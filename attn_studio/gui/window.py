@@ -24,7 +24,11 @@ from ..state import MAX_D_HEAD, MAX_D_MODEL, MAX_HEADS, MAX_SEED, StateError, TE
 from ..studio import Studio
 from . import presentation
 from .bridge import StudioBridge
+from ..explain import table_cell_tooltip
 from .compare import CompareView
+from .geometry import GeometryView
+from .pipeline import PipelineView
+from .positional import PositionalView
 from .heatmap_view import HeatmapView
 from .summary import HeadsSummaryView
 from .plots import VariancePlot
@@ -106,6 +110,9 @@ class MainWindow(QtWidgets.QMainWindow):
 
         self.heatmap_view = HeatmapView(studio)
         self.heads_summary_view = HeadsSummaryView(studio)
+        self.pipeline_view = PipelineView(studio)
+        self.geometry_view = GeometryView(studio)
+        self.positional_view = PositionalView(studio)
         self.compare_view = CompareView(studio)
         self.view_tabs = QtWidgets.QTabWidget()
         self.view_tabs.setObjectName("viewTabs")
@@ -114,10 +121,17 @@ class MainWindow(QtWidgets.QMainWindow):
         self._views: list = []
         self._stale: set = set()
         self.add_view(self.heatmap_view, "Attention", "Scores, logits and weights of the chosen head, and every head")
+        self.add_view(self.pipeline_view, "Step by step",
+                      "Every step for the selected query token, with your numbers: q·k, scale, mask, exp, "
+                      "normalise, weighted sum")
         self.add_view(self.heads_summary_view, "Heads → output",
                       "Each head's output, their concatenation, W_O and the output")
         self.add_view(self.compare_view, "Compare",
                       "Two settings side by side (scaling, mask, temperature, before/after) and their difference")
+        self.add_view(self.geometry_view, "Geometry",
+                      "The token vectors as arrows: exact in 2-D, a PCA picture otherwise; dot product and angle of a pair")
+        self.add_view(self.positional_view, "Positions",
+                      "The sinusoidal positional encoding added to the token vectors")
         self.view_tabs.currentChanged.connect(self._on_view_tab_changed)
         self.setCentralWidget(self.view_tabs)
         # Up / Down move the query token while a heatmap view has the focus.
@@ -372,7 +386,8 @@ class MainWindow(QtWidgets.QMainWindow):
         self.table_tabs = QtWidgets.QTabWidget()
         self.table_tabs.setObjectName("tableTabs")
         for key, object_name, title, read, rows, cols, write in specs:
-            model = MatrixModel(title, read, rows, cols, write, parent=self)
+            tooltip = None if key == "output" else (lambda r, c, key=key: table_cell_tooltip(self.studio, key, r, c))
+            model = MatrixModel(title, read, rows, cols, write, tooltip=tooltip, parent=self)
             model.refused.connect(self.show_message)
             table = MatrixTable(model, object_name)
             self.models[key] = model
@@ -563,7 +578,14 @@ class MainWindow(QtWidgets.QMainWindow):
         # The controls never scroll sideways: the panel is as wide as its content at this text size.
         bar = self._controls_scroll.verticalScrollBar().sizeHint().width()
         self._controls_panel.layout().activate()
-        self._controls_scroll.setMinimumWidth(self._controls_panel.sizeHint().width() + bar + 4)
+        wanted = self._controls_panel.sizeHint().width() + bar + 4
+        # ... but never more than 30% of the screen: at a large zoom on a small
+        # screen the panel scrolls sideways rather than push the window off it.
+        screen = self.screen() or QtGui.QGuiApplication.primaryScreen()
+        limit = int(0.3 * max(screen.availableGeometry().width(), 1024)) if screen else wanted
+        self._controls_scroll.setMinimumWidth(min(wanted, limit))
+        self._controls_scroll.setHorizontalScrollBarPolicy(
+            QtCore.Qt.ScrollBarAsNeeded if wanted > limit else QtCore.Qt.ScrollBarAlwaysOff)
 
     def zoom_by(self, steps: int):
         levels = presentation.ZOOM_STEPS

@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from PySide6 import QtWidgets
+from PySide6 import QtCore, QtWidgets
 
 from attn_studio.engine import additive_scores, attention, multi_head_attention, softmax
 from attn_studio.gui import MainWindow
@@ -134,3 +134,66 @@ def test_naive_softmax_overflow_is_shown_as_overflow_beside_the_stable_result(qt
     w.bridge.flush()
     assert not w.heatmap_view.canvases["stable"].isVisible()
     assert not w.heatmap_view.stages["weights"].overflow.any()
+
+
+def test_hovering_a_heatmap_cell_shows_its_formula_with_the_numbers(qtbot):
+    w = MainWindow(preset="journey")
+    qtbot.addWidget(w)
+    w.resize(1366, 768)
+    w.show()
+    qtbot.waitExposed(w)
+    w.bridge.flush()
+    canvas = w.heatmap_view.canvases["logits"]
+    hm = canvas.heatmap
+    # the centre of cell (query 2 "journey", key 3 "starts"), in the canvas's pixels
+    scene_pos = hm.plot.vb.mapViewToScene(QtCore.QPointF(2, 1))
+    canvas.scene().sigMouseMoved.emit(scene_pos)
+    text = QtWidgets.QToolTip.text()
+    x = w.studio.x
+    products = " + ".join(f"{a:g}×{b:g}" for a, b in zip(x[1], x[2]))
+    assert products in text  # 0.55×0.57 + 0.87×0.85 + 0.66×0.64
+    assert f"{float(x[1] @ x[2]):.4f}" in text  # = 1.4754
+    assert "“journey”" in text and "“starts”" in text
+
+
+def test_weights_tooltip_fills_in_the_softmax(win):
+    state, r = win.studio.state, win.studio.result
+    h = state.head_index
+    text = win.heatmap_view.tooltip_for(win.heatmap_view.stages["weights"], 7, 1)
+    assert f"{r.weights[h, 7, 1]:.4f}" in text
+    assert "exp" in text
+
+
+def test_table_cells_explain_their_number(win):
+    model = win.models["embeddings"]
+    win.studio.set_embedding("animal", 2, "0.5")
+    win.bridge.flush()
+    text = model.data(model.index(1, 2), QtCore.Qt.ToolTipRole)
+    assert "animal" in text and "0.5" in text and "typed by you" in text
+    other = model.data(model.index(0, 0), QtCore.Qt.ToolTipRole)
+    assert f"seed {win.studio.state.seed}" in other
+    wq = win.models["w_q"]
+    text = wq.data(wq.index(1, 2), QtCore.Qt.ToolTipRole)
+    assert "W_Q[x2, q3]" in text
+    q = win.studio.result.q[win.studio.state.head_index, win.studio.state.query_index, 2]
+    assert f"{q:.4g}".replace("-", "−") in text
+
+
+def test_step_view_tab_follows_edits_with_the_engine_numbers(qtbot):
+    w = MainWindow(preset="bank")
+    qtbot.addWidget(w)
+    w.show()
+    w.view_tabs.setCurrentWidget(w.pipeline_view)
+    w.bridge.flush()
+    table = w.pipeline_view.table.model()
+
+    def row_values(key):
+        row = [s.key for s in w.pipeline_view.steps].index(key)
+        return np.array([float(table.data(table.index(row, j)).replace("−", "-"))
+                         for j in range(len(w.studio.state.key_tokens))])
+
+    np.testing.assert_allclose(row_values("weights"), w.studio.result.weights[0, 7], atol=6e-4)
+    w.studio.set_embedding("money", 0, "0.9")
+    w.bridge.flush()
+    np.testing.assert_allclose(row_values("weights"), w.studio.result.weights[0, 7], atol=6e-4)
+    np.testing.assert_allclose(row_values("scores"), w.studio.result.scores[0, 7], atol=6e-4)
