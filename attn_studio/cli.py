@@ -1,27 +1,97 @@
-"""``attn-studio``: open the window (optionally on a preset or a session file)."""
+"""``attn-studio``: open the window (optionally on a preset or a session file),
+or ``attn-studio export ...``: write a figure without a display.
+
+Examples::
+
+    attn-studio                              # the window, on the first example
+    attn-studio --preset bank                # the window, on an example
+    attn-studio lecture3.attn.json           # the window, on a saved session
+    attn-studio export --preset animal --panel heatmaps --out fig.png --dpi 300
+    attn-studio export --session s.attn.json --panel variance --out var.svg
+"""
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from . import __version__
 
+PROG = "attn-studio"
+EXPORT_SIZE = (1600, 900)
+SIZE_RANGE = (320, 8000)
+# Messages Qt prints while the export command draws that say nothing to its user:
+# the offscreen platform on show() (see DESIGN.md), and the PDF engine dropping a
+# widget style's gradient (the window panel's buttons are then drawn flat).
+QUIET_QT_MESSAGES = (
+    "This plugin does not support propagateSizeHints()",
+    "QPdfEngine: unable to create a gradient between colors of different spec",
+)
+
+
+class UsageError(Exception):
+    """A bad command line: reported as one line, exit code 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose errors are one line on stderr (no usage block, no traceback)."""
+
+    def error(self, message):
+        raise UsageError(message)
+
+
+def _fail(message: str, code: int = 2) -> int:
+    text = " ".join(str(message).split())  # exactly one line
+    print(f"{PROG}: error: {text}", file=sys.stderr)
+    return code
+
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="attn-studio",
+    parser = _Parser(
+        prog=PROG,
         description="Attention Studio: a live playground for the attention mechanism.",
+        epilog=f"Figures without a window: {PROG} export --help",
     )
-    parser.add_argument("--version", action="version", version=f"attn-studio {__version__}")
+    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     parser.add_argument("--preset", default=None, help="open on this example (journey, bank, animal, money-bank-2d)")
     parser.add_argument("file", nargs="?", help="a session file (.attn.json) to open")
     return parser
 
 
+def _export_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog=f"{PROG} export",
+        description="Write a figure of one panel (or the whole window) without a display.",
+        epilog="Examples: attn-studio export --preset animal --panel head:2 --out head2.png --dpi 300; "
+               "attn-studio export --session s.attn.json --panel variance --out var.pdf",
+    )
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument("--session", metavar="FILE", help="a session file (.attn.json) to draw")
+    source.add_argument("--preset", metavar="NAME", help="an example to draw (journey, bank, animal, money-bank-2d)")
+    parser.add_argument("--panel", default="heatmaps",
+                        help="heatmaps (default), head:N (N from 1), variance, saturation, steps, geometry or window")
+    parser.add_argument("--format", choices=("png", "svg", "pdf"), dest="fmt",
+                        help="the figure format (default: from the --out extension)")
+    size = parser.add_mutually_exclusive_group()
+    size.add_argument("--scale", type=float, default=2.0, help="PNG only: pixels per screen pixel, 1 to 8 (default 2)")
+    size.add_argument("--dpi", type=float, help="PNG only: resolution, 96 to 768 (sets the scale to DPI/96)")
+    parser.add_argument("--width", type=int, default=EXPORT_SIZE[0], help="window width in pixels (default 1600)")
+    parser.add_argument("--height", type=int, default=EXPORT_SIZE[1], help="window height in pixels (default 900)")
+    parser.add_argument("--title", default=None, help='the figure title (default: the setting; "" for none)')
+    parser.add_argument("--out", required=True, metavar="FILE", help="the file to write (.png, .svg or .pdf)")
+    return parser
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``attn-studio`` command; returns the exit code."""
-    args = _parser().parse_args(sys.argv[1:] if argv is None else argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "export":
+        return export_main(argv[1:])
+    try:
+        args = _parser().parse_args(argv)
+    except UsageError as exc:
+        return _fail(exc)
     from .session import SessionError, load_preset, read_session
 
     state = None
@@ -31,8 +101,7 @@ def main(argv: list[str] | None = None) -> int:
         elif args.preset:
             state = load_preset(args.preset)
     except SessionError as exc:
-        print(f"attn-studio: {exc}", file=sys.stderr)
-        return 2
+        return _fail(exc)
 
     from PySide6 import QtWidgets
 
@@ -51,3 +120,102 @@ def main(argv: list[str] | None = None) -> int:
     app.processEvents()
     del window
     return code
+
+
+def _check_export_args(args):
+    """Everything that can be checked before Qt starts; returns (state, preset name, panel, format)."""
+    from .gui.export import ExportError, check_output_path, check_panel_name, figure_format, resolve_scale
+    from .session import SessionError, load_preset, read_session
+
+    try:
+        panel = check_panel_name(args.panel)
+        fmt = figure_format(args.out, args.fmt)
+        resolve_scale(args.scale, args.dpi)
+        check_output_path(args.out)
+    except ExportError as exc:
+        raise UsageError(str(exc)) from None
+    lo, hi = SIZE_RANGE
+    for name, value in (("width", args.width), ("height", args.height)):
+        if not lo <= value <= hi:
+            raise UsageError(f"--{name} must be between {lo} and {hi} pixels, got {value}")
+    try:
+        if args.session:
+            state, preset = read_session(args.session), ""
+        else:
+            preset = args.preset or "journey"
+            state = load_preset(preset)
+    except SessionError as exc:
+        raise UsageError(str(exc)) from None
+    return state, preset, panel, fmt
+
+
+def export_main(argv: list[str]) -> int:
+    """``attn-studio export ...``: draw the window offscreen and write one figure. Returns the exit code."""
+    try:
+        args = _export_parser().parse_args(argv)
+        state, preset, panel_name, fmt = _check_export_args(args)
+    except UsageError as exc:
+        return _fail(exc)
+
+    # Headless by design: a figure must come out the same on a server, in CI, over ssh.
+    os.environ["QT_QPA_PLATFORM"] = "offscreen"
+    from PySide6 import QtCore, QtWidgets
+
+    def on_message(kind, context, message):
+        if kind in (QtCore.QtMsgType.QtDebugMsg, QtCore.QtMsgType.QtInfoMsg):
+            return
+        if any(quiet in message for quiet in QUIET_QT_MESSAGES):
+            return
+        print(f"{PROG}: Qt: {message}", file=sys.stderr)
+
+    previous_handler = QtCore.qInstallMessageHandler(on_message)
+    app = QtWidgets.QApplication.instance() or QtWidgets.QApplication([PROG])
+    app.setApplicationName("Attention Studio")
+    app.setOrganizationName("Attention Studio")
+
+    from .gui import MainWindow
+    from .gui.export import ExportError, export_figure, find_panel, show_panel
+    from .studio import Studio
+
+    window = None
+    try:
+        window = MainWindow(Studio(state), preset=preset or None)
+        banner = getattr(window, "recovery_banner", None)
+        if banner is not None:  # another session's crash is not part of this figure
+            banner.hide()
+        window.resize(args.width, args.height)
+        window.show()
+        _settle(app, window)
+        if panel_name in ("variance", "saturation"):
+            # The plots sit in a short strip at the bottom of the window; give them room.
+            dock = window.findChild(QtWidgets.QDockWidget, "varianceDock")
+            if dock is not None:
+                window.resizeDocks([dock], [int(args.height * 0.5)], QtCore.Qt.Vertical)
+        try:
+            panel = find_panel(window, panel_name)
+            show_panel(panel)
+            _settle(app, window)
+            panel = find_panel(window, panel_name)  # after showing: the head canvases may have changed
+            export_figure(panel, args.out, fmt=fmt, scale=args.scale, dpi=args.dpi, title=args.title)
+        except ExportError as exc:
+            return _fail(exc)
+        except OSError as exc:
+            return _fail(f"cannot write {args.out}: {exc.strerror or exc}", code=1)
+        print(f"{PROG}: wrote {args.out}")
+        return 0
+    finally:
+        if window is not None:
+            # Delete the window while the application still exists (see main()).
+            window.deleteLater()
+            app.processEvents()
+            QtCore.QCoreApplication.sendPostedEvents(None, QtCore.QEvent.DeferredDelete)
+            del window
+        QtCore.qInstallMessageHandler(previous_handler)
+
+
+def _settle(app, window) -> None:
+    """Let layouts, the studio bridge and every view catch up (what a few event-loop turns do)."""
+    for _ in range(3):
+        app.processEvents()
+        window.bridge.flush()
+    app.processEvents()

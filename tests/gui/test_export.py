@@ -1,0 +1,297 @@
+"""Figures out: PNG / SVG / PDF of any panel, the clipboard, and matrices as CSV / NumPy / LaTeX.
+
+Every figure is measured, not trusted: its size follows the scale, its lines
+grow with it, its SVG keeps the tokens as text, and a failed export leaves an
+existing file as it was.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+import xml.etree.ElementTree as ET
+
+import numpy as np
+import pytest
+from PySide6 import QtGui, QtWidgets
+
+from attn_studio.engine import tokenize
+from attn_studio.gui import export
+from attn_studio.gui.export import ExportError
+from attn_studio.state import StudioState
+from gui_helpers import settle
+
+SVG_NS = "{http://www.w3.org/2000/svg}"
+
+
+def rgb(image: QtGui.QImage) -> np.ndarray:
+    """(height, width, 3) uint8 array of a QImage."""
+    image = image.convertToFormat(QtGui.QImage.Format_RGB32)
+    h, w = image.height(), image.width()
+    data = np.frombuffer(image.constBits(), dtype=np.uint8).reshape(h, image.bytesPerLine())[:, : 4 * w]
+    bgra = data.reshape(h, w, 4)
+    return bgra[:, :, 2::-1].astype(int)
+
+
+def longest_vertical_run(mask: np.ndarray, col: int) -> int:
+    best = run = 0
+    for hit in mask[:, col]:
+        run = run + 1 if hit else 0
+        best = max(best, run)
+    return best
+
+
+def line_thickness(image: QtGui.QImage, colour: QtGui.QColor, cols: np.ndarray) -> float:
+    """Median over columns of the longest vertical run of pixels close to ``colour``."""
+    pixels = rgb(image)
+    target = np.array([colour.red(), colour.green(), colour.blue()])
+    mask = np.abs(pixels - target).sum(axis=2) < 90
+    runs = [longest_vertical_run(mask, int(c)) for c in cols]
+    return float(np.median(runs))
+
+
+# -- figures -----------------------------------------------------------------------
+
+
+def test_png_size_follows_the_scale_with_the_title_band(window):
+    panel = export.find_panel(window, "heatmaps")
+    one = export.render_panel(panel, scale=1)
+    three = export.render_panel(panel, scale=3)
+    assert abs(three.width() - 3 * one.width()) <= 2
+    assert abs(three.height() - 3 * one.height()) <= 2
+    # The title band is part of the figure: without it the figure is shorter, as wide.
+    bare = export.render_panel(panel, scale=1, title="")
+    assert bare.width() == one.width()
+    assert one.height() - bare.height() >= 20
+    # The figure is the panel on screen (plus margins), not some default size.
+    view = window.heatmap_view
+    assert view.width() <= one.width() <= view.width() + 40
+
+
+def test_lines_grow_with_the_scale(window):
+    plot = window.variance_plot
+    panel = export.find_panel(window, "variance")
+    colour = plot.scaled_curve.opts["pen"].color()
+    pens_before = [c.opts["pen"].widthF() for c in (plot.scaled_curve, plot.raw_curve)]
+    thick = {}
+    for scale in (1, 4):
+        image = export.render_panel(panel, scale=scale, title="")
+        # The scaled curve is flat near var = 1 at large d_k: the right third of the plot.
+        cols = np.linspace(0.7, 0.9, 9) * image.width()
+        thick[scale] = line_thickness(image, colour, cols)
+    assert thick[1] >= 1
+    assert 3.0 <= thick[4] / thick[1] <= 5.5, thick
+    # The window keeps its own pens and caches.
+    assert [c.opts["pen"].widthF() for c in (plot.scaled_curve, plot.raw_curve)] == pens_before
+    assert plot.variance.getAxis("left").cacheMode() == QtWidgets.QGraphicsItem.DeviceCoordinateCache
+
+
+def test_svg_keeps_every_token_as_text(window, tmp_path):
+    path = tmp_path / "heatmaps.svg"
+    # No title: the tokens must come from the heatmaps' own axis labels.
+    export.export_svg(export.find_panel(window, "heatmaps"), path, title="")
+    root = ET.parse(path).getroot()
+    texts = {"".join(t.itertext()).strip() for t in root.iter(f"{SVG_NS}text")}
+    tokens = tokenize(window.studio.state.sentence)
+    assert tokens and all(tok in texts for tok in tokens), (tokens, sorted(texts)[:40])
+    assert root.get("viewBox") is not None
+    # With the default title, the file says what it shows.
+    export.export_svg(export.find_panel(window, "heatmaps"), path)
+    title = ET.parse(path).getroot().find(f"{SVG_NS}title")
+    assert title is not None and window.studio.state.sentence.split()[0] in title.text
+
+
+def test_pdf_page_is_the_figure(window, tmp_path):
+    panel = export.find_panel(window, "head:1")
+    path = tmp_path / "head.pdf"
+    assert export.export_figure(panel, path) == "pdf"
+    data = path.read_bytes()
+    assert data.startswith(b"%PDF")
+    box = re.search(rb"/MediaBox\s*\[\s*0\s+0\s+([\d.]+)\s+([\d.]+)\s*\]", data)
+    assert box, "no page size in the PDF"
+    image = export.render_panel(panel, scale=1)
+    dpi = panel.widget.logicalDpiX()
+    assert float(box.group(1)) == pytest.approx(image.width() * 72 / dpi, abs=2)
+    assert float(box.group(2)) == pytest.approx(image.height() * 72 / dpi, abs=2)
+    # The whole window too; Qt's notice about flat-drawn style gradients is not a warning
+    # to the person (the fixture fails the test on any other Qt message).
+    export.export_pdf(export.find_panel(window, "window"), tmp_path / "window.pdf")
+    assert (tmp_path / "window.pdf").read_bytes().startswith(b"%PDF")
+
+
+def test_png_records_its_dpi(window, tmp_path):
+    panel = export.find_panel(window, "saturation")
+    path = tmp_path / "sat.png"
+    export.export_png(panel, path, dpi=192)
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    image = QtGui.QImage(str(path))
+    assert image.dotsPerMeterX() == pytest.approx(192 / 0.0254, abs=2)
+    one = export.render_panel(panel, scale=1)
+    assert abs(image.width() - 2 * one.width()) <= 2
+    for bad in (0, 0.5, 9, float("nan")):
+        with pytest.raises(ExportError, match="scale"):
+            export.export_png(panel, path, scale=bad)
+    with pytest.raises(ExportError, match="DPI"):
+        export.export_png(panel, path, dpi=2000)
+
+
+def test_title_states_the_setting(window):
+    window.studio.update(causal=True)
+    settle(window)
+    assert "causal" in export.find_panel(window, "heatmaps").title
+    state = StudioState(sentence="Your journey starts with one step", d_model=3, d_head=3, heads=2,
+                        causal=True, temperature=2.0)
+    title = export.setting_title(state, "head:2")
+    assert title == "Your journey starts with one step — head 2 of 2 · scaled ÷√3 · causal · T=2"
+    plain = export.setting_title(state.replace(scale=False, causal=False, temperature=1.0, heads=1,
+                                               projections=False, positional=True, softmax="naive"), "heatmaps")
+    assert plain == ("Your journey starts with one step — head 1 · unscaled · positional · "
+                     "no projections (Q = K = V = X) · naive softmax")
+    cross = export.setting_title(state.replace(target_sentence="Le chat"), "variance")
+    assert "cross-attention" in cross and "d_k = 3" in cross and "head" not in cross
+    long = export.setting_title(state.replace(sentence="word " * 40), "heatmaps")
+    assert len(long.split(" — ")[0]) <= 60 and "…" in long
+
+
+def test_unknown_panels_are_refused_in_one_line(window):
+    for name in ("nope", "head:0", "head:99", "head:x", ""):
+        with pytest.raises(ExportError) as info:
+            export.find_panel(window, name)
+        message = str(info.value)
+        assert "\n" not in message and "heatmaps" in message, message
+    with pytest.raises(ExportError):
+        export.export_figure(window, "figure.gif")
+
+
+def test_a_head_alone_shows_its_row_labels_and_the_window_is_left_as_it_was(window):
+    window.studio.update(projections=True, heads=2)
+    settle(window)
+    view = window.heatmap_view
+    second = view.head_maps[1]
+    assert not second.left_axis.style["showValues"]
+    width_before = second.left_axis.width()
+    panel = export.find_panel(window, "head:2")
+    assert panel.widget is view.head_canvases[1]
+    svg = export.svg_bytes(panel, title="")
+    texts = {"".join(t.itertext()).strip() for t in ET.fromstring(svg).iter(f"{SVG_NS}text")}
+    assert "query" in texts and window.studio.state.tokens[0] in texts
+    assert not second.left_axis.style["showValues"]
+    assert second.left_axis.width() == width_before
+    # With one head, head:1 is the weights heatmap.
+    window.studio.update(heads=1)
+    settle(window)
+    assert export.find_panel(window, "head:1").widget is view.canvases["weights"]
+
+
+def test_a_missing_folder_is_refused_and_nothing_is_written(window, tmp_path):
+    panel = export.find_panel(window, "heatmaps")
+    missing = tmp_path / "no such folder" / "x.png"
+    for fmt in ("png", "svg", "pdf"):
+        with pytest.raises(ExportError, match="does not exist"):
+            export.export_figure(panel, missing.with_suffix(f".{fmt}"))
+    assert not missing.parent.exists()
+
+
+def test_a_failed_export_leaves_the_old_file_intact(window, tmp_path, monkeypatch):
+    path = tmp_path / "figure.png"
+    path.write_bytes(b"the lecture's figure")
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("drawing failed")
+
+    monkeypatch.setattr(export, "render_panel", broken)
+    with pytest.raises(RuntimeError):
+        export.export_png(export.find_panel(window, "heatmaps"), path)
+    assert path.read_bytes() == b"the lecture's figure"
+    assert [p.name for p in tmp_path.iterdir()] == ["figure.png"]
+
+
+def test_copy_figure_puts_an_image_and_its_svg_on_the_clipboard(window):
+    clipboard = QtWidgets.QApplication.clipboard()
+    clipboard.clear()
+    export.copy_figure(export.find_panel(window, "heatmaps"), scale=1)
+    image = clipboard.image()
+    assert not image.isNull() and image.width() > 100
+    mime = clipboard.mimeData()
+    assert mime.hasFormat("image/svg+xml")
+    assert bytes(mime.data("image/svg+xml").data()).lstrip().startswith(b"<?xml")
+
+
+# -- matrices ------------------------------------------------------------------------
+
+
+def test_csv_round_trips_to_the_same_numbers():
+    array = np.array([[1 / 3, -1e-12, 1e300], [0.0, -2.5, np.pi]])
+    rows = ["a,b", 'say "hi"']
+    cols = ["d1", "d 2", "d;3"]
+    text = export.matrix_to_csv(array, rows, cols)
+    table = list(csv.reader(io.StringIO(text)))
+    assert table[0] == [""] + cols
+    assert [r[0] for r in table[1:]] == rows
+    back = np.array([[float(v) for v in r[1:]] for r in table[1:]])
+    np.testing.assert_array_equal(back, array)
+    with pytest.raises(ExportError):
+        export.matrix_to_csv(array, ["only one"], cols)
+
+
+def test_latex_is_a_bmatrix():
+    array = np.arange(12, dtype=float).reshape(3, 4) / 7
+    text = export.matrix_to_latex(array)
+    assert text.startswith("\\begin{bmatrix}") and text.rstrip().endswith("\\end{bmatrix}")
+    assert text.count("&") == 3 * 3
+    assert text.count("\\\\") == 2
+    assert "0.1429" in text
+    masked = export.matrix_to_latex(np.array([[0.5, -np.inf]]))
+    assert "-\\infty" in masked
+
+
+def test_matrices_save_as_csv_npy_npz(tmp_path):
+    array = np.array([[0.1, 0.2, 0.3], [0.4, 0.5, 0.6]])
+    rows, cols = ["Your", "journey"], ["x1", "x2", "x3"]
+    export.save_matrix(tmp_path / "w.npz", array, rows, cols)
+    with np.load(tmp_path / "w.npz", allow_pickle=False) as data:
+        np.testing.assert_array_equal(data["array"], array)
+        assert list(data["row_labels"]) == rows and list(data["col_labels"]) == cols
+    export.save_matrix(tmp_path / "w.npy", array, rows, cols)
+    np.testing.assert_array_equal(np.load(tmp_path / "w.npy", allow_pickle=False), array)
+    export.save_matrix(tmp_path / "w.csv", array, rows, cols)
+    assert (tmp_path / "w.csv").read_text(encoding="utf-8") == export.matrix_to_csv(array, rows, cols)
+    with pytest.raises(ExportError, match="format"):
+        export.save_matrix(tmp_path / "w.xlsx", array, rows, cols)
+    with pytest.raises(ExportError, match="does not exist"):
+        export.save_matrix(tmp_path / "missing" / "w.csv", array, rows, cols)
+
+
+def test_a_table_saves_with_its_headers(window, tmp_path):
+    array, rows, cols = export.table_matrix(window.models["embeddings"])
+    assert rows == window.studio.state.tokens
+    assert array.shape == (len(rows), len(cols)) == (len(rows), window.studio.state.d_model)
+    export.save_matrix(tmp_path / "x.csv", array, rows, cols)
+    table = list(csv.reader(io.StringIO((tmp_path / "x.csv").read_text(encoding="utf-8"))))
+    assert [r[0] for r in table[1:]] == rows
+    np.testing.assert_array_equal(np.array([[float(v) for v in r[1:]] for r in table[1:]]), array)
+
+
+def test_the_whole_model_saves_as_npz(window, tmp_path):
+    window.studio.update(projections=True, heads=2, causal=True)
+    arrays = export.studio_arrays(window.studio)
+    for key in ("x", "w_q", "w_k", "w_v", "w_o", "q", "k", "v", "scores", "logits", "weights",
+                "head_outputs", "concat", "output"):
+        assert key in arrays, key
+    np.testing.assert_allclose(arrays["concat"] @ arrays["w_o"], arrays["output"], atol=1e-12)
+    export.save_arrays(tmp_path / "model.npz", arrays)
+    with np.load(tmp_path / "model.npz", allow_pickle=False) as data:
+        np.testing.assert_array_equal(data["weights"], window.studio.result.weights)
+        assert list(data["tokens"]) == window.studio.state.tokens
+    # Without projections the engine used Q = K = V = X: the file says so with identities.
+    window.studio.update(projections=False)
+    arrays = export.studio_arrays(window.studio)
+    np.testing.assert_allclose(arrays["q"][0], arrays["x"], atol=1e-12)
+    np.testing.assert_allclose(arrays["concat"] @ arrays["w_o"], arrays["output"], atol=1e-12)
+
+
+def test_copy_latex_puts_text_on_the_clipboard(qtbot):
+    text = export.copy_latex(np.eye(2))
+    assert QtWidgets.QApplication.clipboard().text() == text
+    assert "\\begin{bmatrix}" in text
