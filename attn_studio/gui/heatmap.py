@@ -21,8 +21,6 @@ MIN_TEXT_PX = 7.0   # below this the values are not drawn (the colours still are
 MASK_FILL = QtGui.QColor(200, 200, 200)
 OVERFLOW_FILL = QtGui.QColor(200, 30, 30)
 MASK_HATCH = QtGui.QColor(120, 120, 120)
-# Beyond this many tokens the axes show every n-th label only.
-MAX_LABELS = 40
 
 
 def format_value(value: float, digits: int = 2) -> str:
@@ -158,8 +156,8 @@ class CellOverlay(pg.GraphicsObject):
 
 
 def _ticks(labels: list[str]) -> list[list[tuple[int, str]]]:
-    step = max(1, int(np.ceil(len(labels) / MAX_LABELS)))
-    return [[(i, labels[i]) for i in range(0, len(labels), step)]]
+    # Every label; TokenAxis shows as many as fit when it paints.
+    return [[(i, label) for i, label in enumerate(labels)]]
 
 
 class TokenAxis(pg.AxisItem):
@@ -173,17 +171,23 @@ class TokenAxis(pg.AxisItem):
 
     def __init__(self, orientation: str):
         self._labels: list[tuple[float, str]] = []
+        self.shown_step = 1  # every n-th label was drawn at the last paint
         super().__init__(orientation)
         self.setStyle(tickLength=0, tickFont=presentation.tick_font())
 
     def set_labels(self, ticks: list[tuple[int, str]]):
         self._labels = [(float(v), str(t)) for v, t in ticks]
-        self.setTicks([ticks])
+        # No tick marks or texts of pyqtgraph's own: this axis draws the labels.
+        self.setTicks([[(v, "") for v, _ in ticks]])
+        metrics = QtGui.QFontMetricsF(self.style.get("tickFont") or QtGui.QFont())
+        widest = max((metrics.horizontalAdvance(t) for _, t in self._labels), default=0.0)
         if self.orientation == "bottom":
-            metrics = QtGui.QFontMetricsF(self.style.get("tickFont") or QtGui.QFont())
-            widest = max((metrics.horizontalAdvance(t) for _, t in self._labels), default=0.0)
             self.setHeight(int(widest * np.sin(np.radians(self.ANGLE)) + metrics.height() + 8))
             self._adjust_label()
+        elif self.style["showValues"]:
+            label = self.label.boundingRect().height() + 4 if self.label.isVisible() else 0
+            self.setWidth(int(widest + label + 8))
+        self.picture = None
 
     def relabel(self):
         """Recompute the room the slanted labels need (after a font change)."""
@@ -202,16 +206,20 @@ class TokenAxis(pg.AxisItem):
         if self.label.isVisible():
             self.label.setPos(self.label.pos().x(), self.height() - self.label.boundingRect().height())
 
-    def resizeEvent(self, ev=None):
-        super().resizeEvent(ev)
-        if self.orientation == "bottom" and self._labels:
-            # Keep the axis title below the slanted labels.
-            br = self.label.boundingRect()
-            self.label.setPos(self.label.pos().x(), self.height() - br.height() + 2)
+    def visible_step(self) -> int:
+        """Label every n-th token: as many as fit without overlapping at the current size."""
+        view = self.linkedView()
+        if view is None or len(self._labels) < 2:
+            return 1
+        metrics = QtGui.QFontMetricsF(self.style.get("tickFont") or QtGui.QFont())
+        a = self.mapFromScene(view.mapViewToScene(QtCore.QPointF(self._labels[0][0], self._labels[0][0])))
+        b = self.mapFromScene(view.mapViewToScene(QtCore.QPointF(self._labels[1][0], self._labels[1][0])))
+        spacing = abs(b.x() - a.x()) if self.orientation == "bottom" else abs(b.y() - a.y())
+        # Slanted labels need their height / sin(45°) along the axis; upright ones their height.
+        needed = metrics.height() * (1.45 if self.orientation == "bottom" else 1.05)
+        return max(1, int(np.ceil(needed / max(spacing, 1e-6))))
 
     def drawPicture(self, p, axisSpec, tickSpecs, textSpecs):
-        if self.orientation != "bottom":
-            return super().drawPicture(p, axisSpec, tickSpecs, textSpecs)
         super().drawPicture(p, axisSpec, tickSpecs, [])
         view = self.linkedView()
         if view is None or not self.style["showValues"]:
@@ -222,8 +230,19 @@ class TokenAxis(pg.AxisItem):
         p.setPen(self.textPen())
         metrics = QtGui.QFontMetricsF(p.font())
         bounds = self.boundingRect()
-        for value, text in self._labels:
-            x = self.mapFromScene(view.mapViewToScene(QtCore.QPointF(value, 0))).x()
+        step = self.visible_step()
+        self.shown_step = step
+        for value, text in self._labels[::step]:
+            point = self.mapFromScene(view.mapViewToScene(QtCore.QPointF(value, value)))
+            if self.orientation != "bottom":
+                if point.y() < bounds.top() - 1 or point.y() > bounds.bottom() + 1:
+                    continue
+                rect = QtCore.QRectF(0, point.y() - metrics.height() / 2, self.width() - 4, metrics.height())
+                if self.label.isVisible():
+                    rect.setLeft(self.label.boundingRect().height() + 2)
+                p.drawText(rect, int(QtCore.Qt.AlignRight | QtCore.Qt.AlignVCenter), text)
+                continue
+            x = point.x()
             if x < bounds.left() - 1 or x > bounds.right() + 1:
                 continue
             p.save()
@@ -233,6 +252,14 @@ class TokenAxis(pg.AxisItem):
             p.drawText(QtCore.QRectF(-width, -metrics.height() / 2, width, metrics.height()),
                        int(QtCore.Qt.AlignRight | QtCore.Qt.AlignVCenter), text)
             p.restore()
+
+    def resizeEvent(self, ev=None):
+        super().resizeEvent(ev)
+        if self.orientation == "bottom" and self._labels:
+            # Keep the axis title below the slanted labels.
+            br = self.label.boundingRect()
+            self.label.setPos(self.label.pos().x(), self.height() - br.height() + 2)
+        self.picture = None  # the spacing changed: thin the labels again
 
 
 class Heatmap:

@@ -10,6 +10,7 @@ from ._pg import cache_static, pg
 from .heatmap import SCORES_CMAP, WEIGHTS_CMAP, Heatmap
 
 HEADS_PER_ROW = 4
+LONG_INPUT = 40  # beyond this many tokens the header says what is thinned or hidden
 
 
 def _symmetric_levels(arrays) -> tuple[float, float]:
@@ -150,9 +151,12 @@ class HeatmapView(QtWidgets.QWidget):
         overflow_note = (f" <span style='color:#c81e1e'><b>{overflow} cell{'s' if overflow != 1 else ''} overflowed</b> "
                          f"(exp of a large logit is inf; inf/inf is undefined): compare the stable softmax.</span>"
                          if overflow else "")
+        n = max(len(q_tokens), len(k_tokens))
+        long_note = (f" <span style='color:#a05a00'><b>Long input ({n} tokens):</b> labels are thinned to fit and "
+                     f"values hidden in small cells; hover a cell for its numbers.</span>" if n > LONG_INPUT else "")
         self.header.setText(
             f"<b>{head_label}</b>scores → {'scaled ' if scaling else ''}logits → weights{mask_note}; "
-            f"the outlined row is the query {query}. Click a row to follow another token.{overflow_note}")
+            f"the outlined row is the query {query}. Click a row to follow another token.{overflow_note}{long_note}")
         additive = state.score == "additive"
         self.stages["scores"].set_title("scores vᵀtanh(qW₁+kW₂)" if additive else "scores q·k")
         self.stages["logits"].set_title(f"logits {' '.join(scaling)}" if scaling else "logits (unscaled)")
