@@ -94,3 +94,20 @@ def test_window_fits_a_1366x768_screen(window, qtbot):
         assert canvas.width() >= canvas.minimumWidth() and canvas.height() >= canvas.minimumHeight()
     image = w.grab().toImage()
     assert (image.width(), image.height()) == (w.width(), w.height())
+
+
+def test_a_new_window_after_the_first_is_closed(qtbot):
+    """Opening a second window (a new session) must not touch the first one's deleted plot items."""
+    from attn_studio.gui.window import MainWindow
+
+    first = MainWindow()
+    first.show()
+    first.close()
+    first.deleteLater()
+    QtWidgets.QApplication.sendPostedEvents(None, QtCore.QEvent.DeferredDelete)
+    QtWidgets.QApplication.processEvents()
+    second = MainWindow()
+    qtbot.addWidget(second)
+    second.show()
+    settle(second)
+    assert second.heatmap_view.stages["weights"].image.image is not None
