@@ -206,6 +206,10 @@ class TokenAxis(pg.AxisItem):
         if self.label.isVisible():
             self.label.setPos(self.label.pos().x(), self.height() - self.label.boundingRect().height())
 
+    def labels(self) -> list[tuple[float, str]]:
+        """(position, token) of every label this axis has (some may be thinned when drawn)."""
+        return list(self._labels)
+
     def visible_step(self) -> int:
         """Label every n-th token: as many as fit without overlapping at the current size."""
         view = self.linkedView()

@@ -22,7 +22,13 @@ def _symmetric_levels(arrays) -> tuple[float, float]:
 
 
 class HeatmapCanvas(pg.GraphicsLayoutWidget):
-    """One heatmap with its colour bar, as a widget (Qt layouts share space predictably)."""
+    """One heatmap with its colour bar, as a widget (Qt layouts share space predictably).
+
+    Right-click emits ``menuRequested(canvas, pos)``; the window offers to save
+    or copy the matrix.
+    """
+
+    menuRequested = QtCore.Signal(object, QtCore.QPoint)
 
     def __init__(self, heatmap: Heatmap, with_bar: bool = True):
         super().__init__()
@@ -37,6 +43,14 @@ class HeatmapCanvas(pg.GraphicsLayoutWidget):
             self.addItem(self.bar, row=0, col=1)
         self.setSizePolicy(QtWidgets.QSizePolicy.Expanding, QtWidgets.QSizePolicy.Expanding)
         self.setMinimumSize(120, 120)
+
+    def contextMenuEvent(self, event):
+        self.menuRequested.emit(self, event.pos())
+        # The window that holds this canvas offers to save or copy its matrix.
+        handler = getattr(self.window(), "show_heatmap_menu", None)
+        if handler is not None:
+            handler(self, event.pos())
+        event.accept()
 
 
 class HeatmapView(QtWidgets.QWidget):

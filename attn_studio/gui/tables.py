@@ -45,6 +45,7 @@ class MatrixModel(QtCore.QAbstractTableModel):
     """
 
     refused = QtCore.Signal(str)
+    accepted = QtCore.Signal()  # an edit went through (the window clears an old refusal)
 
     def __init__(self, name: str, read: Callable[[], np.ndarray], row_labels: Callable[[], list[str]],
                  col_labels: Callable[[], list[str]], write: Callable[[int, int, str], None] | None = None,
@@ -115,6 +116,7 @@ class MatrixModel(QtCore.QAbstractTableModel):
         # painted twice) so that a script calling setData reads the new value.
         self._array = np.asarray(self._read())
         self._display = {}
+        self.accepted.emit()
         return True
 
     # -- following the studio ----------------------------------------------------

@@ -6,6 +6,8 @@ import os
 import time
 from pathlib import Path
 
+import numpy as np
+
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from .. import __version__
@@ -22,7 +24,7 @@ from ..session import (
 )
 from ..state import MAX_D_HEAD, MAX_D_MODEL, MAX_HEADS, MAX_SEED, StateError, TEMPERATURE_RANGE
 from ..studio import Studio
-from . import presentation
+from . import export, presentation
 from .bridge import StudioBridge
 from ..explain import table_cell_tooltip
 from .compare import CompareView
@@ -389,7 +391,10 @@ class MainWindow(QtWidgets.QMainWindow):
             tooltip = None if key == "output" else (lambda r, c, key=key: table_cell_tooltip(self.studio, key, r, c))
             model = MatrixModel(title, read, rows, cols, write, tooltip=tooltip, parent=self)
             model.refused.connect(self.show_message)
+            model.accepted.connect(self.clear_message)
             table = MatrixTable(model, object_name)
+            table.setContextMenuPolicy(QtCore.Qt.CustomContextMenu)
+            table.customContextMenuRequested.connect(lambda pos, key=key: self._on_table_menu(key, pos))
             self.models[key] = model
             self.tables[key] = table
             self.table_tabs.addTab(table, title)
@@ -439,6 +444,12 @@ class MainWindow(QtWidgets.QMainWindow):
         file_menu.addSeparator()
         self.export_menu = file_menu.addMenu("&Export")
         self.export_menu.setObjectName("exportMenu")
+        self.export_menu.aboutToShow.connect(self._fill_export_menu)
+        self.copy_figure_action = QtGui.QAction("Copy &figure of this view", self)
+        self.copy_figure_action.setShortcut(QtGui.QKeySequence("Ctrl+Shift+C"))
+        self.copy_figure_action.triggered.connect(self.copy_current_figure)
+        self.addAction(self.copy_figure_action)
+        self.png_scale = 2.0
         file_menu.addSeparator()
         quit_action = file_menu.addAction("&Quit", self.close)
         quit_action.setShortcut(QtGui.QKeySequence.Quit)
@@ -702,6 +713,125 @@ class MainWindow(QtWidgets.QMainWindow):
         store.setValue("zoom", presentation.STYLE.zoom)
         store.setValue("colormap", presentation.STYLE.weights_cmap)
         store.sync()
+
+    # -- figures and matrices out ----------------------------------------------------------
+    def current_panel_name(self) -> str:
+        """The export panel name of the view on screen."""
+        view = self.view_tabs.currentWidget()
+        names = {self.heatmap_view: "heatmaps", self.pipeline_view: "steps", self.geometry_view: "geometry"}
+        return names.get(view, "window")
+
+    def _fill_export_menu(self):
+        menu = self.export_menu
+        menu.clear()
+        heads = self.studio.result.weights.shape[0]
+        head = min(self.studio.state.head_index, heads - 1) + 1
+        for name, text in (("heatmaps", "Attention heatmaps…"), (f"head:{head}", f"Head {head} weights…"),
+                           ("variance", "Variance plot…"), ("saturation", "Saturation plot…"),
+                           ("steps", "Step-by-step table…"), ("geometry", "Geometry…"), ("window", "Whole window…")):
+            menu.addAction(text, lambda n=name: self.export_panel_dialog(n))
+        scale_menu = menu.addMenu("PNG &scale")
+        group = QtGui.QActionGroup(scale_menu)
+        for scale in (1, 2, 3, 4, 6, 8):
+            action = scale_menu.addAction(f"{scale}× ({96 * scale} dpi)", lambda s=scale: setattr(self, "png_scale", float(s)))
+            action.setCheckable(True)
+            action.setChecked(scale == self.png_scale)
+            group.addAction(action)
+        menu.addSeparator()
+        menu.addAction(self.copy_figure_action)
+        menu.addAction("Whole model as NumPy arrays (.npz)…", self.export_arrays_dialog)
+
+    def export_panel_dialog(self, name: str) -> bool:
+        """Ask for a file and export panel ``name`` (PNG at the chosen scale, SVG or PDF)."""
+        try:
+            panel = export.find_panel(self, name)
+        except export.ExportError as exc:
+            self.show_message(str(exc))
+            return False
+        stem = name.replace(":", "-")
+        path, chosen = QtWidgets.QFileDialog.getSaveFileName(
+            self, "Export figure", f"{stem}.png", "PNG image (*.png);;SVG drawing (*.svg);;PDF document (*.pdf)")
+        if not path:
+            return False
+        return self.export_panel(name, path)
+
+    def export_panel(self, name: str, path, scale: float | None = None) -> bool:
+        """Export panel ``name`` to ``path``; the format follows the file name."""
+        try:
+            panel = export.find_panel(self, name)
+            export.show_panel(panel)
+            QtWidgets.QApplication.processEvents()
+            fmt = export.export_figure(panel, path, scale=scale or self.png_scale)
+        except export.ExportError as exc:
+            self.show_message(str(exc))
+            return False
+        self.statusBar().showMessage(f"Exported {name} as {fmt.upper()} to {path}", 5000)
+        return True
+
+    def copy_current_figure(self):
+        """Copy the view on screen to the clipboard, as an image (and SVG)."""
+        try:
+            export.copy_figure(export.find_panel(self, self.current_panel_name()), scale=self.png_scale)
+        except export.ExportError as exc:
+            self.show_message(str(exc))
+            return
+        self.statusBar().showMessage("Figure copied", 3000)
+
+    def export_arrays_dialog(self) -> bool:
+        path, _ = QtWidgets.QFileDialog.getSaveFileName(self, "Save model arrays", "attention.npz", "NumPy arrays (*.npz)")
+        if not path:
+            return False
+        try:
+            export.save_arrays(path, export.studio_arrays(self.studio))
+        except (export.ExportError, OSError) as exc:
+            self.show_message(str(exc))
+            return False
+        self.statusBar().showMessage(f"Saved every array of the model to {path}", 5000)
+        return True
+
+    def _matrix_menu(self, parent, title: str, matrix, global_pos):
+        """Right-click menu of a matrix: save as CSV / NumPy, copy as LaTeX."""
+        array, rows, cols = matrix
+        menu = QtWidgets.QMenu(parent)
+        menu.setObjectName("matrixMenu")
+
+        def save():
+            path, _ = QtWidgets.QFileDialog.getSaveFileName(
+                self, f"Save {title}", f"{title.replace(' ', '_')}.csv",
+                "CSV table (*.csv);;NumPy array (*.npy);;NumPy arrays with labels (*.npz)")
+            if path:
+                try:
+                    export.save_matrix(path, array, rows, cols)
+                except (export.ExportError, OSError) as exc:
+                    self.show_message(str(exc))
+                else:
+                    self.statusBar().showMessage(f"Saved {title} to {path}", 5000)
+
+        menu.addAction(f"Save {title} as CSV / NumPy…", save)
+        menu.addAction("Copy as LaTeX (bmatrix)", lambda: (export.copy_latex(array),
+                                                            self.statusBar().showMessage("LaTeX copied", 3000)))
+        menu.popup(global_pos)
+        return menu
+
+    def _on_table_menu(self, key: str, pos):
+        table = self.tables[key]
+        model = self.models[key]
+        self._matrix_menu(table, model.name, export.table_matrix(model), table.viewport().mapToGlobal(pos))
+
+    def show_heatmap_menu(self, canvas, pos):
+        """Right-click menu of a heatmap: save or copy its matrix, or copy the figure."""
+        heatmap = canvas.heatmap
+        if heatmap._last is None:
+            return
+        values = np.asarray(heatmap._last[0][0])
+        kwargs = heatmap._last[1]
+        menu = self._matrix_menu(canvas, heatmap.title or "matrix",
+                                 (values, list(kwargs["row_labels"]), list(kwargs["col_labels"])),
+                                 canvas.mapToGlobal(pos))
+        menu.addSeparator()
+        menu.addAction("Copy figure", lambda: export.copy_figure(export.Panel(canvas, title=heatmap.title),
+                                                                 scale=self.png_scale))
+        return menu
 
     # -- sessions ------------------------------------------------------------------------
     def confirm_discard(self) -> bool:

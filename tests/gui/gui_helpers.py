@@ -89,4 +89,4 @@ def shown_image(heatmap) -> np.ndarray:
 
 
 def axis_tokens(axis) -> list[str]:
-    return [text for _, text in axis._labels]
+    return [text for _, text in axis.labels()]

@@ -193,3 +193,40 @@ def test_settings_are_kept_across_a_restart(qtbot):
     finally:
         presentation.apply(QtWidgets.QApplication.instance(), second, theme="light", zoom=1.0)
         presentation.set_weights_colormap("viridis")
+
+
+def _paragraph(n):
+    words = "the lecturer pasted a long paragraph about attention so every token attends to every other".split()
+    return " ".join(words[i % len(words)] for i in range(n))
+
+
+def test_a_pasted_paragraph_of_600_tokens_is_shown_thinned_with_a_notice(win, qtbot):
+    text = _paragraph(640)
+    win.sentence_edit.setText(text)
+    win.sentence_edit.textEdited.emit(text)
+    win.bridge.flush()
+    n = len(win.studio.state.tokens)
+    assert n == 640
+    hm = win.heatmap_view.stages["weights"]
+    assert hm.image.image.shape == (n, n)
+    for key in ("scores", "weights"):
+        win.heatmap_view.canvases[key].grab()  # paint: the axes decide how many labels fit
+    rows = win.heatmap_view.stages["scores"].left_axis  # the first stage carries the row labels
+    assert hm.bottom_axis.shown_step > 10 and rows.shown_step > 10
+    assert hm.overlay.last_text_px == 0.0  # cells far too small for numbers
+    assert "Long input (640 tokens)" in win.heatmap_view.header.text()
+    # an edit at that size still goes through to the heatmaps
+    model = win.models["embeddings"]
+    assert model.setData(model.index(3, 0), "2.5")
+    win.bridge.flush()
+    np.testing.assert_allclose(hm.image.image, win.studio.result.weights[win.studio.state.head_index])
+
+
+def test_short_sentences_label_every_token(win):
+    win.load_preset("journey")
+    win.bridge.flush()
+    for key in ("scores", "weights"):
+        win.heatmap_view.canvases[key].grab()
+    assert win.heatmap_view.stages["scores"].left_axis.shown_step == 1
+    assert win.heatmap_view.stages["weights"].bottom_axis.shown_step == 1
+    assert "Long input" not in win.heatmap_view.header.text()

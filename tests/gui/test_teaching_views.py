@@ -197,3 +197,44 @@ def test_step_view_tab_follows_edits_with_the_engine_numbers(qtbot):
     w.bridge.flush()
     np.testing.assert_allclose(row_values("weights"), w.studio.result.weights[0, 7], atol=6e-4)
     np.testing.assert_allclose(row_values("scores"), w.studio.result.scores[0, 7], atol=6e-4)
+
+
+def test_export_from_the_window_writes_each_format(win, tmp_path):
+    for name, suffix in (("heatmaps", "png"), ("variance", "svg"), ("steps", "pdf"), ("geometry", "png")):
+        path = tmp_path / f"{name}.{suffix}"
+        assert win.export_panel(name, path, scale=1.0), win.message_label.text()
+        data = path.read_bytes()
+        assert data[:4] in (b"\x89PNG", b"%PDF") or b"<svg" in data[:400]
+    assert not win.export_panel("nope", tmp_path / "x.png")
+    assert "nope" in win.message_label.text()
+
+
+def test_heatmap_right_click_saves_and_copies_its_matrix(win, tmp_path, monkeypatch):
+    canvas = win.heatmap_view.canvases["weights"]
+    menu = win.show_heatmap_menu(canvas, QtCore.QPoint(10, 10))
+    actions = {a.text(): a for a in menu.actions()}
+    copy_latex = next(a for t, a in actions.items() if "LaTeX" in t)
+    copy_latex.trigger()
+    latex = QtWidgets.QApplication.clipboard().text()
+    assert latex.startswith("\\begin{bmatrix}") and latex.count("\\\\") >= len(win.studio.state.tokens) - 1
+    target = tmp_path / "weights.csv"
+    monkeypatch.setattr(QtWidgets.QFileDialog, "getSaveFileName", lambda *a, **k: (str(target), ""))
+    next(a for t, a in actions.items() if t.startswith("Save")).trigger()
+    import csv
+    rows = list(csv.reader(target.open()))
+    assert rows[0][1:] == win.studio.state.key_tokens
+    values = np.array([[float(v) for v in row[1:]] for row in rows[1:]])
+    np.testing.assert_allclose(values, win.studio.result.weights[win.studio.state.head_index])
+    menu.close()
+
+
+def test_table_right_click_saves_the_matrix_as_npy(win, tmp_path, monkeypatch):
+    target = tmp_path / "wq.npy"
+    monkeypatch.setattr(QtWidgets.QFileDialog, "getSaveFileName", lambda *a, **k: (str(target), ""))
+    monkeypatch.setattr(QtWidgets.QMenu, "popup", lambda self, pos: None)
+    captured = []
+    original = win._matrix_menu
+    monkeypatch.setattr(win, "_matrix_menu", lambda *a: captured.append(original(*a)) or captured[-1])
+    win._on_table_menu("w_q", QtCore.QPoint(5, 5))
+    next(a for a in captured[0].actions() if a.text().startswith("Save")).trigger()
+    np.testing.assert_array_equal(np.load(target, allow_pickle=False), win.studio.state.w_q[win.studio.state.head_index])
