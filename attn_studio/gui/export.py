@@ -160,6 +160,9 @@ def find_panel(window, name: str) -> Panel:
     if widget is None:
         raise ExportError(f"this window has no {key} panel yet; choose one of {', '.join(_available(window))}")
     _bring_up_to_date(window, widget)
+    if key == "steps" and hasattr(widget, "export_table"):
+        # The whole table, not the part the scroll area shows.
+        return Panel(widget.export_table(), None, key, title)
     return Panel(widget, None, key, title)
 
 

@@ -55,6 +55,7 @@ class CellOverlay(pg.GraphicsObject):
         self._dark_text = np.zeros((0, 0), dtype=bool)
         self._texts: list[list[str]] = []
         self._selected_row: int | None = None
+        self._chars = 4
         self._mask_path = QtGui.QPainterPath()
         self._overflow_path = QtGui.QPainterPath()
         self._overflow = np.zeros((0, 0), dtype=bool)
@@ -82,6 +83,9 @@ class CellOverlay(pg.GraphicsObject):
         # Format lazily: only when a paint finds the cells large enough.
         self._texts = []
         self._overflow = overflow if overflow is not None else np.zeros_like(masked)
+        finite = values[np.isfinite(values)]
+        # The widest value string decides how small the text must be to fit.
+        self._chars = max((len(format_value(v)) for v in (finite.min(), finite.max())), default=4) if finite.size else 4
         self._mask_path = _runs_path(masked)
         self._overflow_path = _runs_path(self._overflow)
         self.update()
@@ -125,7 +129,8 @@ class CellOverlay(pg.GraphicsObject):
         views = self.scene().views() if self.scene() is not None else []
         on_screen = self.deviceTransform(views[0].viewportTransform()).m11() if views else transform.m11()
         scale = abs(transform.m11() / on_screen) if on_screen else 1.0
-        fit = min(cell_h * 0.42, cell_w / 3.2) / scale  # the largest text the cell holds
+        # The largest text the cell holds: digits are about 0.6 em wide.
+        fit = min(cell_h * 0.42, cell_w / (0.6 * self._chars + 0.6)) / scale
         px = min(fit, TEXT_PX * self.zoom)
         self.last_text_px = px if self.show_values and px >= MIN_TEXT_PX else 0.0
         px *= scale

@@ -33,7 +33,8 @@ class HeatmapCanvas(pg.GraphicsLayoutWidget):
     def __init__(self, heatmap: Heatmap, with_bar: bool = True):
         super().__init__()
         self.heatmap = heatmap
-        self.ci.layout.setContentsMargins(2, 2, 2, 2)
+        # Room above and below for the colour bar's end labels ("1.0", "0").
+        self.ci.layout.setContentsMargins(2, 8, 2, 6)
         self.addItem(heatmap.plot, row=0, col=0)
         self.bar = None
         if with_bar:

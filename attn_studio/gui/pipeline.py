@@ -292,6 +292,32 @@ class PipelineView(QtWidgets.QWidget):
         self.render()
 
     # -- rendering ------------------------------------------------------------------
+    def export_table(self) -> QtWidgets.QTableView:
+        """A detached copy of the table, sized to show every step and every key.
+
+        For figures: no scroll bars, no buttons, the same model and widths.
+        The caller keeps it alive while drawing.
+        """
+        table = QtWidgets.QTableView()
+        table.setModel(self.model)
+        table.setFont(self.table.font())
+        table.setWordWrap(True)
+        table.setHorizontalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
+        table.setVerticalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
+        table.setFrameShape(QtWidgets.QFrame.NoFrame)
+        live_h, live_v = self.table.horizontalHeader(), self.table.verticalHeader()
+        for c in range(self.model.columnCount()):
+            table.setColumnWidth(c, live_h.sectionSize(c))
+        for r in range(self.model.rowCount()):
+            table.setRowHeight(r, live_v.sectionSize(r))
+        table.verticalHeader().setFixedWidth(live_v.width())
+        table.horizontalHeader().setFixedHeight(live_h.height())
+        width = live_v.width() + sum(live_h.sectionSize(c) for c in range(self.model.columnCount())) + 2
+        height = live_h.height() + sum(live_v.sectionSize(r) for r in range(self.model.rowCount())) + 2
+        table.resize(width, height)
+        table.ensurePolished()
+        return table
+
     def render(self) -> None:
         """Redraw from ``studio.state`` and ``studio.result``."""
         state, result = self.studio.state, self.studio.result

@@ -11,7 +11,7 @@ RAW = "#d55e00"      # Okabe-Ito vermillion: unscaled (colour-blind safe pair)
 SCALED = "#0072b2"   # Okabe-Ito blue: scaled
 RAW_PEN = pg.mkPen(RAW, width=2.5)
 SCALED_PEN = pg.mkPen(SCALED, width=2.5)
-THEORY_PEN = pg.mkPen("#555555", width=1.5, style=QtCore.Qt.DashLine)
+THEORY_PEN = pg.mkPen("#222222", width=2, style=QtCore.Qt.DashLine)
 
 
 def _span(colour: str, text: str) -> str:
@@ -59,12 +59,17 @@ class VariancePlot(QtWidgets.QWidget):
         self.variance.getAxis("bottom").setTicks(_log2_ticks(dims))
         self.variance.getAxis("left").setTicks([[(e, f"{10.0 ** e:g}") for e in range(-2, 5)]])
         self.theory_raw = self.variance.plot(dims, curve.theory_raw, pen=THEORY_PEN, name="theory: d_k")
-        self.theory_scaled = self.variance.plot(dims, curve.theory_scaled, pen=pg.mkPen("#555555", width=1.5, style=QtCore.Qt.DotLine), name="theory: 1")
+        self.theory_scaled = self.variance.plot(dims, curve.theory_scaled, pen=THEORY_PEN, name="theory: 1")
         self.raw_curve = self.variance.plot(dims, curve.raw, pen=RAW_PEN, name="unscaled")
         self.scaled_curve = self.variance.plot(dims, curve.scaled, pen=SCALED_PEN, name="scaled ÷√d_k")
+        # Theory on top: where the measured curve follows it, the dashes must still show.
+        for line in (self.theory_raw, self.theory_scaled):
+            line.setZValue(5)
         self.model_points = pg.ScatterPlotItem(size=13, pen=pg.mkPen("k", width=1.5))
+        self.model_points.setZValue(10)
         self.variance.addItem(self.model_points)
-        self.model_label = pg.TextItem(anchor=(-0.15, 0.5), color="k")
+        # Right of the upper marker, above both curves' region at small d_k.
+        self.model_label = pg.TextItem(anchor=(-0.12, 1.1), color="k")
         self.variance.addItem(self.model_label)
 
         sat = studio.saturation_curve()
@@ -112,7 +117,7 @@ class VariancePlot(QtWidgets.QWidget):
         self.model_points.setData(xs, ys, brush=brushes, symbol="o")
         if ys:
             self.model_label.setText(f"this model (d_k = {d_k})")
-            self.model_label.setPos(np.log10(d_k), float(np.mean(ys)))
+            self.model_label.setPos(np.log10(d_k), float(max(ys)))
         else:
             self.model_label.setText("")
         self.dk_line.setValue(np.log10(d_k))

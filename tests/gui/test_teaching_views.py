@@ -238,3 +238,19 @@ def test_table_right_click_saves_the_matrix_as_npy(win, tmp_path, monkeypatch):
     win._on_table_menu("w_q", QtCore.QPoint(5, 5))
     next(a for a in captured[0].actions() if a.text().startswith("Save")).trigger()
     np.testing.assert_array_equal(np.load(target, allow_pickle=False), win.studio.state.w_q[win.studio.state.head_index])
+
+
+def test_steps_figure_holds_the_whole_table(qtbot, tmp_path):
+    w = MainWindow(preset="bank")
+    qtbot.addWidget(w)
+    w.resize(1000, 700)  # too narrow to show every key on screen
+    w.show()
+    w.view_tabs.setCurrentWidget(w.pipeline_view)
+    w.bridge.flush()
+    assert w.pipeline_view.table.horizontalScrollBar().maximum() > 0  # the screen scrolls...
+    path = tmp_path / "steps.svg"
+    assert w.export_panel("steps", path)
+    svg = path.read_text("utf-8")
+    # ...the figure holds the last columns too: the result header and the output z
+    assert ">result<" in svg.replace(" ", "") or "result" in svg
+    assert "−0.1061" in svg
