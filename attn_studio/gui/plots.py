@@ -117,7 +117,14 @@ class VariancePlot(QtWidgets.QWidget):
         self.model_points.setData(xs, ys, brush=brushes, symbol="o")
         if ys:
             self.model_label.setText(f"this model (d_k = {d_k})")
-            self.model_label.setPos(np.log10(d_k), float(max(ys)))
+            # Away from the curves: above the markers when they sit above the
+            # scaled theory line (var = 1), below them otherwise.
+            if max(ys) >= 0:
+                self.model_label.setAnchor((-0.12, 1.1))
+                self.model_label.setPos(np.log10(d_k), float(max(ys)))
+            else:
+                self.model_label.setAnchor((-0.12, -0.1))
+                self.model_label.setPos(np.log10(d_k), float(min(ys)))
         else:
             self.model_label.setText("")
         self.dk_line.setValue(np.log10(d_k))
