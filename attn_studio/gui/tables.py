@@ -55,6 +55,7 @@ class MatrixModel(QtCore.QAbstractTableModel):
         self._read, self._rows, self._cols, self._write = read, row_labels, col_labels, write
         self._tooltip = tooltip
         self._array = np.asarray(read())
+        self._painted = self._array  # the numbers the view was last told about
         self._display: dict[tuple[int, int], str] = {}
         self._flags = _EDITABLE if write is not None else _READ_ONLY
         self._row_labels = list(row_labels())
@@ -114,6 +115,8 @@ class MatrixModel(QtCore.QAbstractTableModel):
         # The window refreshes every table once the bridge reports the change;
         # re-read the numbers now too (without signalling, so the view is not
         # painted twice) so that a script calling setData reads the new value.
+        # A script calling setData reads the new value at once; the view is told
+        # once the bridge reports the change (refresh compares with what it painted).
         self._array = np.asarray(self._read())
         self._display = {}
         self.accepted.emit()
@@ -126,20 +129,28 @@ class MatrixModel(QtCore.QAbstractTableModel):
         self._display = {}
         rows, cols = list(self._row_labels), list(self._col_labels)
         new_rows, new_cols = list(self._rows()), list(self._cols())
-        if array.shape != self._array.shape:
+        if array.shape != self._painted.shape:
             self.beginResetModel()
-            self._array, self._row_labels, self._col_labels = array, new_rows, new_cols
+            self._array = self._painted = array
+            self._row_labels, self._col_labels = new_rows, new_cols
             self.endResetModel()
             return
-        self._array = array
+        old = self._painted
+        self._array = self._painted = array
         if new_rows != rows:
             self._row_labels = new_rows
             self.headerDataChanged.emit(Qt.Vertical, 0, max(len(new_rows) - 1, 0))
         if new_cols != cols:
             self._col_labels = new_cols
             self.headerDataChanged.emit(Qt.Horizontal, 0, max(len(new_cols) - 1, 0))
-        if array.size:
-            self.dataChanged.emit(self.index(0, 0), self.index(array.shape[0] - 1, array.shape[1] - 1),
+        if not array.size:
+            return
+        # Signal only the block of cells that changed: an edit changes one cell
+        # (or one word's rows), and repainting a whole table costs a frame.
+        changed = np.argwhere(old != array)
+        if changed.size:
+            (r0, c0), (r1, c1) = changed.min(axis=0), changed.max(axis=0)
+            self.dataChanged.emit(self.index(int(r0), int(c0)), self.index(int(r1), int(c1)),
                                   [Qt.DisplayRole, Qt.EditRole, Qt.ToolTipRole])
 
     def array(self) -> np.ndarray:
