@@ -13,11 +13,25 @@ HEADS_PER_ROW = 4
 LONG_INPUT = 40  # beyond this many tokens the header says what is thinned or hidden
 
 
+def nice_ceil(m: float) -> float:
+    """``m`` rounded up to 1, 1.5, 2, 3, 4, 5, 6, 8 or 10 times a power of ten.
+
+    Colour scales end at such a number, so that they hold still while a
+    lecturer edits (instead of changing with every keystroke) and read cleanly.
+    """
+    if not np.isfinite(m) or m <= 0:
+        return 1.0
+    power = 10.0 ** np.floor(np.log10(m))
+    for step in (1, 1.5, 2, 3, 4, 5, 6, 8, 10):
+        if step * power >= m * (1 - 1e-12):
+            return float(step * power)
+    return float(10 * power)
+
+
 def _symmetric_levels(arrays) -> tuple[float, float]:
     finite = [a[np.isfinite(a)] for a in arrays]
     finite = [f for f in finite if f.size]
-    m = max((float(np.abs(f).max()) for f in finite), default=1.0)
-    m = m if m > 0 else 1.0
+    m = nice_ceil(max((float(np.abs(f).max()) for f in finite), default=1.0))
     return -m, m
 
 

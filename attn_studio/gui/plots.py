@@ -62,6 +62,10 @@ class VariancePlot(QtWidgets.QWidget):
         self.theory_scaled = self.variance.plot(dims, curve.theory_scaled, pen=THEORY_PEN, name="theory: 1")
         self.raw_curve = self.variance.plot(dims, curve.raw, pen=RAW_PEN, name="unscaled")
         self.scaled_curve = self.variance.plot(dims, curve.scaled, pen=SCALED_PEN, name="scaled ÷√d_k")
+        # Fixed ranges: auto-ranging on every moved marker would redraw every curve.
+        self._y_range = [np.log10(0.005), np.log10(3000.0)]
+        self.variance.disableAutoRange()
+        self.variance.setRange(xRange=(-0.06, np.log10(dims.max()) + 0.1), yRange=self._y_range, padding=0)
         # Theory on top: where the measured curve follows it, the dashes must still show.
         for line in (self.theory_raw, self.theory_scaled):
             line.setZValue(5)
@@ -91,6 +95,8 @@ class VariancePlot(QtWidgets.QWidget):
         self.dk_line = pg.InfiniteLine(angle=90, pen=pg.mkPen("k", width=1.5, style=QtCore.Qt.DotLine),
                                        label="this model", labelOpts={"position": 0.88, "color": "k"})
         self.saturation.addItem(self.dk_line)
+        self.saturation.disableAutoRange()  # the moving d_k line must not re-range the curves
+        self.saturation.setRange(xRange=(-0.06, np.log10(dims.max()) + 0.1), yRange=(0, 1.04), padding=0)
 
         for plot in (self.variance, self.saturation):
             cache_static(*(plot.getAxis(n) for n in ("left", "bottom", "top", "right")), plot.titleLabel)
@@ -115,6 +121,10 @@ class VariancePlot(QtWidgets.QWidget):
                 ys.append(np.log10(value))
                 brushes.append(pg.mkBrush(colour))
         self.model_points.setData(xs, ys, brush=brushes, symbol="o")
+        if ys and (min(ys) < self._y_range[0] or max(ys) > self._y_range[1]):
+            # A model far off the curves: widen the view so its marker stays in sight.
+            self._y_range = [min(self._y_range[0], min(ys) - 0.3), max(self._y_range[1], max(ys) + 0.3)]
+            self.variance.setRange(yRange=self._y_range, padding=0.02)
         if ys:
             self.model_label.setText(f"this model (d_k = {d_k})")
             # Away from the curves: above the markers when they sit above the
