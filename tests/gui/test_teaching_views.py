@@ -254,3 +254,31 @@ def test_steps_figure_holds_the_whole_table(qtbot, tmp_path):
     # ...the figure holds the last columns too: the result header and the output z
     assert ">result<" in svg.replace(" ", "") or "result" in svg
     assert "−0.1061" in svg
+
+
+def test_a_second_sentence_makes_it_cross_attention(qtbot):
+    w = MainWindow(preset="journey")
+    qtbot.addWidget(w)
+    w.show()
+    target = w.findChild(QtWidgets.QLineEdit, "targetSentenceEdit")
+    qtbot.keyClicks(target, "Ton voyage commence")
+    w.bridge.flush()
+    state, r = w.studio.state, w.studio.result
+    assert state.cross and state.query_tokens == ["Ton", "voyage", "commence"]
+    assert r.weights.shape == (1, 3, 6)
+    hm = w.heatmap_view.stages["weights"]
+    assert hm.image.image.shape == (3, 6)
+    assert [t for _, t in w.heatmap_view.stages["scores"].left_axis.labels()] == ["Ton", "voyage", "commence"]
+    assert [t for _, t in hm.bottom_axis.labels()] == state.key_tokens
+    assert w.heatmap_view.stages["scores"].left_axis.labelText == "query (decoder)"
+    assert hm.bottom_axis.labelText == "key (encoder)"
+    # queries from the decoder side, keys and values from the encoder side
+    x_q = w.studio.embeddings(state.query_tokens)
+    x_kv = w.studio.embeddings(state.key_tokens)
+    np.testing.assert_allclose(r.weights[0], attention(x_q, x_kv, x_kv, scale=False).weights)
+    # emptying the box is self-attention again
+    target.clear()
+    target.textEdited.emit("")
+    w.bridge.flush()
+    assert not w.studio.state.cross and w.studio.result.weights.shape == (1, 6, 6)
+    assert w.heatmap_view.stages["scores"].left_axis.labelText == "query"

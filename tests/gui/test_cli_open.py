@@ -1,0 +1,33 @@
+"""``attn-studio FILE`` opens a session; a broken file is refused with one line, no window."""
+
+import subprocess
+import sys
+
+import pytest
+from PySide6 import QtWidgets
+
+from attn_studio import cli
+from attn_studio.gui import MainWindow
+from attn_studio.session import write_session
+from attn_studio.state import StudioState
+
+
+def test_attn_studio_file_opens_the_session(qtbot, tmp_path, monkeypatch):
+    path = tmp_path / "lecture.attn.json"
+    saved = StudioState(sentence="opened from the command line", d_model=4, d_head=2, heads=2, causal=True)
+    write_session(path, saved)
+    shown = []
+    monkeypatch.setattr(MainWindow, "show", lambda self: shown.append(self.studio.state))
+    monkeypatch.setattr(QtWidgets.QApplication, "exec", lambda self=None: 0)
+    assert cli.main([str(path)]) == 0
+    assert len(shown) == 1 and shown[0].to_dict() == saved.to_dict()
+
+
+def test_a_broken_file_exits_with_one_line(tmp_path):
+    path = tmp_path / "broken.attn.json"
+    path.write_text('{"schema_version": 1, "heads": 0}')
+    done = subprocess.run([sys.executable, "-m", "attn_studio", str(path)], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "heads" in lines[0] and "Traceback" not in done.stderr
