@@ -111,7 +111,8 @@ def main(argv: list[str] | None = None) -> int:
     app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(sys.argv[:1])
     app.setApplicationName("Attention Studio")
     app.setOrganizationName("Attention Studio")
-    window = MainWindow(Studio(state)) if state is not None else MainWindow()
+    window = (MainWindow(Studio(state), preset=None if args.file else args.preset)
+              if state is not None else MainWindow())
     window.show()
     code = app.exec()
     # Delete the window while the application still exists: left to interpreter

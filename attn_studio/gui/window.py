@@ -95,16 +95,17 @@ class MainWindow(QtWidgets.QMainWindow):
     ``studio.state`` and ``studio.result`` when the bridge says something changed.
     """
 
-    def __init__(self, studio: Studio | None = None, *, preset: str | None = DEFAULT_PRESET):
+    def __init__(self, studio: Studio | None = None, *, preset: str | None = None):
         super().__init__()
         self.setObjectName("mainWindow")
+        # Without a studio, open on ``preset`` (the journey example by default);
+        # with one, ``preset`` only names the example it came from.
         if studio is None:
-            state = None
-            if preset:
-                try:
-                    state = load_preset(preset)
-                except SessionError:
-                    state = None
+            preset = preset or DEFAULT_PRESET
+            try:
+                state = load_preset(preset)
+            except SessionError:
+                state, preset = None, None
             studio = Studio(state)
         self.studio = studio
         self.bridge = StudioBridge(studio, self)

@@ -31,3 +31,11 @@ def test_a_broken_file_exits_with_one_line(tmp_path):
     assert done.returncode == 2
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "heads" in lines[0] and "Traceback" not in done.stderr
+
+
+def test_attn_studio_preset_names_its_example(qtbot, monkeypatch):
+    shown = []
+    monkeypatch.setattr(MainWindow, "show", lambda self: shown.append(self.preset_combo.currentData()))
+    monkeypatch.setattr(QtWidgets.QApplication, "exec", lambda self=None: 0)
+    assert cli.main(["--preset", "animal"]) == 0
+    assert shown == ["animal"]
