@@ -7,6 +7,7 @@ from PySide6 import QtCore, QtWidgets
 
 from .heatmap import SCORES_CMAP, WEIGHTS_CMAP, Heatmap
 from .heatmap_view import HeatmapCanvas
+from .widgets import caption_label
 
 # mode id -> label shown to the lecturer
 MODES = {
@@ -61,10 +62,7 @@ class CompareView(QtWidgets.QWidget):
         self.pin_button.clicked.connect(self.pin)
         controls.addWidget(self.pin_button)
         controls.addStretch(1)
-        self.caption = QtWidgets.QLabel()
-        self.caption.setObjectName("compareCaption")
-        self.caption.setWordWrap(True)
-        self.caption.setSizePolicy(QtWidgets.QSizePolicy.Ignored, QtWidgets.QSizePolicy.Preferred)
+        self.caption = caption_label("compareCaption")
         outer.addWidget(self.caption)
         row = QtWidgets.QHBoxLayout()
         outer.addLayout(row, 1)

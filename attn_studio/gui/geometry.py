@@ -30,6 +30,7 @@ from ..engine import EngineError
 from ..engine.projection import angle_degrees, cosine, pca_2d
 from ._pg import cache_static, pg
 from .heatmap import format_value
+from .widgets import view_layout
 
 # Okabe-Ito colours (colour-blind safe), as in the variance plot.
 PAIR_A = "#d55e00"   # vermillion: the first vector of the pair (the query side)
@@ -391,13 +392,7 @@ class GeometryView(QtWidgets.QWidget):
         self._fit_key = None
         self._combo_items: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
 
-        self.setAutoFillBackground(True)
-        palette = self.palette()
-        palette.setColor(self.backgroundRole(), QtCore.Qt.white)
-        self.setPalette(palette)
-        outer = QtWidgets.QVBoxLayout(self)
-        outer.setContentsMargins(4, 4, 4, 4)
-        outer.setSpacing(4)
+        outer = view_layout(self, spacing=4)
 
         controls = QtWidgets.QHBoxLayout()
         controls.setSpacing(6)

@@ -8,6 +8,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from ..explain import cell_tooltip
 from ._pg import cache_static, pg
 from .heatmap import SCORES_CMAP, WEIGHTS_CMAP, Heatmap
+from .widgets import caption_label, view_layout
 
 HEADS_PER_ROW = 4
 LONG_INPUT = 40  # beyond this many tokens the header says what is thinned or hidden
@@ -83,18 +84,9 @@ class HeatmapView(QtWidgets.QWidget):
         super().__init__(parent)
         self.setObjectName("heatmapView")
         self.studio = studio
-        self.setAutoFillBackground(True)
-        palette = self.palette()
-        palette.setColor(self.backgroundRole(), QtCore.Qt.white)
-        self.setPalette(palette)
-        outer = QtWidgets.QVBoxLayout(self)
-        outer.setContentsMargins(4, 4, 4, 4)
-        outer.setSpacing(2)
-        self.header = QtWidgets.QLabel()
-        self.header.setObjectName("heatmapHeader")
+        outer = view_layout(self, spacing=2)
+        self.header = caption_label("heatmapHeader")
         self.header.setAlignment(QtCore.Qt.AlignCenter)
-        self.header.setWordWrap(True)  # never let the sentence widen the window
-        self.header.setSizePolicy(QtWidgets.QSizePolicy.Ignored, QtWidgets.QSizePolicy.Preferred)
         outer.addWidget(self.header)
         stage_row = QtWidgets.QHBoxLayout()
         stage_row.setSpacing(0)

@@ -16,6 +16,7 @@ from ..engine import sinusoidal_positions
 from ._pg import cache_static, pg
 from .heatmap import SCORES_CMAP, Heatmap
 from .heatmap_view import HeatmapCanvas
+from .widgets import view_layout
 
 LEVELS = (-1.0, 1.0)
 # Okabe-Ito: colour-blind-safe curve colours for the frequencies followed.
@@ -56,13 +57,7 @@ class PositionalView(QtWidgets.QWidget):
         self.matrix = np.zeros((0, 1))
         self.row_labels: list[str] = []
         self.col_labels: list[str] = []
-        self.setAutoFillBackground(True)
-        palette = self.palette()
-        palette.setColor(self.backgroundRole(), QtCore.Qt.white)
-        self.setPalette(palette)
-        outer = QtWidgets.QVBoxLayout(self)
-        outer.setContentsMargins(4, 4, 4, 4)
-        outer.setSpacing(4)
+        outer = view_layout(self, spacing=4)
 
         self.status = QtWidgets.QLabel()
         self.status.setObjectName("positionalStatus")

@@ -8,6 +8,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from ._pg import pg
 from .heatmap import SCORES_CMAP, Heatmap
 from .heatmap_view import HeatmapCanvas
+from .widgets import caption_label
 
 
 def _levels(*arrays) -> tuple[float, float]:
@@ -25,10 +26,7 @@ class HeadsSummaryView(QtWidgets.QWidget):
         self.studio = studio
         outer = QtWidgets.QVBoxLayout(self)
         outer.setContentsMargins(4, 4, 4, 4)
-        self.caption = QtWidgets.QLabel()
-        self.caption.setObjectName("headsSummaryCaption")
-        self.caption.setWordWrap(True)
-        self.caption.setSizePolicy(QtWidgets.QSizePolicy.Ignored, QtWidgets.QSizePolicy.Preferred)
+        self.caption = caption_label("headsSummaryCaption")
         outer.addWidget(self.caption)
         row = QtWidgets.QHBoxLayout()
         outer.addLayout(row, 1)

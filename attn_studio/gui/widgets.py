@@ -1,0 +1,30 @@
+"""Small building blocks shared by the views."""
+
+from __future__ import annotations
+
+from PySide6 import QtCore, QtWidgets
+
+
+def view_layout(view: QtWidgets.QWidget, spacing: int = 4) -> QtWidgets.QVBoxLayout:
+    """Give ``view`` the plots' background and return its top-level vertical layout.
+
+    The window recolours this background with the theme (``MainWindow.set_theme``).
+    """
+    view.setAutoFillBackground(True)
+    palette = view.palette()
+    palette.setColor(view.backgroundRole(), QtCore.Qt.white)
+    view.setPalette(palette)
+    layout = QtWidgets.QVBoxLayout(view)
+    layout.setContentsMargins(4, 4, 4, 4)
+    layout.setSpacing(spacing)
+    return layout
+
+
+def caption_label(name: str) -> QtWidgets.QLabel:
+    """A caption that wraps instead of widening its view (a long sentence must never
+    push the window past a laptop's screen)."""
+    label = QtWidgets.QLabel()
+    label.setObjectName(name)
+    label.setWordWrap(True)
+    label.setSizePolicy(QtWidgets.QSizePolicy.Ignored, QtWidgets.QSizePolicy.Preferred)
+    return label
