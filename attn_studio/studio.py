@@ -223,13 +223,13 @@ class Studio:
     def variance_curve(self):
         """var(q·k) against d for random unit-variance vectors (cached)."""
         if "variance" not in self._curves:
-            self._curves["variance"] = dot_product_variance(CURVE_DIMS, n_samples=4000, seed=0)
+            self._curves["variance"] = dot_product_variance(CURVE_DIMS, n_samples=2500, seed=0)
         return self._curves["variance"]
 
     def saturation_curve(self):
         """Softmax saturation against d (cached)."""
         if "saturation" not in self._curves:
-            self._curves["saturation"] = softmax_saturation(CURVE_DIMS, seq_len=16, n_samples=300, seed=0)
+            self._curves["saturation"] = softmax_saturation(CURVE_DIMS, seq_len=16, n_samples=200, seed=0)
         return self._curves["saturation"]
 
     def measured_score_variance(self) -> tuple[float, float]:
