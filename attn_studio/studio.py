@@ -166,6 +166,42 @@ class Studio:
         new[index] = number
         self._apply(self._state.replace(**{name: new}))
 
+    def set_block(self, table: str, head: int, row: int, col: int, values) -> None:
+        """Write a block of numbers (pasted from a spreadsheet) as ONE edit.
+
+        ``table`` is a weight name (W_Q, W_K, W_V, W_1, W_2 of ``head``; W_O;
+        v_a, whose rows are heads); ``values`` is a list of rows of numbers or
+        typed text (embeddings: :meth:`set_embedding_block`). Every value is checked first: one bad
+        cell refuses the whole block and nothing changes.
+        """
+        block = _parse_block(values)
+        if table not in WEIGHT_NAMES:
+            raise StateError(f"unknown matrix {table!r}")
+        current = getattr(self._state, table)
+        matrix = current if table in ("w_o", "v_a") else current[head]
+        if row < 0 or col < 0 or row + block.shape[0] > matrix.shape[0] or col + block.shape[1] > matrix.shape[1]:
+            raise StateError(
+                f"a {block.shape[0]} × {block.shape[1]} block at row {row + 1}, column {col + 1} does not fit "
+                f"the {matrix.shape[0]} × {matrix.shape[1]} matrix")
+        new = np.array(current)
+        target = new if table in ("w_o", "v_a") else new[head]
+        target[row:row + block.shape[0], col:col + block.shape[1]] = block
+        self._apply(self._state.replace(**{table: new}))
+
+    def set_embedding_block(self, words: list[str], col: int, values) -> None:
+        """Write a block of embedding values for ``words`` (one row each) from column ``col``, as ONE edit."""
+        block = _parse_block(values)
+        if block.shape[0] > len(words) or col < 0 or col + block.shape[1] > self._state.d_model:
+            raise StateError(
+                f"a {block.shape[0]} × {block.shape[1]} block at column {col + 1} does not fit "
+                f"{len(words)} tokens × d_model = {self._state.d_model}")
+        edits = {w: dict(v) for w, v in self._state.embedding_edits.items()}
+        for word, values_row in zip(words, block):
+            entry = edits.setdefault(word, {})
+            for j, value in enumerate(values_row):
+                entry[col + j] = float(value)
+        self._apply(self._state.replace(embedding_edits=edits))
+
     def randomize(self, seed: int | None = None) -> None:
         """Draw new weights and unedited embeddings from ``seed`` (a fresh one if None)."""
         if seed is None:
@@ -290,6 +326,24 @@ class Studio:
     def result_for(self, state: StudioState) -> MultiHeadResult:
         """The result another state would give (for side-by-side comparisons); changes nothing."""
         return _attend(state, *_inputs(state))
+
+
+def _parse_block(values) -> np.ndarray:
+    """Rows of numbers or typed text -> a 2-d float array; a bad cell is named in the error."""
+    rows = [list(r) for r in values]
+    if not rows or not rows[0]:
+        raise StateError("nothing to paste")
+    width = len(rows[0])
+    if any(len(r) != width for r in rows):
+        raise StateError("the pasted rows have different lengths; paste a rectangle of numbers")
+    block = np.empty((len(rows), width))
+    for i, r in enumerate(rows):
+        for j, value in enumerate(r):
+            try:
+                block[i, j] = parse_number(value)
+            except StateError as exc:
+                raise StateError(f"row {i + 1}, column {j + 1} of the pasted block: {exc}") from None
+    return block
 
 
 def _inputs(s: StudioState) -> tuple[np.ndarray, np.ndarray]:

@@ -49,9 +49,11 @@ class MatrixModel(QtCore.QAbstractTableModel):
 
     def __init__(self, name: str, read: Callable[[], np.ndarray], row_labels: Callable[[], list[str]],
                  col_labels: Callable[[], list[str]], write: Callable[[int, int, str], None] | None = None,
-                 tooltip: Callable[[int, int], str] | None = None, parent=None):
+                 tooltip: Callable[[int, int], str] | None = None,
+                 write_block: Callable[[int, int, list[list[str]]], None] | None = None, parent=None):
         super().__init__(parent)
         self.name = name
+        self._write_block = write_block
         self._read, self._rows, self._cols, self._write = read, row_labels, col_labels, write
         self._tooltip = tooltip
         self._array = np.asarray(read())
@@ -122,6 +124,26 @@ class MatrixModel(QtCore.QAbstractTableModel):
         self.accepted.emit()
         return True
 
+    def paste_block(self, row: int, col: int, rows: list[list[str]]) -> bool:
+        """Write a pasted block at (``row``, ``col``) as one edit; False (and ``refused``) if any cell is bad."""
+        if self._write_block is None:
+            self.refused.emit(f"{self.name} is computed, not edited: nothing was pasted.")
+            return False
+        try:
+            self._write_block(row, col, rows)
+        except (StateError, EngineError) as exc:
+            self.refused.emit(f"{self.name}: {exc}. Nothing was pasted; the old values are kept.")
+            return False
+        self._array = np.asarray(self._read())
+        self._display = {}
+        self.accepted.emit()
+        return True
+
+    def block_text(self, top: int, left: int, bottom: int, right: int) -> str:
+        """Cells [top..bottom] x [left..right] as tab-separated text, full precision (for spreadsheets)."""
+        return "\n".join("\t".join(repr(float(self._array[r, c])) for c in range(left, right + 1))
+                         for r in range(top, bottom + 1))
+
     # -- following the studio ----------------------------------------------------
     def refresh(self):
         """Re-read the array and headers from the studio; reset only if the shape changed."""
@@ -158,8 +180,19 @@ class MatrixModel(QtCore.QAbstractTableModel):
         return self._array
 
 
+def parse_clipboard(text: str) -> list[list[str]]:
+    """Rows of cells from pasted text: tab-separated (spreadsheets), else commas, else spaces."""
+    lines = [line for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n") if line.strip()]
+    if any("\t" in line for line in lines):
+        return [line.split("\t") for line in lines]
+    if any("," in line for line in lines):
+        return [line.split(",") for line in lines]
+    return [line.split() for line in lines]
+
+
 class MatrixTable(QtWidgets.QTableView):
-    """A QTableView tuned for small matrices: compact columns, edit on typing or double click."""
+    """A QTableView tuned for small matrices: compact columns, edit on typing or double click,
+    Ctrl+C / Ctrl+V copy and paste blocks of numbers (to and from spreadsheets)."""
 
     def __init__(self, model: MatrixModel, object_name: str, parent=None):
         super().__init__(parent)
@@ -174,3 +207,36 @@ class MatrixTable(QtWidgets.QTableView):
         self.verticalHeader().setSectionResizeMode(QtWidgets.QHeaderView.Fixed)
         self.setAlternatingRowColors(True)
         self.setWordWrap(False)
+
+    def copy_selection(self) -> bool:
+        """Copy the selected cells (their bounding block) as tab-separated numbers."""
+        indexes = self.selectionModel().selectedIndexes() if self.selectionModel() else []
+        if not indexes:
+            current = self.currentIndex()
+            if not current.isValid():
+                return False
+            indexes = [current]
+        rows = [i.row() for i in indexes]
+        cols = [i.column() for i in indexes]
+        text = self.model().block_text(min(rows), min(cols), max(rows), max(cols))
+        QtWidgets.QApplication.clipboard().setText(text)
+        return True
+
+    def paste(self) -> bool:
+        """Paste a block of numbers at the current cell (top-left of the selection) as one edit."""
+        rows = parse_clipboard(QtWidgets.QApplication.clipboard().text())
+        indexes = self.selectionModel().selectedIndexes() if self.selectionModel() else []
+        start = min(indexes, key=lambda i: (i.row(), i.column())) if indexes else self.currentIndex()
+        if not start.isValid():
+            start = self.model().index(0, 0)
+        return self.model().paste_block(start.row(), start.column(), rows)
+
+    def keyPressEvent(self, event):
+        if event.matches(QtGui.QKeySequence.Copy):
+            self.copy_selection()
+            event.accept()
+        elif event.matches(QtGui.QKeySequence.Paste):
+            self.paste()
+            event.accept()
+        else:
+            super().keyPressEvent(event)

@@ -351,6 +351,9 @@ class MainWindow(QtWidgets.QMainWindow):
         def write_embedding(row, col, text):
             self.studio.set_embedding(embedding_words()[row], col, text)
 
+        def write_embedding_block(row, col, rows):
+            self.studio.set_embedding_block(embedding_words()[row:], col, rows)
+
         dims = lambda prefix, n: [f"{prefix}{i + 1}" for i in range(n)]  # noqa: E731
         self.models: dict[str, MatrixModel] = {}
         self.tables: dict[str, MatrixTable] = {}
@@ -390,7 +393,14 @@ class MainWindow(QtWidgets.QMainWindow):
         self.table_tabs.setObjectName("tableTabs")
         for key, object_name, title, read, rows, cols, write in specs:
             tooltip = None if key == "output" else (lambda r, c, key=key: table_cell_tooltip(self.studio, key, r, c))
-            model = MatrixModel(title, read, rows, cols, write, tooltip=tooltip, parent=self)
+            if key == "embeddings":
+                block = write_embedding_block
+            elif key == "output":
+                block = None
+            else:
+                block = (lambda r, c, rows, key=key: self.studio.set_block(
+                    key, min(s().head_index, max(getattr(s(), key).shape[0] - 1, 0)), r, c, rows))
+            model = MatrixModel(title, read, rows, cols, write, tooltip=tooltip, write_block=block, parent=self)
             model.refused.connect(self.show_message)
             model.accepted.connect(self.clear_message)
             table = MatrixTable(model, object_name)
@@ -461,6 +471,12 @@ class MainWindow(QtWidgets.QMainWindow):
         self.redo_action = edit.addAction("&Redo", lambda: self.studio.redo())
         self.redo_action.setObjectName("redoAction")
         self.redo_action.setShortcut(QtGui.QKeySequence.Redo)
+        edit.addSeparator()
+        self.copy_action = edit.addAction("&Copy", self.copy)
+        self.copy_action.setShortcut(QtGui.QKeySequence.Copy)
+        self.copy_action.setToolTip("Copy the selected table cells, or the figure of the current view")
+        self.paste_action = edit.addAction("&Paste into the table", self.paste)
+        self.paste_action.setShortcut(QtGui.QKeySequence.Paste)
         view = bar.addMenu("&View")
         self.full_screen_action = view.addAction("&Full screen", self.toggle_full_screen)
         self.full_screen_action.setObjectName("fullScreenAction")
@@ -714,6 +730,27 @@ class MainWindow(QtWidgets.QMainWindow):
         store.setValue("zoom", presentation.STYLE.zoom)
         store.setValue("colormap", presentation.STYLE.weights_cmap)
         store.sync()
+
+    def _focused_table(self):
+        widget = QtWidgets.QApplication.focusWidget()
+        while widget is not None and not isinstance(widget, MatrixTable):
+            widget = widget.parentWidget()
+        return widget
+
+    def copy(self):
+        """Ctrl+C: the selected cells of the focused table, else the current view's figure."""
+        table = self._focused_table()
+        if table is not None and table.copy_selection():
+            self.statusBar().showMessage("Cells copied (tab-separated)", 3000)
+        elif QtWidgets.QApplication.focusWidget() is None or not isinstance(
+                QtWidgets.QApplication.focusWidget(), (QtWidgets.QLineEdit, QtWidgets.QAbstractSpinBox)):
+            self.copy_current_figure()
+
+    def paste(self):
+        """Ctrl+V: paste a block of numbers into the focused table at its current cell."""
+        table = self._focused_table() or self.tables[list(self.models)[self.table_tabs.currentIndex()]]
+        if table.paste():
+            self.statusBar().showMessage("Pasted", 3000)
 
     # -- figures and matrices out ----------------------------------------------------------
     def current_panel_name(self) -> str:
