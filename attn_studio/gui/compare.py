@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-from PySide6 import QtCore, QtWidgets
+from PySide6 import QtWidgets
 
 from .heatmap import SCORES_CMAP, WEIGHTS_CMAP, Heatmap
 from .heatmap_view import HeatmapCanvas

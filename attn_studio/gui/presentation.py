@@ -11,7 +11,7 @@ import weakref
 from dataclasses import dataclass
 
 import shiboken6
-from PySide6 import QtCore, QtGui, QtWidgets
+from PySide6 import QtGui, QtWidgets
 
 from ._pg import pg
 

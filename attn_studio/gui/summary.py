@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-from PySide6 import QtCore, QtGui, QtWidgets
+from PySide6 import QtWidgets
 
 from ._pg import pg
 from .heatmap import SCORES_CMAP, Heatmap

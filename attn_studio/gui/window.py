@@ -22,7 +22,7 @@ from ..session import (
     read_session,
     write_session,
 )
-from ..state import MAX_D_HEAD, MAX_D_MODEL, MAX_HEADS, MAX_SEED, StateError, TEMPERATURE_RANGE
+from ..state import MAX_D_HEAD, MAX_D_MODEL, MAX_HEADS, MAX_SEED, StateError
 from ..studio import Studio
 from . import export, presentation
 from .bridge import StudioBridge
@@ -782,12 +782,12 @@ class MainWindow(QtWidgets.QMainWindow):
     def export_panel_dialog(self, name: str) -> bool:
         """Ask for a file and export panel ``name`` (PNG at the chosen scale, SVG or PDF)."""
         try:
-            panel = export.find_panel(self, name)
+            export.find_panel(self, name)  # refuse an unknown panel before asking for a file
         except export.ExportError as exc:
             self.show_message(str(exc))
             return False
         stem = name.replace(":", "-")
-        path, chosen = QtWidgets.QFileDialog.getSaveFileName(
+        path, _ = QtWidgets.QFileDialog.getSaveFileName(
             self, "Export figure", f"{stem}.png", "PNG image (*.png);;SVG drawing (*.svg);;PDF document (*.pdf)")
         if not path:
             return False

@@ -3,7 +3,6 @@
 import subprocess
 import sys
 
-import pytest
 from PySide6 import QtWidgets
 
 from attn_studio import cli

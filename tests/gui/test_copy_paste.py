@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from PySide6 import QtCore, QtGui, QtWidgets
+from PySide6 import QtCore, QtWidgets
 
 from attn_studio.gui import MainWindow
 

@@ -1,6 +1,5 @@
 """Sessions in the window: save, open, unsaved mark, close question, drop, autosave, recovery."""
 
-import json
 
 import numpy as np
 import pytest

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-import pytest
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from attn_studio.engine import tokenize

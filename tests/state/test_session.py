@@ -406,7 +406,7 @@ def test_version1_file_keeps_loading():
     assert np.all(w[:, np.triu_indices(6, 1)[0], np.triu_indices(6, 1)[1]] == 0)
     x = studio.x
     for h in range(2):
-        q, k, v = x @ state.w_q[h], x @ state.w_k[h], x @ state.w_v[h]
+        q, k = x @ state.w_q[h], x @ state.w_k[h]
         logits = q @ k.T / np.sqrt(2) / 0.8
         logits[np.triu_indices(6, 1)] = -np.inf
         a = np.exp(logits - logits.max(axis=1, keepdims=True))
