@@ -126,15 +126,10 @@ class VariancePlot(QtWidgets.QWidget):
             self._y_range = [min(self._y_range[0], min(ys) - 0.3), max(self._y_range[1], max(ys) + 0.3)]
             self.variance.setRange(yRange=self._y_range, padding=0.02)
         if ys:
-            self.model_label.setText(f"this model (d_k = {d_k})")
-            # Away from the curves: above the markers when they sit above the
-            # scaled theory line (var = 1), below them otherwise.
-            if max(ys) >= 0:
-                self.model_label.setAnchor((-0.12, 1.1))
-                self.model_label.setPos(np.log10(d_k), float(max(ys)))
-            else:
-                self.model_label.setAnchor((-0.12, -0.1))
-                self.model_label.setPos(np.log10(d_k), float(min(ys)))
+            self.model_label.setText(f"▲ this model, d_k = {d_k}")
+            # At the bottom of the plot, under the markers: the curves never go there.
+            self.model_label.setAnchor((0.1, 1.0))
+            self.model_label.setPos(np.log10(d_k), self._y_range[0] + 0.05)
         else:
             self.model_label.setText("")
         self.dk_line.setValue(np.log10(d_k))

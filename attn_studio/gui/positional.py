@@ -89,7 +89,7 @@ class PositionalView(QtWidgets.QWidget):
         plot.showGrid(x=True, y=True, alpha=0.2)
         plot.setLabel("bottom", "position")
         plot.setLabel("left", "PE")
-        plot.setTitle("a few sine columns against position")
+        plot.setTitle("sine columns vs position")
         plot.setYRange(-1.1, 1.1, padding=0)
         cache_static(plot.getAxis("left"))
         self.curves: list[pg.PlotDataItem] = []
@@ -143,7 +143,7 @@ class PositionalView(QtWidgets.QWidget):
         selected = state.query_index if (n and not state.cross) else None
         self.heatmap.set_data(pe, masked=np.zeros(pe.shape, dtype=bool), row_labels=row_labels,
                               col_labels=self._sparse(self.col_labels), levels=LEVELS, selected_row=selected)
-        self.heatmap.set_title(f"positional encoding: {n} position{'s' if n != 1 else ''} × d_model = {d}")
+        self.heatmap.set_title(f"PE: {n} position{'s' if n != 1 else ''} × {d} dims")
 
         followed = followed_columns(d)
         positions = np.arange(n, dtype=np.float64)
