@@ -336,8 +336,10 @@ class Heatmap:
     def set_axis_titles(self, rows: str, cols: str):
         if self.left_axis.style["showValues"] and self.left_axis.labelText != rows:
             self.plot.setLabel("left", rows, **presentation.label_style())
+            self.left_axis.relabel()  # the title takes room beside the labels
         if self.bottom_axis.labelText != cols:
             self.plot.setLabel("bottom", cols, **presentation.label_style())
+            self.bottom_axis.relabel()
 
     def show_row_labels(self, on: bool):
         """Row labels on the first heatmap of a row only: the others share its rows."""

@@ -53,12 +53,12 @@ class HeadsSummaryView(QtWidgets.QWidget):
         lv = _levels(concat, result.output)
         self.maps["concat"].set_data(concat, masked=no_mask, row_labels=q_tokens, col_labels=col_labels,
                                      levels=lv, selected_row=selected)
-        self.maps["concat"].set_axis_titles("query", "head · value dimension")
+        self.maps["concat"].set_axis_titles("query", "head · value")
         if state.projections:
             w_o = state.w_o
             self.maps["w_o"].set_data(w_o, masked=np.zeros(w_o.shape, dtype=bool), row_labels=col_labels,
                                       col_labels=[f"out {c + 1}" for c in range(w_o.shape[1])], levels=_levels(w_o))
-            self.maps["w_o"].set_axis_titles("head · value dimension", "output dimension")
+            self.maps["w_o"].set_axis_titles("head · value", "output")
             self.canvases["w_o"].show()
         else:
             self.canvases["w_o"].hide()
@@ -66,7 +66,7 @@ class HeadsSummaryView(QtWidgets.QWidget):
         self.maps["output"].set_data(out, masked=np.zeros(out.shape, dtype=bool), row_labels=q_tokens,
                                      col_labels=[f"out {c + 1}" for c in range(out.shape[1])], levels=lv,
                                      selected_row=selected)
-        self.maps["output"].set_axis_titles("query", "output dimension")
+        self.maps["output"].set_axis_titles("query", "output")
         for bar_key, levels in (("concat", lv), ("w_o", _levels(state.w_o) if state.projections else (-1, 1)),
                                 ("output", lv)):
             bar = self.canvases[bar_key].bar
