@@ -33,15 +33,17 @@ def softmax(x, axis: int = -1, kind: str = "stable") -> np.ndarray:
     arr = np.asarray(x, dtype=np.float64)
     if arr.size == 0:
         return np.zeros_like(arr)
-    if np.isnan(arr).any() or (arr == np.inf).any():
+    # Work in one fresh buffer, in place, and check inputs by reductions rather
+    # than boolean copies: attention matrices of 8 x 512 x 512 cost more in
+    # temporaries than in arithmetic.
+    top = np.max(arr, axis=axis, keepdims=True)
+    highest = top.max()
+    if np.isnan(highest) or highest == np.inf:
         raise EngineError("softmax input contains NaN or +inf; only -inf (a blocked key) is allowed")
-    blocked = arr == -np.inf
-    any_blocked = bool(blocked.any())
+    any_blocked = bool(arr.min() == -np.inf)
+    blocked = arr == -np.inf if any_blocked else None
     all_blocked = np.all(blocked, axis=axis, keepdims=True) if any_blocked else None
-    # Work in one fresh buffer, in place: attention matrices of 8 x 512 x 512
-    # cost more in temporaries than in arithmetic.
     if kind == "stable":
-        top = np.max(arr, axis=axis, keepdims=True)
         if any_blocked:
             top[all_blocked] = 0.0
         out = np.subtract(arr, top)
