@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .engine import softmax_steps
+
 __all__ = [
     "MINUS",
     "Step",
@@ -169,14 +171,8 @@ def _row_exps(state, result, head: int, i: int, shifted: bool):
     Returns ``(exps, shift)``: blocked keys give 0; ``shift`` is the row
     maximum subtracted first (0 when not shifted or when every key is blocked).
     """
-    logits = np.asarray(result.logits[head, i], dtype=np.float64)
-    finite = np.isfinite(logits)
-    shift = float(np.max(logits[finite])) if shifted and finite.any() else 0.0
-    with np.errstate(over="ignore", invalid="ignore"):
-        exps = np.where(finite, np.exp(np.where(finite, logits, 0.0) - shift), 0.0)
-    # A +inf logit cannot come from the engine; keep it visible anyway.
-    exps = np.where(logits == np.inf, np.inf, exps)
-    return exps, shift
+    steps = softmax_steps(result.logits[head, i], shifted=shifted)
+    return steps.exps, float(steps.shift)
 
 
 def _row_status(state, result, head: int, i: int) -> str:

@@ -8,12 +8,14 @@ from .attention import (
     SOFTMAX_KINDS,
     AttentionResult,
     MultiHeadResult,
+    SoftmaxSteps,
     additive_scores,
     attend_scores,
     attention,
     causal_mask,
     multi_head_attention,
     softmax,
+    softmax_steps,
 )
 from .errors import EngineError
 from .projection import Projection2D, angle_degrees, cosine, pca_2d, project
@@ -27,6 +29,7 @@ __all__ = [
     "MultiHeadResult",
     "Projection2D",
     "SaturationCurve",
+    "SoftmaxSteps",
     "VarianceCurve",
     "Vocabulary",
     "additive_scores",
@@ -42,5 +45,6 @@ __all__ = [
     "sinusoidal_positions",
     "softmax",
     "softmax_saturation",
+    "softmax_steps",
     "tokenize",
 ]

@@ -67,6 +67,46 @@ def softmax(x, axis: int = -1, kind: str = "stable") -> np.ndarray:
 
 
 @dataclass(frozen=True)
+class SoftmaxSteps:
+    """The intermediate numbers of a softmax, as a lecture writes them out.
+
+    ``shift`` is what was subtracted from each row first (its largest finite
+    value, or 0 without shifting); ``exps`` is ``exp(x - shift)`` with 0 for
+    blocked (-inf) entries and inf where the naive form overflows; ``total``
+    the row sums of ``exps``.
+    """
+
+    shift: np.ndarray
+    exps: np.ndarray
+    total: np.ndarray
+
+
+def softmax_steps(x, axis: int = -1, shifted: bool = True) -> SoftmaxSteps:
+    """The shift, exponentials and sums that a softmax of ``x`` goes through.
+
+    ``shifted=True`` is the stable softmax's way (subtract the row maximum);
+    ``False`` the naive one, whose exponentials may overflow to inf. The
+    weights are ``exps / total`` (see :func:`softmax` for the guarded version).
+    """
+    arr = np.asarray(x, dtype=np.float64)
+    if arr.size == 0:  # no keys: nothing to shift, nothing to sum
+        reduced = np.zeros(np.delete(arr.shape, axis % max(arr.ndim, 1)) if arr.ndim else ())
+        return SoftmaxSteps(reduced, arr.copy(), reduced.copy())
+    finite = np.isfinite(arr)
+    if shifted:
+        shift = np.max(np.where(finite, arr, -np.inf), axis=axis, keepdims=True)
+        shift = np.where(np.isfinite(shift), shift, 0.0)
+    else:
+        shift = np.zeros_like(np.sum(arr, axis=axis, keepdims=True))
+    with np.errstate(over="ignore", invalid="ignore"):
+        exps = np.where(finite, np.exp(np.where(finite, arr, 0.0) - shift), 0.0)
+    exps = np.where(arr == np.inf, np.inf, exps)
+    with np.errstate(over="ignore", invalid="ignore"):
+        total = np.sum(exps, axis=axis, keepdims=True)
+    return SoftmaxSteps(np.squeeze(shift, axis=axis), exps, np.squeeze(total, axis=axis))
+
+
+@dataclass(frozen=True)
 class AttentionResult:
     """Every intermediate of one scaled dot-product attention.
 
