@@ -59,9 +59,37 @@ class HeatmapCanvas(pg.GraphicsLayoutWidget):
             self.addItem(self.bar, row=0, col=1)
         self.setSizePolicy(QtWidgets.QSizePolicy.Expanding, QtWidgets.QSizePolicy.Expanding)
         self.setMinimumSize(120, 120)
+        # Hovering a cell explains it: ``tooltip_provider(heatmap, i, j)`` when a
+        # view gives one (formulas), else the cell's labels and exact value.
+        self.tooltip_provider = None
+        self.scene().sigMouseMoved.connect(self._on_hover)
         # Images, cell rectangles and hatching gain nothing from antialiasing (text
         # keeps its own); without it a repaint of the canvas costs a third less.
         self.setAntialiasing(False)
+
+    def tooltip_text(self, i: int, j: int) -> str:
+        """What hovering cell (row ``i``, column ``j``) shows."""
+        if self.tooltip_provider is not None:
+            return self.tooltip_provider(self.heatmap, i, j)
+        last = self.heatmap._last
+        if last is None:
+            return ""
+        values, kwargs = last[0][0], last[1]
+        rows, cols = kwargs["row_labels"], kwargs["col_labels"]
+        value = float(values[i, j])
+        where = f"{rows[i] if i < len(rows) else i + 1} → {cols[j] if j < len(cols) else j + 1}"
+        if kwargs["masked"][i, j]:
+            return f"{self.heatmap.title}\n{where}: masked"
+        return f"{self.heatmap.title}\n{where}: {value!r}"
+
+    def _on_hover(self, scene_pos):
+        cell = self.heatmap.cell_at(scene_pos)
+        if cell is None:
+            QtWidgets.QToolTip.hideText()
+            return
+        text = self.tooltip_text(*cell)
+        if text:
+            QtWidgets.QToolTip.showText(self.mapToGlobal(self.mapFromScene(scene_pos)), text, self)
 
     def contextMenuEvent(self, event):
         self.menuRequested.emit(self, event.pos())
@@ -105,7 +133,7 @@ class HeatmapView(QtWidgets.QWidget):
             self.canvases[key] = canvas
             stage_row.addWidget(canvas, 1)
             canvas.scene().sigMouseClicked.connect(self._on_click)
-            canvas.scene().sigMouseMoved.connect(lambda pos, c=canvas: self._on_hover(c, pos))
+            canvas.tooltip_provider = self.tooltip_for
         self.stage_bars = {key: c.bar for key, c in self.canvases.items() if c.bar is not None}
         self.stages["stable"].show_row_labels(False)
         self.canvases["stable"].hide()
@@ -133,7 +161,7 @@ class HeatmapView(QtWidgets.QWidget):
             hm = Heatmap(f"head {i + 1}", WEIGHTS_CMAP)
             canvas = HeatmapCanvas(hm, with_bar=False)
             canvas.scene().sigMouseClicked.connect(self._on_click)
-            canvas.scene().sigMouseMoved.connect(lambda pos, c=canvas: self._on_hover(c, pos))
+            canvas.tooltip_provider = self.tooltip_for
             self.head_maps.append(hm)
             self.head_canvases.append(canvas)
         for canvas in self.head_canvases:
@@ -224,14 +252,6 @@ class HeatmapView(QtWidgets.QWidget):
             return f"{text}\nstable softmax (row max subtracted first): α = {weight:.4f}"
         return cell_tooltip(state, result, stage, head, i, j)
 
-    def _on_hover(self, canvas: "HeatmapCanvas", scene_pos):
-        cell = canvas.heatmap.cell_at(scene_pos)
-        if cell is None:
-            QtWidgets.QToolTip.hideText()
-            return
-        text = self.tooltip_for(canvas.heatmap, *cell)
-        point = canvas.mapToGlobal(canvas.mapFromScene(scene_pos))
-        QtWidgets.QToolTip.showText(point, text, canvas)
 
     def _on_click(self, event):
         if event.button() != QtCore.Qt.LeftButton:

@@ -76,6 +76,7 @@ class PositionalView(QtWidgets.QWidget):
         for axis in (self.heatmap.left_axis, self.heatmap.bottom_axis):
             axis.enableAutoSIPrefix(False)  # no "(x0.001)" on the titles of an empty sentence
         self.canvas = HeatmapCanvas(self.heatmap)
+        self.canvas.tooltip_provider = self.cell_formula
         if self.canvas.bar is not None:
             self.canvas.bar.setLevels(values=LEVELS)
         row.addWidget(self.canvas, 3)
@@ -131,6 +132,15 @@ class PositionalView(QtWidgets.QWidget):
             parts = [t[i] for t in (keys, queries) if i < len(t)]
             labels.append(f"{i}: " + " / ".join(parts))
         return n, labels
+
+    def cell_formula(self, heatmap, pos: int, column: int) -> str:
+        """The encoding of one cell with its numbers: PE(pos, 2i) = sin(pos / 10000^(2i/d))."""
+        d = self.matrix.shape[1]
+        i = column // 2
+        fn = "sin" if column % 2 == 0 else "cos"
+        index = f"2·{i}" if fn == "sin" else f"2·{i}+1"
+        return (f"position {pos}, dimension {column + 1} ({fn} {i})\n"
+                f"PE({pos}, {index}) = {fn}({pos} / 10000^({2 * i}/{d})) = {self.matrix[pos, column]:.4f}")
 
     def render(self):
         """Redraw from the studio's current state."""

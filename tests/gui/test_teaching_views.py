@@ -282,3 +282,25 @@ def test_a_second_sentence_makes_it_cross_attention(qtbot):
     w.bridge.flush()
     assert not w.studio.state.cross and w.studio.result.weights.shape == (1, 6, 6)
     assert w.heatmap_view.stages["scores"].left_axis.labelText == "query"
+
+
+def test_every_heatmap_explains_its_cells_on_hover(win):
+    # compare and summary heatmaps: labels and the exact value
+    win.studio.update(heads=2)
+    win.bridge.flush()
+    for view, key in ((win.compare_view, "b"), (win.heads_summary_view, "output")):
+        win.view_tabs.setCurrentWidget(view)
+        win.bridge.flush()
+        canvas = view.canvases[key]
+        value = float(canvas.heatmap.image.image[2, 1])
+        text = canvas.tooltip_text(2, 1)
+        assert repr(value) in text and "→" in text
+    # positional encoding: its formula with the numbers
+    pv = win.positional_view
+    win.view_tabs.setCurrentWidget(pv)
+    win.bridge.flush()
+    from attn_studio.engine import sinusoidal_positions
+    d = win.studio.state.d_model
+    text = pv.canvas.tooltip_text(3, 2)
+    assert f"sin(3 / 10000^(2/{d}))" in text
+    assert f"{sinusoidal_positions(11, d)[3, 2]:.4f}" in text
