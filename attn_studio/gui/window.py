@@ -22,7 +22,7 @@ from ..session import (
     read_session,
     write_session,
 )
-from ..state import MAX_D_HEAD, MAX_D_MODEL, MAX_HEADS, MAX_SEED, StateError
+from ..state import MAX_D_HEAD, MAX_D_MODEL, MAX_HEADS, MAX_SEED, SELECTION_FIELDS, StateError
 from ..studio import Studio
 from . import export, presentation
 from .bridge import StudioBridge
@@ -110,6 +110,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.studio = studio
         self.bridge = StudioBridge(studio, self)
         self._preset_name = preset or ""
+        self._preset_state = studio.state if preset else None  # the example as loaded
 
         self.heatmap_view = HeatmapView(studio)
         self.heads_summary_view = HeadsSummaryView(studio)
@@ -570,6 +571,7 @@ class MainWindow(QtWidgets.QMainWindow):
             self.show_message(str(exc))
             return False
         self._preset_name = name
+        self._preset_state = state
         return self._guard(self.studio.set_state, state)
 
     def show_message(self, text: str):
@@ -1121,9 +1123,12 @@ class MainWindow(QtWidgets.QMainWindow):
             self.query_combo.clear()
             self.query_combo.addItems(queries)
         self.query_combo.setCurrentIndex(st.query_index if queries else -1)
+        # The example box names the example only while the model still is it.
         index = self.preset_combo.findData(self._preset_name)
-        if index >= 0:
-            self.preset_combo.setCurrentIndex(index)
+        edited = index >= 0 and self._preset_state is not None and \
+            not (st.changed_fields(self._preset_state) <= SELECTION_FIELDS)
+        self.preset_combo.setPlaceholderText(f"{self._preset_name} (edited)" if edited else "choose an example")
+        self.preset_combo.setCurrentIndex(-1 if edited or index < 0 else index)
         # Without projections there are no weights to edit and heads do not matter.
         for w in (self.heads_spin, self.d_head_spin, self.head_combo, *(self.tables[k] for k in ("w_q", "w_k", "w_v", "w_o"))):
             if w.isEnabled() != st.projections:

@@ -38,3 +38,20 @@ def test_attn_studio_preset_names_its_example(qtbot, monkeypatch):
     monkeypatch.setattr(QtWidgets.QApplication, "exec", lambda self=None: 0)
     assert cli.main(["--preset", "animal"]) == 0
     assert shown == ["animal"]
+
+
+def test_the_example_box_says_when_the_model_was_edited(qtbot):
+    w = MainWindow(preset="journey")
+    qtbot.addWidget(w)
+    w.show()
+    combo = w.preset_combo
+    assert combo.currentData() == "journey"
+    w.studio.update(causal=True)
+    w.bridge.flush()
+    assert combo.currentIndex() == -1 and combo.placeholderText() == "journey (edited)"
+    w.studio.select(query=3)  # following another token is not an edit
+    w.studio.undo()
+    w.bridge.flush()
+    assert combo.currentData() == "journey"
+    assert w.load_preset("bank") and (w.bridge.flush() or True)
+    assert combo.currentData() == "bank"
