@@ -777,9 +777,20 @@ class MainWindow(QtWidgets.QMainWindow):
             action.setCheckable(True)
             action.setChecked(scale == self.png_scale)
             group.addAction(action)
+        custom = scale_menu.addAction("Resolution in dpi…", self.ask_png_dpi)
+        custom.setToolTip("PNG resolution for slides or print, 96 to 768 dpi")
         menu.addSeparator()
         menu.addAction(self.copy_figure_action)
         menu.addAction("Whole model as NumPy arrays (.npz)…", self.export_arrays_dialog)
+
+    def ask_png_dpi(self) -> bool:
+        """Ask for the PNG resolution in dpi (96 dpi = 1×); kept for the next exports."""
+        dpi, ok = QtWidgets.QInputDialog.getInt(self, "PNG resolution", "Dots per inch (96 = screen size):",
+                                                int(round(self.png_scale * 96)), 96, 768, 24)
+        if ok:
+            self.png_scale = dpi / 96.0
+            self.statusBar().showMessage(f"PNG exports at {dpi} dpi ({self.png_scale:g}×)", 4000)
+        return ok
 
     def export_panel_dialog(self, name: str) -> bool:
         """Ask for a file and export panel ``name`` (PNG at the chosen scale, SVG or PDF)."""

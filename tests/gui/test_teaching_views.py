@@ -304,3 +304,16 @@ def test_every_heatmap_explains_its_cells_on_hover(win):
     text = pv.canvas.tooltip_text(3, 2)
     assert f"sin(3 / 10000^(2/{d}))" in text
     assert f"{sinusoidal_positions(11, d)[3, 2]:.4f}" in text
+
+
+def test_png_resolution_chosen_in_dpi_sets_the_export_scale(win, tmp_path, monkeypatch):
+    monkeypatch.setattr(QtWidgets.QInputDialog, "getInt", lambda *a, **k: (288, True))
+    assert win.ask_png_dpi()
+    assert win.png_scale == 3.0
+    small, large = tmp_path / "1x.png", tmp_path / "3x.png"
+    assert win.export_panel("heatmaps", small, scale=1.0)
+    assert win.export_panel("heatmaps", large)  # the chosen 288 dpi
+    from PySide6 import QtGui
+    a, b = QtGui.QImage(str(small)), QtGui.QImage(str(large))
+    assert abs(b.width() - 3 * a.width()) <= 3
+    assert round(b.dotsPerMeterX() * 0.0254) == 288
