@@ -126,8 +126,7 @@ def selected_head(state, result) -> int:
     Without projections the engine computes a single head whatever
     ``state.heads`` says, so the index is clamped to what exists.
     """
-    n = result.weights.shape[0]
-    return max(0, min(int(state.head_index), n - 1))
+    return state.shown_head
 
 
 def _tokens(state):

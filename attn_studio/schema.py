@@ -16,6 +16,7 @@ from .state import (
     MAX_D_HEAD,
     MAX_D_MODEL,
     MAX_HEADS,
+    MAX_SEED,
     SCHEMA_VERSION,
     WEIGHT_NAMES,
     StateError,
@@ -121,7 +122,7 @@ def _state_kwargs(data) -> dict:
             kwargs[key] = data[key]
     if "description" in data and not isinstance(data["description"], str):
         raise StateError("“description” must be text")
-    limits = {"d_model": MAX_D_MODEL, "heads": MAX_HEADS, "d_head": MAX_D_HEAD, "seed": 2**31 - 1}
+    limits = {"d_model": MAX_D_MODEL, "heads": MAX_HEADS, "d_head": MAX_D_HEAD, "seed": MAX_SEED}
     for key, hi in limits.items():
         if key in data:
             kwargs[key] = _int_field(data, key, 0 if key == "seed" else 1, hi)

@@ -352,6 +352,11 @@ class StudioState:
         """Heads computed: without projections every head would be the same, so one."""
         return self.heads if self.projections else 1
 
+    @property
+    def shown_head(self) -> int:
+        """The head the views show: ``head_index``, or the one head computed without projections."""
+        return min(self.head_index, self.effective_heads - 1)
+
     # -- changes -----------------------------------------------------------
     def replace(self, **changes) -> "StudioState":
         """Return a new, validated state with ``changes`` applied.

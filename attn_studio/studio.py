@@ -101,8 +101,7 @@ class Studio:
     @property
     def vocabulary(self) -> Vocabulary:
         """The vocabulary (seeded vectors plus the lecturer's edits) of the current state."""
-        s = self._state
-        return Vocabulary(s.d_model, s.seed, edits={w: dict(v) for w, v in s.embedding_edits.items()})
+        return _vocabulary(self._state)
 
     def embeddings(self, tokens: list[str]) -> np.ndarray:
         """Token vectors (without positions) for ``tokens``, ``(len(tokens), d_model)``."""
@@ -346,9 +345,14 @@ def _parse_block(values) -> np.ndarray:
     return block
 
 
+def _vocabulary(s: StudioState) -> Vocabulary:
+    """Seeded vectors of dimension d_model plus the lecturer's edits, for state ``s``."""
+    return Vocabulary(s.d_model, s.seed, edits={w: dict(v) for w, v in s.embedding_edits.items()})
+
+
 def _inputs(s: StudioState) -> tuple[np.ndarray, np.ndarray]:
     """Token vectors (+ positions when on) for the query side and the key/value side."""
-    vocab = Vocabulary(s.d_model, s.seed, edits={w: dict(v) for w, v in s.embedding_edits.items()})
+    vocab = _vocabulary(s)
 
     def inputs(tokens):
         e = vocab.vectors(tokens)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from PySide6 import QtWidgets
 
-from .heatmap import SCORES_CMAP, WEIGHTS_CMAP, Heatmap
+from .heatmap import SCORES_CMAP, WEIGHTS_CMAP, Heatmap, symmetric_levels
 from .heatmap_view import HeatmapCanvas
 from .widgets import caption_label
 
@@ -116,11 +116,11 @@ class CompareView(QtWidgets.QWidget):
                 hm.set_data(empty, masked=empty.astype(bool), row_labels=[], col_labels=[], levels=(0, 1))
             return
         label_a, result_a, label_b, result_b = sides
-        head = min(state.head_index, result_a.weights.shape[0] - 1, result_b.weights.shape[0] - 1)
+        # Side B is the current model or a variant of it; a pinned side A may have fewer heads.
+        head = min(state.shown_head, result_a.weights.shape[0] - 1)
         wa, wb = result_a.weights[head], result_b.weights[head]
         diff = wb - wa
-        m = float(np.nanmax(np.abs(diff))) if diff.size and np.isfinite(diff).any() else 0.0
-        m = m if m > 1e-12 else 1.0
+        diff_levels = symmetric_levels(diff)
         selected = state.query_index if q_tokens else None
         self.maps["a"].set_title(f"A: {label_a}")
         self.maps["b"].set_title(f"B: {label_b}")
@@ -130,10 +130,10 @@ class CompareView(QtWidgets.QWidget):
         self.maps["b"].set_data(wb, masked=result_b.blocked, row_labels=q_tokens, col_labels=k_tokens,
                                 levels=(0.0, 1.0), selected_row=selected)
         self.maps["diff"].set_data(diff, masked=result_a.blocked & result_b.blocked, row_labels=q_tokens,
-                                   col_labels=k_tokens, levels=(-m, m), selected_row=selected)
+                                   col_labels=k_tokens, levels=diff_levels, selected_row=selected)
         for key in ("b", "diff"):
             bar = self.canvases[key].bar
-            levels = (0.0, 1.0) if key == "b" else (-m, m)
+            levels = (0.0, 1.0) if key == "b" else diff_levels
             if tuple(bar.levels()) != levels:
                 bar.setLevels(values=levels)
         largest = float(np.nanmax(np.abs(diff))) if diff.size else 0.0

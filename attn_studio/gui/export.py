@@ -242,7 +242,7 @@ def setting_title(state, panel_name: str = "heatmaps") -> str:
     if name in ("variance", "saturation"):
         parts.append(f"d_k = {state.d_k}")
     elif name != "window":
-        head = int(m.group(1)) if m else min(state.head_index, heads - 1) + 1
+        head = int(m.group(1)) if m else state.shown_head + 1
         parts.append(f"head {head}" + (f" of {heads}" if heads > 1 else ""))
     parts.append(f"scaled ÷√{state.d_k}" if state.scale else "unscaled")
     if state.causal:

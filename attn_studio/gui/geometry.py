@@ -543,8 +543,7 @@ class GeometryView(QtWidgets.QWidget):
     def render(self):
         """Redraw from the studio's current state and result."""
         state, result, studio = self.studio.state, self.studio.result, self.studio
-        n_heads = result.q.shape[0]
-        head = min(max(state.head_index, 0), n_heads - 1)
+        head = state.shown_head
         self.mode.setItemText(1, f"q and k of head {head + 1}" if state.projections
                               else "q and k (projections off: q = k = x)")
         mode = self.current_mode

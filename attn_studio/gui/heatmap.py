@@ -23,6 +23,29 @@ OVERFLOW_FILL = QtGui.QColor(200, 30, 30)
 MASK_HATCH = QtGui.QColor(120, 120, 120)
 
 
+def nice_ceil(m: float) -> float:
+    """``m`` rounded up to 1, 1.5, 2, 3, 4, 5, 6, 8 or 10 times a power of ten.
+
+    Colour scales end at such a number, so that they hold still while a
+    lecturer edits (instead of changing with every keystroke) and read cleanly.
+    """
+    if not np.isfinite(m) or m <= 0:
+        return 1.0
+    power = 10.0 ** np.floor(np.log10(m))
+    for step in (1, 1.5, 2, 3, 4, 5, 6, 8, 10):
+        if step * power >= m * (1 - 1e-12):
+            return float(step * power)
+    return float(10 * power)
+
+
+def symmetric_levels(*arrays) -> tuple[float, float]:
+    """Colour levels (-m, m) around 0 covering every finite value of ``arrays``, m a nice number."""
+    finite = [np.asarray(a)[np.isfinite(a)] for a in arrays]
+    finite = [f for f in finite if f.size]
+    m = nice_ceil(max((float(np.abs(f).max()) for f in finite), default=1.0))
+    return -m, m
+
+
 def format_value(value: float, digits: int = 2) -> str:
     """A cell value as the seeds print it (two decimals), with overflow spelled out."""
     if np.isnan(value):
@@ -208,8 +231,9 @@ class TokenAxis(pg.AxisItem):
         return rect
 
     def _adjust_label(self):
+        # Keep the axis title below the slanted labels.
         if self.label.isVisible():
-            self.label.setPos(self.label.pos().x(), self.height() - self.label.boundingRect().height())
+            self.label.setPos(self.label.pos().x(), self.height() - self.label.boundingRect().height() + 2)
 
     def labels(self) -> list[tuple[float, str]]:
         """(position, token) of every label this axis has (some may be thinned when drawn)."""
@@ -265,9 +289,7 @@ class TokenAxis(pg.AxisItem):
     def resizeEvent(self, ev=None):
         super().resizeEvent(ev)
         if self.orientation == "bottom" and self._labels:
-            # Keep the axis title below the slanted labels.
-            br = self.label.boundingRect()
-            self.label.setPos(self.label.pos().x(), self.height() - br.height() + 2)
+            self._adjust_label()
         self.picture = None  # the spacing changed: thin the labels again
 
 

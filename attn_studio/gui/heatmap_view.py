@@ -7,33 +7,11 @@ from PySide6 import QtCore, QtWidgets
 
 from ..explain import cell_tooltip
 from ._pg import cache_static, pg
-from .heatmap import SCORES_CMAP, WEIGHTS_CMAP, Heatmap
+from .heatmap import SCORES_CMAP, WEIGHTS_CMAP, Heatmap, symmetric_levels
 from .widgets import caption_label, view_layout
 
 HEADS_PER_ROW = 4
 LONG_INPUT = 40  # beyond this many tokens the header says what is thinned or hidden
-
-
-def nice_ceil(m: float) -> float:
-    """``m`` rounded up to 1, 1.5, 2, 3, 4, 5, 6, 8 or 10 times a power of ten.
-
-    Colour scales end at such a number, so that they hold still while a
-    lecturer edits (instead of changing with every keystroke) and read cleanly.
-    """
-    if not np.isfinite(m) or m <= 0:
-        return 1.0
-    power = 10.0 ** np.floor(np.log10(m))
-    for step in (1, 1.5, 2, 3, 4, 5, 6, 8, 10):
-        if step * power >= m * (1 - 1e-12):
-            return float(step * power)
-    return float(10 * power)
-
-
-def _symmetric_levels(arrays) -> tuple[float, float]:
-    finite = [a[np.isfinite(a)] for a in arrays]
-    finite = [f for f in finite if f.size]
-    m = nice_ceil(max((float(np.abs(f).max()) for f in finite), default=1.0))
-    return -m, m
 
 
 class HeatmapCanvas(pg.GraphicsLayoutWidget):
@@ -184,7 +162,7 @@ class HeatmapView(QtWidgets.QWidget):
         state, result = self.studio.state, self.studio.result
         q_tokens, k_tokens = state.query_tokens, state.key_tokens
         n_heads = result.weights.shape[0]
-        head = min(state.head_index, n_heads - 1)
+        head = state.shown_head
         blocked = result.blocked
         row_title = "query (decoder)" if state.cross else "query"
         col_title = "key (encoder)" if state.cross else "key"
@@ -213,8 +191,8 @@ class HeatmapView(QtWidgets.QWidget):
         self.stages["scores"].set_title("scores vᵀtanh(qW₁+kW₂)" if additive else "scores q·k")
         self.stages["logits"].set_title(f"logits {' '.join(scaling)}" if scaling else "logits (unscaled)")
         self.stages["weights"].set_title("weights: softmax" if state.softmax != "sum" else "weights: x / Σx")
-        lv_scores = _symmetric_levels([scores])
-        lv_logits = _symmetric_levels([np.where(blocked, np.nan, logits)])
+        lv_scores = symmetric_levels(scores)
+        lv_logits = symmetric_levels(np.where(blocked, np.nan, logits))
         compare = state.softmax != "stable"
         stages = [("scores", scores, lv_scores), ("logits", logits, lv_logits), ("weights", result.weights[head], (0.0, 1.0))]
         if compare:
@@ -242,7 +220,7 @@ class HeatmapView(QtWidgets.QWidget):
     def tooltip_for(self, heatmap: Heatmap, i: int, j: int) -> str:
         """The filled-in formula of cell (query ``i``, key ``j``) of ``heatmap``."""
         state, result = self.studio.state, self.studio.result
-        head = min(state.head_index, result.weights.shape[0] - 1)
+        head = state.shown_head
         if heatmap in self.head_maps:
             return cell_tooltip(state, result, "weights", self.head_maps.index(heatmap), i, j)
         stage = next(key for key, hm in self.stages.items() if hm is heatmap)

@@ -6,15 +6,9 @@ import numpy as np
 from PySide6 import QtWidgets
 
 from ._pg import pg
-from .heatmap import SCORES_CMAP, Heatmap
+from .heatmap import SCORES_CMAP, Heatmap, symmetric_levels
 from .heatmap_view import HeatmapCanvas
 from .widgets import caption_label
-
-
-def _levels(*arrays) -> tuple[float, float]:
-    m = max((float(np.abs(a).max()) for a in arrays if a.size and np.isfinite(a).all()), default=1.0)
-    m = m if m > 0 else 1.0
-    return -m, m
 
 
 class HeadsSummaryView(QtWidgets.QWidget):
@@ -50,14 +44,14 @@ class HeadsSummaryView(QtWidgets.QWidget):
         selected = state.query_index if q_tokens else None
         col_labels = [f"h{h + 1}·{j + 1}" for h in range(heads) for j in range(d_v)]
         no_mask = np.zeros(concat.shape, dtype=bool)
-        lv = _levels(concat, result.output)
+        lv = symmetric_levels(concat, result.output)
         self.maps["concat"].set_data(concat, masked=no_mask, row_labels=q_tokens, col_labels=col_labels,
                                      levels=lv, selected_row=selected)
         self.maps["concat"].set_axis_titles("query", "head · value")
         if state.projections:
             w_o = state.w_o
             self.maps["w_o"].set_data(w_o, masked=np.zeros(w_o.shape, dtype=bool), row_labels=col_labels,
-                                      col_labels=[f"out {c + 1}" for c in range(w_o.shape[1])], levels=_levels(w_o))
+                                      col_labels=[f"out {c + 1}" for c in range(w_o.shape[1])], levels=symmetric_levels(w_o))
             self.maps["w_o"].set_axis_titles("head · value", "output")
             self.canvases["w_o"].show()
         else:
@@ -67,7 +61,7 @@ class HeadsSummaryView(QtWidgets.QWidget):
                                      col_labels=[f"out {c + 1}" for c in range(out.shape[1])], levels=lv,
                                      selected_row=selected)
         self.maps["output"].set_axis_titles("query", "output")
-        for bar_key, levels in (("concat", lv), ("w_o", _levels(state.w_o) if state.projections else (-1, 1)),
+        for bar_key, levels in (("concat", lv), ("w_o", symmetric_levels(state.w_o) if state.projections else (-1, 1)),
                                 ("output", lv)):
             bar = self.canvases[bar_key].bar
             if tuple(bar.levels()) != tuple(levels):

@@ -213,7 +213,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.sentence_edit.setObjectName("sentenceEdit")
         self.sentence_edit.setPlaceholderText("Type a sentence…")
         self.sentence_edit.setToolTip("The sentence: its tokens are the keys and values (and the queries in self-attention)")
-        self.sentence_edit.textEdited.connect(self._on_sentence_change)
+        self.sentence_edit.textEdited.connect(lambda text: self._on_text_change("sentence", text))
         form.addRow("Sentence", self.sentence_edit)
 
         self.target_edit = QtWidgets.QLineEdit()
@@ -221,7 +221,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.target_edit.setPlaceholderText("empty = self-attention")
         self.target_edit.setToolTip("A second sentence (the decoder side): its tokens ask the queries, "
                                     "the first sentence supplies keys and values. Empty means self-attention.")
-        self.target_edit.textEdited.connect(self._on_target_sentence_change)
+        self.target_edit.textEdited.connect(lambda text: self._on_text_change("target_sentence", text))
         form.addRow("Queries from", self.target_edit)
 
         self.d_model_spin = _spin("dModelSpin", 1, MAX_D_MODEL, "d_model: the length of every token vector")
@@ -336,7 +336,7 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def _build_tables(self):
         s = lambda: self.studio.state  # noqa: E731
-        head = lambda: min(s().head_index, s().heads - 1)  # noqa: E731
+        head = lambda: s().head_index  # noqa: E731  (W_Q, W_K, W_V exist for every head)
 
         def embedding_rows():
             st = s()
@@ -374,10 +374,10 @@ class MainWindow(QtWidgets.QMainWindow):
                                               ("w_2", "W2", "k", "W_2 acts on the key")):
             specs.append((
                 name, f"w{title[1]}Table", title,
-                (lambda name=name: getattr(s(), name)[min(s().head_index, getattr(s(), name).shape[0] - 1)]),
+                (lambda name=name: getattr(s(), name)[s().shown_head]),
                 (lambda p=rows_prefix: dims(p, s().d_k)),
                 lambda: dims("a", s().d_k),
-                (lambda r, c, t, name=name: self.studio.set_weight(name, min(s().head_index, getattr(s(), name).shape[0] - 1), r, c, t)),
+                (lambda r, c, t, name=name: self.studio.set_weight(name, s().shown_head, r, c, t)),
             ))
         specs.append(("v_a", "vATable", "va", lambda: s().v_a,
                       lambda: [f"head {h + 1}" for h in range(s().v_a.shape[0])],
@@ -399,8 +399,9 @@ class MainWindow(QtWidgets.QMainWindow):
             elif key == "output":
                 block = None
             else:
+                # W_1, W_2 exist for the computed heads only; the others for every head.
                 block = (lambda r, c, rows, key=key: self.studio.set_block(
-                    key, min(s().head_index, max(getattr(s(), key).shape[0] - 1, 0)), r, c, rows))
+                    key, s().shown_head if key in ("w_1", "w_2") else s().head_index, r, c, rows))
             model = MatrixModel(title, read, rows, cols, write, tooltip=tooltip, write_block=block, parent=self)
             model.refused.connect(self.show_message)
             model.accepted.connect(self.clear_message)
@@ -542,19 +543,12 @@ class MainWindow(QtWidgets.QMainWindow):
     def _update(self, coalesce: str | None = None, **changes) -> bool:
         return self._guard(self.studio.update, coalesce=coalesce, **changes)
 
-    def _on_sentence_change(self, text: str):
+    def _on_text_change(self, field: str, text: str):
+        """A sentence box changed: typing is live, and a burst of keys is one undo step."""
         try:
-            self.studio.update(sentence=text, coalesce="sentence")
+            self.studio.update(coalesce=field, **{field: text})
         except (StateError, EngineError) as exc:
             # Keep what the person typed so that nothing is lost; say why it is not applied.
-            self.show_message(f"{exc}. The heatmaps still show the previous sentence.")
-            return
-        self.clear_message()
-
-    def _on_target_sentence_change(self, text: str):
-        try:
-            self.studio.update(target_sentence=text, coalesce="target_sentence")
-        except (StateError, EngineError) as exc:
             self.show_message(f"{exc}. The heatmaps still show the previous sentences.")
             return
         self.clear_message()
@@ -764,8 +758,7 @@ class MainWindow(QtWidgets.QMainWindow):
     def _fill_export_menu(self):
         menu = self.export_menu
         menu.clear()
-        heads = self.studio.result.weights.shape[0]
-        head = min(self.studio.state.head_index, heads - 1) + 1
+        head = self.studio.state.shown_head + 1
         for name, text in (("heatmaps", "Attention heatmaps…"), (f"head:{head}", f"Head {head} weights…"),
                            ("variance", "Variance plot…"), ("saturation", "Saturation plot…"),
                            ("steps", "Step-by-step table…"), ("geometry", "Geometry…"), ("window", "Whole window…")):
