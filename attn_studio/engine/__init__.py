@@ -18,11 +18,23 @@ from .attention import (
     softmax_steps,
 )
 from .errors import EngineError
+from .layers import (
+    ACTIVATIONS,
+    attention_rollout,
+    feed_forward,
+    gelu,
+    gelu_new,
+    layer_drift,
+    layer_norm,
+    layerwise_cosine,
+    relu,
+)
 from .projection import Projection2D, angle_degrees, cosine, pca_2d, project
 from .statistics import SaturationCurve, VarianceCurve, dot_product_variance, softmax_saturation
 from .text import Vocabulary, sinusoidal_positions, tokenize
 
 __all__ = [
+    "ACTIVATIONS",
     "SOFTMAX_KINDS",
     "AttentionResult",
     "EngineError",
@@ -36,12 +48,20 @@ __all__ = [
     "angle_degrees",
     "attend_scores",
     "attention",
+    "attention_rollout",
     "causal_mask",
     "cosine",
     "dot_product_variance",
+    "feed_forward",
+    "gelu",
+    "gelu_new",
+    "layer_drift",
+    "layer_norm",
+    "layerwise_cosine",
     "multi_head_attention",
     "pca_2d",
     "project",
+    "relu",
     "sinusoidal_positions",
     "softmax",
     "softmax_saturation",

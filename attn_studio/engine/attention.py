@@ -249,9 +249,19 @@ def _check_weights(name: str, w, d_model: int) -> np.ndarray:
     return w
 
 
+def _check_bias(name: str, b, shape: tuple) -> np.ndarray | None:
+    if b is None:
+        return None
+    b = as_array(name, b, len(shape))
+    if b.shape != shape:
+        raise EngineError(f"{name} has shape {b.shape}; it must be {shape}")
+    return b
+
+
 def multi_head_attention(
     x, w_q, w_k, w_v, w_o=None, *, x_kv=None, scale=True, causal=False,
     temperature=1.0, blocked=None, kind="stable", additive=None,
+    b_q=None, b_k=None, b_v=None, b_o=None, head_mask=None,
 ) -> MultiHeadResult:
     """Multi-head attention with row vectors, as in the seeds: Q = X·W_Q per head.
 
@@ -264,6 +274,13 @@ def multi_head_attention(
     ``v_a (h, d_a)`` replaces the dot-product scores by Bahdanau scores
     ``v_aᵀ·tanh(q W_1 + k W_2)``; ``scale`` is then ignored (scale_factor 1):
     the 1/sqrt(d_k) argument is about dot products, and tanh bounds these.
+
+    Trained models add biases: ``b_q, b_k (h, d_k)`` and ``b_v (h, d_v)`` are
+    added to each head's q, k and v, ``b_o (d_out,)`` to the output (it needs
+    ``w_o``). ``head_mask (h,)`` multiplies each head's weighted values before
+    the concatenation and W_O (1 keeps a head, 0 silences it, 2 doubles it), the
+    same as scaling that head's rows of W_O. ``weights`` stay the head's own
+    softmax; ``head_outputs`` and ``concat`` carry the scaling.
     """
     x = as_array("x", x, 2)
     x_kv = x if x_kv is None else as_array("x_kv", x_kv, 2)
@@ -295,10 +312,25 @@ def multi_head_attention(
                 f"w_o has shape {w_o.shape} but the concatenated heads have {heads} x {d_v} = "
                 f"{heads * d_v} columns: w_o must be ({heads * d_v}, d_out)"
             )
+    b_q = _check_bias("b_q", b_q, (heads, w_q.shape[2]))
+    b_k = _check_bias("b_k", b_k, (heads, w_k.shape[2]))
+    b_v = _check_bias("b_v", b_v, (heads, d_v))
+    if b_o is not None:
+        if w_o is None:
+            raise EngineError("b_o is the bias of the output projection: it needs w_o")
+        b_o = _check_bias("b_o", b_o, (w_o.shape[1],))
+    if head_mask is not None:
+        head_mask = _check_bias("head_mask", head_mask, (heads,))
     # (T, d_model) @ (h, d_model, d) broadcasts to (h, T, d): every head at once.
     q = x @ w_q
     k = x_kv @ w_k
     v = x_kv @ w_v
+    if b_q is not None:
+        q += b_q[:, None, :]
+    if b_k is not None:
+        k += b_k[:, None, :]
+    if b_v is not None:
+        v += b_v[:, None, :]
     if additive is None:
         scores = q @ np.swapaxes(k, -1, -2)
     else:
@@ -308,9 +340,13 @@ def multi_head_attention(
         scores, v, d_k=w_q.shape[2], scale=scale, causal=causal,
         temperature=temperature, blocked=blocked, kind=kind,
     )
+    if head_mask is not None:
+        head_outputs = head_outputs * head_mask[:, None, None]
     t_q = x.shape[0]
     concat = np.swapaxes(head_outputs, 0, 1).reshape(t_q, heads * d_v)
     output = concat if w_o is None else concat @ w_o
+    if b_o is not None:
+        output = output + b_o
     return MultiHeadResult(q, k, v, scores, logits, weights, head_outputs, concat, output, scale_factor, mask)
 
 
