@@ -1,0 +1,42 @@
+"""Trained checkpoints (BERT, GPT-2) run on the project's own engine, offline, without Qt.
+
+```python
+from attn_studio.pretrained import load_pretrained, available_models, ModelError
+model = load_pretrained()                 # all-MiniLM-L6-v2 from its package, or load_pretrained(folder)
+run = model.run("The animal didn't cross the street because it was too tired.")
+run.tokens, run.attentions, run.hidden_states, run.layer_results[l].q
+edited = run.rerun(Edits().with_head_scale(3, 5, 0.0))    # recomputes layers 3.. only
+edited.drift(run)                                          # how far each layer moved
+```
+Layers and heads are counted from 0. See ``model.py`` for the run and edits API.
+"""
+
+from .config import ModelConfig
+from .errors import ModelError
+from .loading import (
+    DEFAULT_MODEL,
+    ModelInfo,
+    available_models,
+    cache_root,
+    default_model_zip,
+    hub_cache_dirs,
+    load_pretrained,
+)
+from .model import Edits, Encoding, ModelRun, TrainedModel, WordComparison
+
+__all__ = [
+    "DEFAULT_MODEL",
+    "Edits",
+    "Encoding",
+    "ModelConfig",
+    "ModelError",
+    "ModelInfo",
+    "ModelRun",
+    "TrainedModel",
+    "WordComparison",
+    "available_models",
+    "cache_root",
+    "default_model_zip",
+    "hub_cache_dirs",
+    "load_pretrained",
+]

@@ -1,0 +1,508 @@
+"""A trained model's forward pass on the engine, with every intermediate kept.
+
+``TrainedModel.run(text)`` returns a :class:`ModelRun`: the tokens, every layer's
+q, k, v, scores, logits and weights (the engine's ``MultiHeadResult``), and the
+hidden states. Edits to a trained model (a head silenced or scaled, a head's
+W_Q / W_K / W_V replaced) are an immutable :class:`Edits` value; ``run.rerun(edits)``
+recomputes only from the lowest layer the change touches, reusing the hidden
+states below it.
+
+Layers and heads are counted from 0 here, like the arrays they index:
+``run.hidden_states[l]`` is the input of layer ``l`` and ``run.hidden_states[l + 1]``
+its output.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from types import MappingProxyType
+
+import numpy as np
+
+from ..engine import (
+    MultiHeadResult,
+    attention_rollout,
+    feed_forward,
+    layer_drift,
+    layer_norm,
+    layerwise_cosine,
+    multi_head_attention,
+)
+from .config import ModelConfig
+from .errors import ModelError
+from .weights import ModelWeights
+
+PROJECTIONS = ("q", "k", "v")
+MAX_HEAD_SCALE = 2.0
+
+
+def _frozen(a: np.ndarray) -> np.ndarray:
+    a = np.array(a, dtype=np.float64)
+    a.setflags(write=False)
+    return a
+
+
+@dataclass(frozen=True)
+class Edits:
+    """Changes to a trained model, as a value (compare, store, undo by keeping the old one).
+
+    ``head_scale`` maps ``(layer, head)`` to a multiplier in [0, 2] of that
+    head's weighted values before W_O (0 silences the head). ``weights`` maps
+    ``(layer, head, "q" | "k" | "v")`` to a replacement ``(d_model, d_head)``
+    matrix in the row-vector form ``Q = X·W_Q``. A head absent from both is the
+    trained head. Build them with the ``with_*`` methods; the empty ``Edits()``
+    is the trained model.
+    """
+
+    head_scale: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
+    weights: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
+
+    def with_head_scale(self, layer: int, head: int, scale: float) -> Edits:
+        """A copy in which head ``head`` of layer ``layer`` is scaled by ``scale`` (0 to 2; 1 is trained)."""
+        try:
+            scale = float(scale)
+        except (TypeError, ValueError):
+            raise ModelError(f"a head scale must be a number, got {scale!r}") from None
+        if not 0.0 <= scale <= MAX_HEAD_SCALE:
+            raise ModelError(f"a head scale must be between 0 and {MAX_HEAD_SCALE:g}, got {scale!r}")
+        scales = dict(self.head_scale)
+        if scale == 1.0:
+            scales.pop((int(layer), int(head)), None)
+        else:
+            scales[(int(layer), int(head))] = scale
+        return Edits(MappingProxyType(scales), self.weights)
+
+    def with_weights(self, layer: int, head: int, which: str, matrix) -> Edits:
+        """A copy in which head ``head`` of layer ``layer`` uses ``matrix`` as its W_``which``.
+
+        ``which`` is ``"q"``, ``"k"`` or ``"v"``; ``matrix`` is ``(d_model, d_head)``,
+        finite (its shape is checked against the model when it runs).
+        """
+        if which not in PROJECTIONS:
+            raise ModelError(f"which must be one of q, k, v; got {which!r}")
+        try:
+            matrix = np.asarray(matrix, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise ModelError(f"W_{which.upper()} must be an array of numbers") from None
+        if matrix.ndim != 2 or not np.isfinite(matrix).all():
+            raise ModelError(f"W_{which.upper()} must be a finite (d_model, d_head) matrix, got shape {matrix.shape}")
+        weights = dict(self.weights)
+        weights[(int(layer), int(head), which)] = _frozen(matrix)
+        return Edits(self.head_scale, MappingProxyType(weights))
+
+    def reset_head(self, layer: int, head: int) -> Edits:
+        """A copy with head ``head`` of layer ``layer`` back to its trained scale and weights."""
+        key = (int(layer), int(head))
+        scales = {k: v for k, v in self.head_scale.items() if k != key}
+        weights = {k: v for k, v in self.weights.items() if k[:2] != key}
+        return Edits(MappingProxyType(scales), MappingProxyType(weights))
+
+    @property
+    def is_trained(self) -> bool:
+        """True when nothing is edited."""
+        return not self.head_scale and not self.weights
+
+    def layers_touched(self) -> set[int]:
+        """The layers this value changes."""
+        return {k[0] for k in self.head_scale} | {k[0] for k in self.weights}
+
+    def first_difference(self, other: Edits) -> int | None:
+        """The lowest layer where ``self`` and ``other`` differ, or None if they are the same."""
+        layers = set()
+        for key in set(self.head_scale) | set(other.head_scale):
+            if self.head_scale.get(key, 1.0) != other.head_scale.get(key, 1.0):
+                layers.add(key[0])
+        for key in set(self.weights) | set(other.weights):
+            a, b = self.weights.get(key), other.weights.get(key)
+            if a is None or b is None or a.shape != b.shape or not np.array_equal(a, b):
+                layers.add(key[0])
+        return min(layers) if layers else None
+
+    def to_dict(self) -> dict:
+        """Plain JSON-able form (lists of numbers) for session files."""
+        return {
+            "head_scale": [[l, h, s] for (l, h), s in sorted(self.head_scale.items())],
+            "weights": [[l, h, w, m.tolist()] for (l, h, w), m in sorted(self.weights.items(), key=lambda i: i[0])],
+        }
+
+    @classmethod
+    def from_dict(cls, data) -> Edits:
+        """Inverse of :meth:`to_dict`; raises :class:`ModelError` on anything malformed."""
+        edits = cls()
+        try:
+            for layer, head, scale in data.get("head_scale", []):
+                edits = edits.with_head_scale(_index(layer), _index(head), scale)
+            for layer, head, which, matrix in data.get("weights", []):
+                edits = edits.with_weights(_index(layer), _index(head), which, matrix)
+        except (AttributeError, TypeError, ValueError) as exc:
+            if isinstance(exc, ModelError):
+                raise
+            raise ModelError(f"the model edits are malformed ({exc})") from None
+        return edits
+
+
+def _index(value) -> int:
+    if type(value) is not int or value < 0:
+        raise ModelError(f"a layer or head index must be a whole number >= 0, got {value!r}")
+    return value
+
+
+@dataclass(frozen=True)
+class Encoding:
+    """The tokenizer's view of a text: ``tokens`` (special ones included), ``ids``,
+    ``type_ids`` and character ``offsets`` (start, end) into the text."""
+
+    text: str
+    tokens: tuple
+    ids: np.ndarray
+    type_ids: np.ndarray
+    offsets: tuple
+
+
+@dataclass(frozen=True)
+class WordComparison:
+    """One word in two sentences, followed through the layers (seed 001's "bank").
+
+    ``cosine (layers + 1,)``: similarity of the word's vectors after the
+    embeddings and after each layer; ``vectors_a``, ``vectors_b`` ``(layers + 1, d_model)``
+    the vectors themselves (the mean of the word's pieces); ``tokens_a``,
+    ``tokens_b`` the token positions that make up the word in each sentence.
+    """
+
+    word: str
+    cosine: np.ndarray
+    vectors_a: np.ndarray
+    vectors_b: np.ndarray
+    tokens_a: tuple
+    tokens_b: tuple
+    run_a: ModelRun
+    run_b: ModelRun
+
+
+class TrainedModel:
+    """A loaded checkpoint: its config, its weights (read-only, float64) and its tokenizer.
+
+    Attributes: ``name``, ``kind`` (``"bert"`` or ``"gpt2"``), ``layers``,
+    ``heads``, ``d_model``, ``d_head``, ``d_ff``, ``max_positions``,
+    ``vocab_size``, ``path`` (the folder it came from).
+    """
+
+    def __init__(self, name: str, path: Path, config: ModelConfig, weights: ModelWeights, tokenizer):
+        self.name = name
+        self.path = Path(path)
+        self.config = config
+        self.kind = config.kind
+        self.layers = config.layers
+        self.heads = config.heads
+        self.d_model = config.d_model
+        self.d_head = config.d_head
+        self.d_ff = config.d_ff
+        self.max_positions = config.max_positions
+        self.vocab_size = config.vocab_size
+        self._weights = weights
+        self._tokenizer = tokenizer
+
+    def __repr__(self) -> str:
+        return (f"TrainedModel({self.name!r}, kind={self.kind!r}, layers={self.layers}, "
+                f"heads={self.heads}, d_model={self.d_model})")
+
+    # -- the trained numbers, for tables -------------------------------------------------
+
+    def head_weights(self, layer: int, head: int, edits: Edits | None = None) -> dict[str, np.ndarray]:
+        """W_Q, W_K, W_V of one head as ``{"q": (d_model, d_head), "k": ..., "v": ...}``.
+
+        Trained values, or the edited ones where ``edits`` replaces them. The
+        arrays are read-only: edit by building a new matrix and ``Edits.with_weights``.
+        """
+        self._check_head(layer, head)
+        lw = self._weights.layers[layer]
+        out = {"q": lw.w_q[head], "k": lw.w_k[head], "v": lw.w_v[head]}
+        if edits is not None:
+            for which in PROJECTIONS:
+                out[which] = edits.weights.get((layer, head, which), out[which])
+        return out
+
+    def _check_head(self, layer, head) -> None:
+        if not (isinstance(layer, (int, np.integer)) and 0 <= layer < self.layers):
+            raise ModelError(f"layer must be 0 to {self.layers - 1}, got {layer!r}")
+        if not (isinstance(head, (int, np.integer)) and 0 <= head < self.heads):
+            raise ModelError(f"head must be 0 to {self.heads - 1}, got {head!r}")
+
+    # -- tokens ----------------------------------------------------------------------
+
+    def encode(self, text: str) -> Encoding:
+        """Tokenize ``text`` with the model's tokenizer; refuse texts longer than the model's positions."""
+        if not isinstance(text, str):
+            raise ModelError(f"the text must be a string, got {type(text).__name__}")
+        try:
+            enc = self._tokenizer.encode(text)
+        except Exception as exc:  # the tokenizer is Rust code: report, never crash
+            raise ModelError(f"the tokenizer could not read this text: {exc}") from None
+        if len(enc.ids) > self.max_positions:
+            raise ModelError(
+                f"the text has {len(enc.ids)} tokens but {self.name} knows only {self.max_positions} "
+                "positions; shorten the text (it is never cut silently)"
+            )
+        ids = np.asarray(enc.ids, dtype=np.int64)
+        if ids.size and ids.max() >= self.vocab_size:
+            raise ModelError(
+                f"the tokenizer produced token id {int(ids.max())} but the model has only "
+                f"{self.vocab_size} embeddings: tokenizer.json belongs to another model"
+            )
+        type_ids = np.asarray(enc.type_ids, dtype=np.int64)
+        type_rows = 1 if self._weights.token_type is None else self._weights.token_type.shape[0]
+        if type_ids.size and type_ids.max() >= type_rows:
+            type_ids = np.zeros_like(type_ids)
+        return Encoding(text, tuple(enc.tokens), ids, type_ids, tuple(tuple(o) for o in enc.offsets))
+
+    # -- the forward pass ------------------------------------------------------------------
+
+    def _head_scale(self, head_mask, edits: Edits) -> np.ndarray:
+        scale = np.ones((self.layers, self.heads))
+        if head_mask is not None:
+            try:
+                mask = np.asarray(head_mask, dtype=np.float64)
+            except (TypeError, ValueError):
+                raise ModelError("head_mask must be an array of numbers") from None
+            if mask.shape != (self.layers, self.heads):
+                raise ModelError(
+                    f"head_mask must be (layers, heads) = ({self.layers}, {self.heads}), got shape {mask.shape}"
+                )
+            if not np.isfinite(mask).all():
+                raise ModelError("head_mask must hold finite numbers (1 keeps a head, 0 silences it)")
+            scale = scale * mask
+        for (layer, head), s in edits.head_scale.items():
+            self._check_head(layer, head)
+            scale[layer, head] *= s
+        return scale
+
+    def _layer_weights(self, layer: int, edits: Edits):
+        lw = self._weights.layers[layer]
+        w = {"q": lw.w_q, "k": lw.w_k, "v": lw.w_v}
+        for (l, head, which), matrix in edits.weights.items():
+            if l != layer:
+                continue
+            self._check_head(l, head)
+            if matrix.shape != (self.d_model, self.d_head):
+                raise ModelError(
+                    f"the edited W_{which.upper()} of layer {l}, head {head} has shape {matrix.shape}; "
+                    f"it must be (d_model, d_head) = ({self.d_model}, {self.d_head})"
+                )
+            if w[which] is getattr(lw, f"w_{which}"):
+                w[which] = w[which].copy()
+            w[which][head] = matrix
+        return w
+
+    def _embed(self, enc: Encoding) -> np.ndarray:
+        wts = self._weights
+        t = len(enc.ids)
+        x = wts.word[enc.ids] + wts.position[:t]
+        if wts.token_type is not None:
+            x = x + wts.token_type[enc.type_ids]
+        if wts.ln_embed is not None:
+            x = layer_norm(x, *wts.ln_embed, eps=self.config.eps)
+        return x
+
+    def _layer(self, layer: int, x: np.ndarray, scale: np.ndarray, edits: Edits):
+        """One transformer layer: returns (output residual stream, attention result)."""
+        cfg = self.config
+        lw = self._weights.layers[layer]
+        w = self._layer_weights(layer, edits)
+        common = dict(
+            b_q=lw.b_q, b_k=lw.b_k, b_v=lw.b_v, b_o=lw.b_o, head_mask=scale,
+            scale=cfg.scale_attention,
+            temperature=float(layer + 1) if cfg.scale_by_layer else 1.0,
+        )
+        if cfg.kind == "bert":
+            att = multi_head_attention(x, w["q"], w["k"], w["v"], lw.w_o, **common)
+            h = layer_norm(att.output + x, *lw.ln_1, eps=cfg.eps)
+            ff = feed_forward(h, lw.w_1, lw.b_1, lw.w_2, lw.b_2, cfg.activation)
+            return layer_norm(ff + h, *lw.ln_2, eps=cfg.eps), att
+        a_in = layer_norm(x, *lw.ln_1, eps=cfg.eps)
+        att = multi_head_attention(a_in, w["q"], w["k"], w["v"], lw.w_o, causal=True, **common)
+        h = x + att.output
+        ff = feed_forward(layer_norm(h, *lw.ln_2, eps=cfg.eps), lw.w_1, lw.b_1, lw.w_2, lw.b_2, cfg.activation)
+        return h + ff, att
+
+    def _forward(self, enc: Encoding, scale: np.ndarray, edits: Edits, start: int = 0, base: ModelRun | None = None):
+        if start == 0 or base is None:
+            stream = [self._embed(enc)]
+            results = []
+            start = 0
+        else:
+            stream = list(base._stream[: start + 1])
+            results = list(base.layer_results[:start])
+        x = stream[-1]
+        for layer in range(start, self.layers):
+            x, att = self._layer(layer, x, scale[layer], edits)
+            stream.append(x)
+            results.append(att)
+        return stream, results
+
+    def run(self, text: str, head_mask=None, edits: Edits | None = None) -> ModelRun:
+        """Run the model on ``text``.
+
+        ``head_mask (layers, heads)``: multipliers of each head's weighted values
+        before W_O (1 keeps, 0 silences); combined (multiplied) with the scales
+        in ``edits``. ``edits`` also may replace heads' W_Q / W_K / W_V.
+        Raises :class:`ModelError` for a text longer than the model's positions.
+        """
+        edits = Edits() if edits is None else edits
+        enc = self.encode(text)
+        scale = self._head_scale(head_mask, edits)
+        stream, results = self._forward(enc, scale, edits)
+        return ModelRun(self, enc, head_mask, edits, scale, stream, results)
+
+    def compare_word(self, text_a: str, text_b: str, word: str, edits: Edits | None = None) -> WordComparison:
+        """Follow ``word`` (its first occurrence in each text) through the layers of both texts.
+
+        Returns a :class:`WordComparison` whose ``cosine`` is the word's
+        similarity across the two sentences after each layer.
+        """
+        run_a = self.run(text_a, edits=edits)
+        run_b = self.run(text_b, edits=edits)
+        tokens_a = run_a.word_tokens(word)
+        tokens_b = run_b.word_tokens(word)
+        va, vb = run_a.word_vectors(tokens_a), run_b.word_vectors(tokens_b)
+        return WordComparison(word, layerwise_cosine(va, vb), va, vb, tokens_a, tokens_b, run_a, run_b)
+
+
+class ModelRun:
+    """One forward pass: tokens, hidden states, and every layer's attention intermediates.
+
+    - ``tokens`` (list of str), ``ids``, ``encoding`` (with character offsets);
+    - ``layer_results[l]``: the engine's ``MultiHeadResult`` of layer ``l`` with
+      ``q, k, v`` ``(heads, T, d_head)``, ``scores``, ``logits``, ``weights``
+      ``(heads, T, T)``, ``head_outputs`` (after the head scale), ``output``;
+    - stacked over layers: ``attentions`` ``(layers, heads, T, T)`` (the weights),
+      ``q``, ``k``, ``v`` ``(layers, heads, T, d_head)``, ``scores``, ``logits``;
+    - ``hidden_states`` ``(layers + 1, T, d_model)`` as transformers returns them
+      (for GPT-2 the last after the final layer norm);
+    - ``head_scale`` ``(layers, heads)``: the multipliers in effect; ``edits``.
+    """
+
+    def __init__(self, model: TrainedModel, encoding: Encoding, head_mask, edits: Edits,
+                 head_scale: np.ndarray, stream: list, results: list):
+        self.model = model
+        self.encoding = encoding
+        self.text = encoding.text
+        self.tokens = list(encoding.tokens)
+        self.ids = encoding.ids
+        self.head_mask = None if head_mask is None else np.array(head_mask, dtype=np.float64)
+        self.edits = edits
+        self.head_scale = head_scale
+        self._stream = tuple(stream)
+        self.layer_results: tuple[MultiHeadResult, ...] = tuple(results)
+
+    def __len__(self) -> int:
+        return len(self.tokens)
+
+    @cached_property
+    def hidden_states(self) -> np.ndarray:
+        states = np.stack(self._stream)
+        final = self.model._weights.ln_final
+        if final is not None:
+            states[-1] = layer_norm(states[-1], *final, eps=self.model.config.eps)
+        return states
+
+    def _stacked(self, name: str) -> np.ndarray:
+        return np.stack([getattr(r, name) for r in self.layer_results])
+
+    @cached_property
+    def attentions(self) -> np.ndarray:
+        return self._stacked("weights")
+
+    @cached_property
+    def q(self) -> np.ndarray:
+        return self._stacked("q")
+
+    @cached_property
+    def k(self) -> np.ndarray:
+        return self._stacked("k")
+
+    @cached_property
+    def v(self) -> np.ndarray:
+        return self._stacked("v")
+
+    @cached_property
+    def scores(self) -> np.ndarray:
+        return self._stacked("scores")
+
+    @cached_property
+    def logits(self) -> np.ndarray:
+        return self._stacked("logits")
+
+    def mean_attention(self) -> np.ndarray:
+        """``(layers, T, T)``: each layer's attention averaged over heads (the seed's ``mean(dim=1)``)."""
+        return self.attentions.mean(axis=1)
+
+    def rollout(self) -> np.ndarray:
+        """``(layers, T, T)``: attention rollout through the layers (see ``engine.attention_rollout``)."""
+        return attention_rollout(self.attentions)
+
+    # -- edits ---------------------------------------------------------------------------
+
+    def rerun_from(self, layer: int, head_mask=None, edits: Edits | None = None) -> ModelRun:
+        """Recompute layers ``layer`` .. ``layers - 1`` with new edits, reusing this run below ``layer``.
+
+        The caller promises that nothing below ``layer`` changed; :meth:`rerun`
+        finds that layer itself. ``layer == layers`` reuses everything.
+        """
+        m = self.model
+        if not (isinstance(layer, (int, np.integer)) and 0 <= layer <= m.layers):
+            raise ModelError(f"layer must be 0 to {m.layers}, got {layer!r}")
+        edits = Edits() if edits is None else edits
+        scale = m._head_scale(head_mask, edits)
+        stream, results = m._forward(self.encoding, scale, edits, start=int(layer), base=self)
+        return ModelRun(m, self.encoding, head_mask, edits, scale, stream, results)
+
+    def rerun(self, edits: Edits | None = None, head_mask=None) -> ModelRun:
+        """The same text with other edits, recomputing from the lowest layer that changed."""
+        edits = Edits() if edits is None else edits
+        m = self.model
+        new_scale = m._head_scale(head_mask, edits)
+        changed = [m.layers]
+        rows = np.flatnonzero(np.any(new_scale != self.head_scale, axis=1))
+        if rows.size:
+            changed.append(int(rows[0]))
+        first = edits.first_difference(self.edits)
+        if first is not None:
+            changed.append(first)
+        return self.rerun_from(min(changed), head_mask=head_mask, edits=edits)
+
+    # -- measures --------------------------------------------------------------------------
+
+    def drift(self, reference: ModelRun) -> np.ndarray:
+        """``(layers + 1,)``: per layer, the mean cosine distance of the token vectors from ``reference``'s.
+
+        ``reference`` is usually the trained run of the same text; 0 where
+        nothing moved.
+        """
+        if reference.tokens != self.tokens:
+            raise ModelError("drift compares two runs of the same text; the tokens differ")
+        return layer_drift(self.hidden_states, reference.hidden_states)
+
+    def word_tokens(self, word: str, occurrence: int = 0) -> tuple:
+        """Token positions that make up ``word`` in the text (case-insensitive, whole word).
+
+        A word split into pieces (``"tired"`` → ``"ti", "##red"``) gives all of
+        them. Raises :class:`ModelError` when the text does not contain it.
+        """
+        word = word.strip()
+        if not word:
+            raise ModelError("name a word to follow")
+        found = [m.span() for m in re.finditer(r"(?<!\w)" + re.escape(word) + r"(?!\w)", self.text, re.IGNORECASE)]
+        if len(found) <= occurrence:
+            raise ModelError(f"{word!r} does not occur in {self.text!r}")
+        start, end = found[occurrence]
+        tokens = tuple(i for i, (s, e) in enumerate(self.encoding.offsets) if e > s and s < end and e > start)
+        if not tokens:
+            raise ModelError(f"no token of {self.text!r} covers {word!r}")
+        return tokens
+
+    def word_vectors(self, tokens) -> np.ndarray:
+        """``(layers + 1, d_model)``: the mean vector of the given token positions after each layer."""
+        return self.hidden_states[:, list(tokens)].mean(axis=1)
