@@ -6,7 +6,13 @@ import sys
 
 import pytest
 
-QT_FREE = ["attn_studio.engine", "attn_studio.state", "attn_studio.studio", "attn_studio.session"]
+QT_FREE = [
+    "attn_studio.engine",
+    "attn_studio.state",
+    "attn_studio.studio",
+    "attn_studio.session",
+    "attn_studio.pretrained",
+]
 
 PROBE = (
     "import {module}, sys; "
