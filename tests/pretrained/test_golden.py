@@ -107,3 +107,20 @@ class TestMiniLM:
         expected = np.sum(a * b, -1) / np.linalg.norm(a, axis=-1) / np.linalg.norm(b, axis=-1)
         np.testing.assert_allclose(cmp.cosine, expected, atol=1e-12)
         assert cmp.cosine[0] > cmp.cosine[1:].min() + 0.05  # context pulls the meanings apart
+
+
+def test_gpt2_with_lm_head_prefix_matches(tmp_path, data_dir, golden):
+    # GPT2LMHeadModel checkpoints name the body "transformer." and add lm_head.weight.
+    import shutil
+
+    from safetensors.numpy import load_file, save_file
+
+    folder = tmp_path / "gpt2-lm"
+    shutil.copytree(data_dir / "tiny-gpt2", folder)
+    tensors = {"transformer." + k: v for k, v in load_file(folder / "model.safetensors").items()}
+    tensors["lm_head.weight"] = tensors["transformer.wte.weight"].copy()
+    (folder / "model.safetensors").unlink()
+    save_file(tensors, folder / "model.safetensors")
+    ref = golden("tiny_gpt2")
+    run = load_pretrained(folder).run(str(ref["texts"][0]))
+    np.testing.assert_allclose(run.hidden_states, ref["t0_hidden"], rtol=0, atol=TOL)
