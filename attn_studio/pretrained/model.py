@@ -14,6 +14,7 @@ its output.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -204,6 +205,7 @@ class TrainedModel:
         self.vocab_size = config.vocab_size
         self._weights = weights
         self._tokenizer = tokenizer
+        self._sha256 = None
 
     def __repr__(self) -> str:
         return (f"TrainedModel({self.name!r}, kind={self.kind!r}, layers={self.layers}, "
@@ -224,6 +226,38 @@ class TrainedModel:
             for which in PROJECTIONS:
                 out[which] = edits.weights.get((layer, head, which), out[which])
         return out
+
+    def with_cell(self, edits: Edits | None, layer: int, head: int, which: str, row: int, col: int,
+                  value: float) -> Edits:
+        """``edits`` with one cell of a head's W_``which`` set to ``value`` (a table edit).
+
+        The rest of the matrix is the current one (edited or trained). Raises
+        :class:`ModelError` for a bad index or a value that is not a finite number.
+        """
+        edits = Edits() if edits is None else edits
+        if which not in PROJECTIONS:
+            raise ModelError(f"which must be one of q, k, v; got {which!r}")
+        try:
+            value = float(value)
+        except (TypeError, ValueError):
+            raise ModelError(f"a weight must be a number, got {value!r}") from None
+        if not np.isfinite(value):
+            raise ModelError(f"a weight must be a finite number, got {value!r}")
+        if not (0 <= row < self.d_model and 0 <= col < self.d_head):
+            raise ModelError(f"cell ({row}, {col}) is outside W_{which.upper()} ({self.d_model} x {self.d_head})")
+        matrix = self.head_weights(layer, head, edits)[which].copy()
+        matrix[row, col] = value
+        return edits.with_weights(layer, head, which, matrix)
+
+    def weights_sha256(self) -> str:
+        """SHA-256 of the weights file (computed once): sessions name the exact weights they were made with."""
+        if self._sha256 is None:
+            digest = hashlib.sha256()
+            with open(self.path / "model.safetensors", "rb") as fh:
+                for block in iter(lambda: fh.read(1 << 22), b""):
+                    digest.update(block)
+            self._sha256 = digest.hexdigest()
+        return self._sha256
 
     def _check_head(self, layer, head) -> None:
         if not (isinstance(layer, (int, np.integer)) and 0 <= layer < self.layers):

@@ -190,3 +190,26 @@ def test_empty_text(tiny_bert, tiny_gpt2):
     run = tiny_gpt2.run("")
     assert run.tokens == [] and run.attentions.shape == (2, 4, 0, 0)
     assert run.hidden_states.shape == (3, 0, 32)
+
+
+def test_table_cell_edits(model):
+    edits = model.with_cell(None, 1, 2, "k", 3, 4, 0.5)
+    edits = model.with_cell(edits, 1, 2, "k", 0, 0, -1.25)
+    w_k = model.head_weights(1, 2, edits)["k"]
+    trained = model.head_weights(1, 2)["k"]
+    assert w_k[3, 4] == 0.5 and w_k[0, 0] == -1.25
+    changed = np.argwhere(w_k != trained)
+    assert {tuple(c) for c in changed} <= {(3, 4), (0, 0)}
+    for bad in ("abc", float("nan"), 1e400):
+        with pytest.raises(ModelError):
+            model.with_cell(edits, 1, 2, "k", 0, 0, bad)
+    with pytest.raises(ModelError, match="outside"):
+        model.with_cell(edits, 1, 2, "k", model.d_model, 0, 1.0)
+    assert model.head_weights(1, 2, edits)["k"][0, 0] == -1.25  # a refused edit keeps the old value
+
+
+def test_weights_hash_names_the_file(model):
+    import hashlib
+
+    expected = hashlib.sha256((model.path / "model.safetensors").read_bytes()).hexdigest()
+    assert model.weights_sha256() == expected

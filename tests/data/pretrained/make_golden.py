@@ -3,8 +3,8 @@
 Needs torch and transformers (the tests do not): run it in a separate
 environment, from the repository root,
 
-    python -m venv /tmp/goldvenv && /tmp/goldvenv/bin/pip install torch transformers
-    /tmp/goldvenv/bin/python tests/data/pretrained/make_golden.py [--minilm-zip PATH]
+    python -m venv ../goldvenv && ../goldvenv/bin/pip install torch transformers
+    ../goldvenv/bin/python tests/data/pretrained/make_golden.py [--minilm-zip PATH]
 
 It writes, next to itself:
   tiny-bert/, tiny-gpt2/    random 2-layer models (hidden 32, 4 heads), saved by
