@@ -19,6 +19,11 @@ It writes, next to itself:
   minilm.npz                the same for all-MiniLM-L6-v2 on the lecture's sentences,
                             when ``--minilm-zip`` points to the package's model.zip.
 Arrays only (no pickle): load with ``np.load(path, allow_pickle=False)``.
+
+The weights are seeded and come out the same on every run; the WordPiece
+trainer may order tied pieces differently, so a rerun can renumber the tiny
+BERT vocabulary. Its tokenizer.json and tiny_bert.npz change together: commit
+them together.
 """
 
 from __future__ import annotations
