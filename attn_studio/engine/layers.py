@@ -7,6 +7,8 @@ per row, and a weight matrix maps rows, ``y = x·W + b``.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ._checks import as_array
@@ -40,11 +42,21 @@ def layer_norm(x, gamma, beta, eps: float = 1e-5) -> np.ndarray:
 
 def gelu(x) -> np.ndarray:
     """The exact GELU, ``x·Φ(x) = 0.5·x·(1 + erf(x / sqrt(2)))`` (BERT's ``"gelu"``)."""
-    # Imported here so that the rest of the engine works where SciPy is absent.
-    from scipy.special import erf
-
     x = np.asarray(x, dtype=np.float64)
-    return 0.5 * x * (1.0 + erf(x / np.sqrt(2.0)))
+    return 0.5 * x * (1.0 + _erf(x / np.sqrt(2.0)))
+
+
+def _erf(x: np.ndarray) -> np.ndarray:
+    try:
+        from scipy.special import erf
+    except ImportError:
+        # Same exact function from the C library, one element at a time: slower,
+        # but the engine keeps working where SciPy is missing.
+        return _python_erf(x).astype(np.float64)
+    return erf(x)
+
+
+_python_erf = np.frompyfunc(math.erf, 1, 1)
 
 
 def gelu_new(x) -> np.ndarray:

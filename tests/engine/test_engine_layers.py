@@ -146,3 +146,21 @@ def test_new_arguments_are_checked():
         multi_head_attention(x, w_q, w_k, w_v, head_mask=np.ones(2))
     with pytest.raises(EngineError, match="head_mask"):
         multi_head_attention(x, w_q, w_k, w_v, head_mask=np.array([1.0, np.nan, 1.0]))
+
+
+def test_gelu_without_scipy_gives_the_same_numbers(monkeypatch):
+    import builtins
+
+    xs = np.linspace(-5, 5, 41).reshape(1, 41)
+    with_scipy = gelu(xs)
+    real_import = builtins.__import__
+
+    def no_scipy(name, *args, **kwargs):
+        if name.startswith("scipy"):
+            raise ImportError("scipy hidden for this test")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_scipy)
+    without = gelu(xs)
+    assert without.dtype == np.float64 and without.shape == xs.shape
+    np.testing.assert_allclose(without, with_scipy, rtol=1e-15, atol=1e-17)
