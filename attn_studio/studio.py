@@ -12,9 +12,10 @@ tests run it without a display::
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 
@@ -41,6 +42,35 @@ _EMBEDDING_FIELDS = frozenset({"sentence", "target_sentence", "d_model", "seed",
 
 # The dimensions the variance and saturation curves are drawn over.
 CURVE_DIMS = np.unique(np.round(np.logspace(0, 10, 41, base=2)).astype(int))
+CURVE_DIMS.flags.writeable = False
+VARIANCE_SAMPLES = 2500
+SATURATION_SAMPLES = 200
+SATURATION_SEQ_LEN = 16
+
+
+def _frozen(curve):
+    """``curve`` with read-only arrays: a cached curve is shared by every Studio."""
+    for f in fields(curve):
+        value = getattr(curve, f.name)
+        if isinstance(value, np.ndarray):
+            value.flags.writeable = False
+    return curve
+
+
+@functools.lru_cache(maxsize=16)
+def cached_variance_curve(dims: tuple[int, ...], n_samples: int, seed: int):
+    """:func:`~attn_studio.engine.dot_product_variance`, computed once per (dims, n_samples, seed).
+
+    The curve does not depend on the model, so every Studio (and every window)
+    shares one copy instead of drawing thousands of samples again.
+    """
+    return _frozen(dot_product_variance(np.asarray(dims), n_samples=n_samples, seed=seed))
+
+
+@functools.lru_cache(maxsize=16)
+def cached_saturation_curve(dims: tuple[int, ...], seq_len: int, n_samples: int, seed: int):
+    """:func:`~attn_studio.engine.softmax_saturation`, computed once per (dims, seq_len, n_samples, seed)."""
+    return _frozen(softmax_saturation(np.asarray(dims), seq_len=seq_len, n_samples=n_samples, seed=seed))
 
 
 @dataclass(frozen=True)
@@ -74,7 +104,6 @@ class Studio:
         self._saved_state: StudioState | None = self._state
         self._x: tuple[np.ndarray, np.ndarray] | None = None
         self._result: MultiHeadResult | None = None
-        self._curves: dict[str, object] = {}
         self._recompute(frozenset({"sentence"}))
 
     # -- reading -----------------------------------------------------------
@@ -254,18 +283,14 @@ class Studio:
         """
         return softmax(self._result.logits, axis=-1, kind=kind)
 
-    # -- curves (independent of the state; computed once) -------------------
+    # -- curves (independent of the state; computed once per process) --------
     def variance_curve(self):
-        """var(q·k) against d for random unit-variance vectors (cached)."""
-        if "variance" not in self._curves:
-            self._curves["variance"] = dot_product_variance(CURVE_DIMS, n_samples=2500, seed=0)
-        return self._curves["variance"]
+        """var(q·k) against d for random unit-variance vectors (shared by every Studio)."""
+        return cached_variance_curve(tuple(int(d) for d in CURVE_DIMS), VARIANCE_SAMPLES, 0)
 
     def saturation_curve(self):
-        """Softmax saturation against d (cached)."""
-        if "saturation" not in self._curves:
-            self._curves["saturation"] = softmax_saturation(CURVE_DIMS, seq_len=16, n_samples=200, seed=0)
-        return self._curves["saturation"]
+        """Softmax saturation against d (shared by every Studio)."""
+        return cached_saturation_curve(tuple(int(d) for d in CURVE_DIMS), SATURATION_SEQ_LEN, SATURATION_SAMPLES, 0)
 
     def measured_score_variance(self) -> tuple[float, float]:
         """Variance of the current model's raw scores q·k and of the scaled ones.
