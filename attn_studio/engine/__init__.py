@@ -18,7 +18,8 @@ from .attention import (
     softmax_steps,
 )
 from .errors import EngineError
-from .projection import Projection2D, angle_degrees, cosine, pca_2d, project
+from .projection import Projection2D, VectorPair, angle_degrees, cosine, pca_2d, project, vector_pair
+from .steps import QuerySteps, query_steps
 from .statistics import SaturationCurve, VarianceCurve, dot_product_variance, softmax_saturation
 from .text import Vocabulary, sinusoidal_positions, tokenize
 
@@ -28,9 +29,11 @@ __all__ = [
     "EngineError",
     "MultiHeadResult",
     "Projection2D",
+    "QuerySteps",
     "SaturationCurve",
     "SoftmaxSteps",
     "VarianceCurve",
+    "VectorPair",
     "Vocabulary",
     "additive_scores",
     "angle_degrees",
@@ -42,9 +45,11 @@ __all__ = [
     "multi_head_attention",
     "pca_2d",
     "project",
+    "query_steps",
     "sinusoidal_positions",
     "softmax",
     "softmax_saturation",
     "softmax_steps",
     "tokenize",
+    "vector_pair",
 ]
