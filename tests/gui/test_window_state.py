@@ -145,7 +145,7 @@ def test_bank_preset_shows_the_seed_numbers(window):
         weights[7], [0.15614, 0.13398, 0.11098, 0.10419, 0.11014, 0.11062, 0.09593, 0.17802], atol=5e-6)
     values, texts = output_row(w.models["output"], 7)
     np.testing.assert_allclose(values, [-0.1061, -0.13715, -0.02285], atol=5e-6)
-    assert texts[0] == "-0.1061"
+    assert texts[0] == "\u22120.1061"  # a true minus sign, as the seed prints it
 
 
 def test_presets_by_keyboard(window, qtbot):
