@@ -18,12 +18,14 @@ from .attention import (
     softmax_steps,
 )
 from .errors import EngineError
+from .positions import POSITION_BASE, position_periods
 from .projection import Projection2D, VectorPair, angle_degrees, cosine, pca_2d, project, vector_pair
 from .steps import QuerySteps, query_steps
 from .statistics import SaturationCurve, VarianceCurve, dot_product_variance, softmax_saturation
 from .text import Vocabulary, sinusoidal_positions, tokenize
 
 __all__ = [
+    "POSITION_BASE",
     "SOFTMAX_KINDS",
     "AttentionResult",
     "EngineError",
@@ -44,6 +46,7 @@ __all__ = [
     "dot_product_variance",
     "multi_head_attention",
     "pca_2d",
+    "position_periods",
     "project",
     "query_steps",
     "sinusoidal_positions",

@@ -5,6 +5,7 @@ import pytest
 from PySide6 import QtCore, QtWidgets
 
 from attn_studio.engine import additive_scores, attention, multi_head_attention, softmax
+from attn_studio.formatting import format_number
 from attn_studio.gui import MainWindow
 
 
@@ -285,7 +286,7 @@ def test_a_second_sentence_makes_it_cross_attention(qtbot):
 
 
 def test_every_heatmap_explains_its_cells_on_hover(win):
-    # compare and summary heatmaps: labels and the exact value
+    # compare and summary heatmaps: labels and the value, at the view's precision
     win.studio.update(heads=2)
     win.bridge.flush()
     for view, key in ((win.compare_view, "b"), (win.heads_summary_view, "output")):
@@ -294,7 +295,9 @@ def test_every_heatmap_explains_its_cells_on_hover(win):
         canvas = view.canvases[key]
         value = float(canvas.heatmap.image.image[2, 1])
         text = canvas.tooltip_text(2, 1)
-        assert repr(value) in text and "→" in text
+        assert format_number(value, canvas.digits) in text and "→" in text
+        canvas.digits = 2
+        assert format_number(value, 2) in canvas.tooltip_text(2, 1)
     # positional encoding: its formula with the numbers
     pv = win.positional_view
     win.view_tabs.setCurrentWidget(pv)
