@@ -29,12 +29,20 @@ from .engine import (
     softmax,
     softmax_saturation,
 )
+from .formatting import format_number
 from .state import SELECTION_FIELDS, StateError, StudioState, WEIGHT_NAMES, parse_number
 
 UNDO_LIMIT = 500
 # Consecutive edits with the same coalesce key within this many seconds share
 # one undo entry (typing a sentence, holding a spin box arrow).
 COALESCE_SECONDS = 1.0
+
+# Fields that change nothing the engine computes for the current state: what
+# is selected, and the compare view's pinned "before" state.
+_NO_RESULT_FIELDS = SELECTION_FIELDS | {"pinned"}
+
+# What the compare view can put side by side (mode -> what differs).
+COMPARE_MODES = ("scale", "causal", "temperature", "pinned")
 
 # Fields that change the token vectors X (everything else only changes what is
 # done with them).
@@ -74,6 +82,28 @@ def cached_saturation_curve(dims: tuple[int, ...], seq_len: int, n_samples: int,
 
 
 @dataclass(frozen=True)
+class Comparison:
+    """Two results side by side, for one head: A, B and the change of the weights B − A.
+
+    ``head`` is the head compared (the shown head, or the last head A has);
+    ``diff`` = ``weights_b − weights_a`` of that head, ``largest`` its largest
+    absolute entry (0 without cells), ``blocked_both`` the cells masked on both sides.
+    """
+
+    mode: str
+    label_a: str
+    result_a: MultiHeadResult
+    label_b: str
+    result_b: MultiHeadResult
+    head: int
+    weights_a: np.ndarray
+    weights_b: np.ndarray
+    diff: np.ndarray
+    largest: float
+    blocked_both: np.ndarray
+
+
+@dataclass(frozen=True)
 class StudioChange:
     """What a subscriber is told: the state before and after, and which fields differ."""
 
@@ -104,6 +134,8 @@ class Studio:
         self._saved_state: StudioState | None = self._state
         self._x: tuple[np.ndarray, np.ndarray] | None = None
         self._result: MultiHeadResult | None = None
+        self._pinned_result: tuple[StudioState, MultiHeadResult] | None = None
+        self._comparison: tuple[tuple, Comparison] | None = None
         self._recompute(frozenset({"sentence"}))
 
     # -- reading -----------------------------------------------------------
@@ -276,6 +308,72 @@ class Studio:
 
         return unsubscribe
 
+    # -- comparing -----------------------------------------------------------
+    def pin(self) -> None:
+        """Pin the current state as the "before" of the compare view (an undoable edit, saved with the session)."""
+        self.update(pinned=self._state)
+
+    def unpin(self) -> None:
+        """Forget the pinned state (undoable)."""
+        self.update(pinned=None)
+
+    @property
+    def pinned_result(self) -> MultiHeadResult | None:
+        """The engine's result for the pinned state (computed once per pin), or None when nothing is pinned."""
+        pinned = self._state.pinned
+        if pinned is None:
+            return None
+        if self._pinned_result is None or self._pinned_result[0] is not pinned:
+            self._pinned_result = (pinned, self.result_for(pinned))
+        return self._pinned_result[1]
+
+    def comparison(self, mode: str, temperature_a: float = 1.0, temperature_b: float = 5.0) -> Comparison | None:
+        """Side A and side B of the compare view, computed by the engine, for the shown head.
+
+        ``mode``: "scale" (scaled ÷√d_k vs unscaled), "causal" (mask vs none),
+        "temperature" (``temperature_a`` vs ``temperature_b``) or "pinned"
+        (the pinned state vs now). None in "pinned" mode when nothing is pinned
+        or the tokens changed since (the matrices would not line up).
+        Computed once per (state, mode, temperatures).
+        """
+        if mode not in COMPARE_MODES:
+            raise StateError(f"compare mode must be one of {', '.join(COMPARE_MODES)}, got {mode!r}")
+        state = self._state
+        # Results and states are immutable: the same objects mean the same numbers.
+        same = (self._result, state.pinned)
+        key = (state.shown_head, mode) + ((float(temperature_a), float(temperature_b)) if mode == "temperature" else ())
+        if self._comparison is not None:
+            (cached_same, cached_key), cached = self._comparison
+            if cached_key == key and all(a is b for a, b in zip(cached_same, same)):
+                return cached
+        if mode == "scale":
+            sides = ("scaled ÷√d_k", self.result_for(state.replace(scale=True)),
+                     "unscaled", self.result_for(state.replace(scale=False)))
+        elif mode == "causal":
+            sides = ("causal", self.result_for(state.replace(causal=True)),
+                     "no mask", self.result_for(state.replace(causal=False)))
+        elif mode == "temperature":
+            a, b = state.replace(temperature=temperature_a), state.replace(temperature=temperature_b)
+            sides = (f"T = {format_number(a.temperature)}", self.result_for(a),
+                     f"T = {format_number(b.temperature)}", self.result_for(b))
+        else:
+            pinned = state.pinned
+            if pinned is None or pinned.query_tokens != state.query_tokens or pinned.key_tokens != state.key_tokens:
+                self._comparison = ((same, key), None)
+                return None
+            sides = ("before (pinned)", self.pinned_result, "now", self._result)
+        label_a, result_a, label_b, result_b = sides
+        # Side B is the current model or a variant of it; a pinned side A may have fewer heads.
+        head = min(state.shown_head, result_a.weights.shape[0] - 1, result_b.weights.shape[0] - 1)
+        wa, wb = result_a.weights[head], result_b.weights[head]
+        with np.errstate(invalid="ignore"):
+            diff = wb - wa
+        largest = float(np.nanmax(np.abs(diff))) if diff.size and not np.isnan(diff).all() else 0.0
+        comparison = Comparison(mode, label_a, result_a, label_b, result_b, head, wa, wb, diff, largest,
+                                result_a.blocked & result_b.blocked)
+        self._comparison = ((same, key), comparison)
+        return comparison
+
     def weights_with(self, kind: str) -> np.ndarray:
         """The current logits normalised with another softmax ``kind`` (h, Tq, Tk).
 
@@ -340,7 +438,7 @@ class Studio:
             raise errors[0]
 
     def _recompute(self, changed: frozenset[str]) -> None:
-        if changed <= SELECTION_FIELDS and self._result is not None:
+        if changed <= _NO_RESULT_FIELDS and self._result is not None:
             return
         s = self._state
         if self._x is None or changed & _EMBEDDING_FIELDS:

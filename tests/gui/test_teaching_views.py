@@ -42,7 +42,7 @@ def test_compare_scaled_vs_unscaled_shows_both_and_their_difference(win):
     np.testing.assert_allclose(view.maps["b"].image.image, b)
     np.testing.assert_allclose(view.maps["diff"].image.image, b - a)
     assert np.abs(b - a).max() > 0.01  # the comparison shows a real difference
-    assert f"{np.abs(b - a).max():.3f}" in view.caption.text()
+    assert format_number(np.abs(b - a).max(), view.digits) in view.caption.text()
 
 
 def test_compare_temperatures_follow_the_spin_boxes(win):
@@ -69,6 +69,25 @@ def test_compare_pinned_before_vs_after_an_edit(win):
     np.testing.assert_allclose(view.maps["a"].image.image, before)
     np.testing.assert_allclose(view.maps["b"].image.image, after)
     assert not np.allclose(before, after)
+
+
+def test_compare_pin_is_undone_and_redone_like_any_edit(win):
+    view = win.compare_view
+    _show(win, view)
+    pinned = win.studio.state
+    view.findChild(QtWidgets.QPushButton, "comparePin").click()
+    win.bridge.flush()
+    assert win.studio.state.pinned == pinned and view.mode_combo.currentData() == "pinned"
+    assert "before (pinned)" in view.caption.text()
+    win.studio.undo()
+    win.bridge.flush()
+    assert win.studio.state.pinned is None
+    assert "Press “Pin current" in view.caption.text()
+    assert view.maps["a"].image.image.shape == (1, 1)  # nothing drawn
+    win.studio.redo()
+    win.bridge.flush()
+    assert win.studio.state.pinned == pinned
+    np.testing.assert_allclose(view.maps["a"].image.image, win.studio.result.weights[win.studio.state.shown_head])
 
 
 def test_heads_summary_shows_concat_wo_and_output(win):
