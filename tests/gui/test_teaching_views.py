@@ -123,6 +123,15 @@ def test_additive_scores_from_the_combo_show_additive_weights(win):
     expected = additive_scores(r.q[h], r.k[h], state.w_1[h], state.w_2[h], state.v_a[h])
     np.testing.assert_allclose(win.heatmap_view.stages["scores"].image.image, expected)
     np.testing.assert_allclose(r.weights.sum(axis=-1), 1.0)
+    # the titles say what was computed: additive scores, never divided by √d_k (whatever the switch says)
+    assert state.scale  # the animal preset scales its dot products
+    stages = win.heatmap_view.stages
+    assert stages["scores"].title == "scores vᵀtanh(qW₁+kW₂)"
+    assert stages["logits"].title == "logits (additive: not scaled)"
+    header = win.heatmap_view.header.text()
+    assert "scores → logits → weights" in header and "scaled logits" not in header
+    np.testing.assert_allclose(stages["logits"].image.image, expected)  # the logits are the scores
+    assert "heatmaps are unscaled (additive" in win.findChild(QtWidgets.QLabel, "varianceCaption").text()
     # the additive weight tables are there to edit; scaling does not apply
     keys = list(win.models)
     assert win.table_tabs.isTabVisible(keys.index("w_1"))
