@@ -126,7 +126,10 @@ class Studio:
     the state untouched.
     """
 
-    def __init__(self, state: StudioState | None = None):
+    def __init__(self, state: StudioState | None = None, *, clock: Callable[[], float] = time.monotonic):
+        # ``clock`` (seconds) decides which edits are close enough to coalesce;
+        # a script or a test may give its own to make that deterministic.
+        self.clock = clock
         self._state = state if state is not None else StudioState()
         self._undo: list[tuple[StudioState, str | None, float]] = []
         self._redo: list[StudioState] = []
@@ -419,7 +422,7 @@ class Studio:
             self._x, self._result = saved
             raise
         if record and model_change:
-            now = time.monotonic()
+            now = self.clock()
             top = self._undo[-1] if self._undo else None
             if coalesce and top and top[1] == coalesce and now - top[2] < COALESCE_SECONDS:
                 self._undo[-1] = (top[0], coalesce, now)

@@ -357,10 +357,22 @@ def test_is_modified_and_mark_saved():
     assert not studio.is_modified
 
 
+class ManualClock:
+    """A clock that moves only when told: coalescing is decided by these seconds, not the wall clock's."""
+
+    def __init__(self, now: float = 100.0):
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
 def test_coalesced_burst_is_one_undo_entry():
-    studio = Studio()
+    clock = ManualClock()
+    studio = Studio(clock=clock)
     studio.update(causal=True)
     for t in (1.5, 2.0, 2.5, 3.0):
+        clock.now += studio_module.COALESCE_SECONDS * 0.9  # each edit soon after the last one
         studio.update(temperature=t, coalesce="temperature")
     assert studio.state.temperature == 3.0
     assert studio.undo()
@@ -370,16 +382,15 @@ def test_coalesced_burst_is_one_undo_entry():
     assert not studio.can_undo
 
 
-def test_different_coalesce_keys_and_pauses_make_separate_entries(monkeypatch):
-    clock = [100.0]
-    monkeypatch.setattr(studio_module.time, "monotonic", lambda: clock[0])
-    studio = Studio()
+def test_different_coalesce_keys_and_pauses_make_separate_entries():
+    clock = ManualClock()
+    studio = Studio(clock=clock)
     studio.update(temperature=2.0, coalesce="temperature")
-    clock[0] += 0.1
+    clock.now += 0.1
     studio.update(temperature=3.0, coalesce="temperature")  # merged
-    clock[0] += 0.1
+    clock.now += 0.1
     studio.update(d_model=4, coalesce="d_model")  # other key
-    clock[0] += studio_module.COALESCE_SECONDS + 0.5
+    clock.now += studio_module.COALESCE_SECONDS + 0.5
     studio.update(d_model=5, coalesce="d_model")  # after a pause
     studio.undo()
     assert studio.state.d_model == 4
