@@ -145,7 +145,8 @@ class CellOverlay(pg.GraphicsObject):
         rows, cols = self._values.shape
         return QtCore.QRectF(-0.5, -0.5, max(cols, 1), max(rows, 1))
 
-    def _text(self, i: int, j: int) -> str:
+    def cell_text(self, i: int, j: int) -> str:
+        """The text cell (``i``, ``j``) shows when it is large enough (formatted on first use)."""
         if not self._texts:
             self._texts = [[format_value(v, self.digits) for v in row] for row in self._values]
         return self._texts[i][j]
@@ -196,7 +197,7 @@ class CellOverlay(pg.GraphicsObject):
                         painter.drawText(rect, flags, "overflow" if cell_w > px * 5 else "∞/∞")
                         continue
                     painter.setPen(dark if self._dark_text[i, j] else light)
-                    painter.drawText(rect, flags, self._text(i, j))
+                    painter.drawText(rect, flags, self.cell_text(i, j))
         if self._selected_row is not None and 0 <= self._selected_row < rows:
             rect = transform.mapRect(QtCore.QRectF(-0.5, self._selected_row - 0.5, cols, 1))
             pen = QtGui.QPen(self.outline, max(2.0, cell_h * 0.06))

@@ -7,6 +7,7 @@ import pytest
 
 from attn_studio import studio as studio_module
 from attn_studio.engine import Vocabulary, attention, multi_head_attention, sinusoidal_positions
+from attn_studio.session import load_preset
 from attn_studio.state import StateError, StudioState
 from attn_studio.studio import Studio
 
@@ -487,3 +488,13 @@ def test_model_edit_clamps_the_selection(select, edit):
     st = studio.state
     assert 0 <= st.query_index < len(st.query_tokens)
     assert 0 <= st.head_index < st.heads
+
+
+def test_variance_and_saturation_curves_are_shared_by_every_studio():
+    a, b = Studio(), Studio(load_preset("bank"))
+    assert a.variance_curve() is b.variance_curve()
+    assert a.saturation_curve() is b.saturation_curve()
+    curve = a.variance_curve()
+    np.testing.assert_array_equal(curve.dims, studio_module.CURVE_DIMS)
+    with pytest.raises(ValueError):  # shared, so nobody may change it in place
+        curve.raw[0] = 0.0
