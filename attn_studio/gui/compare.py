@@ -90,8 +90,10 @@ class CompareView(QtWidgets.QWidget):
         self.render()
 
     def set_digits(self, digits: int):
-        """Write the caption's numbers with ``digits`` decimals (the precision setting)."""
+        """Write the caption's and hover numbers with ``digits`` decimals (the precision setting)."""
         self.digits = int(digits)
+        for canvas in self.canvases.values():
+            canvas.digits = self.digits
         self.render()
 
     def comparison(self):

@@ -18,11 +18,9 @@ LONG_INPUT = 40  # beyond this many tokens the header says what is thinned or hi
 class HeatmapCanvas(pg.GraphicsLayoutWidget):
     """One heatmap with its colour bar, as a widget (Qt layouts share space predictably).
 
-    Right-click emits ``menuRequested(canvas, pos)``; the window offers to save
-    or copy the matrix.
+    Right-click asks the window that holds it (``show_heatmap_menu``) to offer
+    saving or copying the matrix.
     """
-
-    menuRequested = QtCore.Signal(object, QtCore.QPoint)
 
     def __init__(self, heatmap: Heatmap, with_bar: bool = True):
         super().__init__()
@@ -70,7 +68,6 @@ class HeatmapCanvas(pg.GraphicsLayoutWidget):
             QtWidgets.QToolTip.showText(self.mapToGlobal(self.mapFromScene(scene_pos)), text, self)
 
     def contextMenuEvent(self, event):
-        self.menuRequested.emit(self, event.pos())
         # The window that holds this canvas offers to save or copy its matrix.
         handler = getattr(self.window(), "show_heatmap_menu", None)
         if handler is not None:
