@@ -12,7 +12,8 @@ format numbers and never redo arithmetic.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
@@ -29,7 +30,7 @@ class QuerySteps:
 
     - ``terms (h, Tk, d_k)``: ``q[c]·k_j[c]``, the terms of each dot product
       ``q·k_j`` (their sum is the score); None for additive scores, which are
-      not dot products.
+      not dot products (``dot_product`` False).
     - ``scaled (h, Tk)``: ``score × scale_factor ÷ temperature`` for every key,
       blocked ones included (the logits before the mask).
     - ``logits (h, Tk)``: the engine's logits of this row (−inf where blocked).
@@ -49,7 +50,7 @@ class QuerySteps:
     query: int
     temperature: float
     scale_factor: float
-    terms: np.ndarray | None
+    dot_product: bool
     scaled: np.ndarray
     logits: np.ndarray
     shift: np.ndarray
@@ -64,11 +65,18 @@ class QuerySteps:
     weighted: np.ndarray
     output: np.ndarray
     blocked: np.ndarray
+    q: np.ndarray = field(repr=False)    # (h, d_k): this query's q in every head
+    k: np.ndarray = field(repr=False)    # (h, Tk, d_k): every key
 
-    @property
-    def dot_product(self) -> bool:
-        """True when the scores are dot products (``terms`` holds their terms)."""
-        return self.terms is not None
+    @cached_property
+    def terms(self) -> np.ndarray | None:
+        """``(h, Tk, d_k)``: the terms ``q[c]·k_j[c]`` of each score, or None for additive scores.
+
+        Formed on first use (it is the largest array here) and kept.
+        """
+        if not self.dot_product:
+            return None
+        return self.q[:, None, :] * self.k
 
 
 def query_steps(result: MultiHeadResult, query: int, *, temperature: float = 1.0,
@@ -88,7 +96,6 @@ def query_steps(result: MultiHeadResult, query: int, *, temperature: float = 1.0
     blocked = np.broadcast_to(blocked, (heads, t_k)).copy()
     scores = result.scores[:, i, :]
     logits = result.logits[:, i, :]
-    terms = None if additive else result.q[:, i, None, :] * result.k        # (h, Tk, d_k)
     with np.errstate(over="ignore", invalid="ignore"):
         scaled = scores * (result.scale_factor / temperature)
     stable = softmax_steps(logits, axis=-1, shifted=True)
@@ -101,8 +108,8 @@ def query_steps(result: MultiHeadResult, query: int, *, temperature: float = 1.0
     logit_total = np.sum(np.where(np.isfinite(logits), logits, 0.0), axis=-1)
     return QuerySteps(
         query=i, temperature=float(temperature), scale_factor=float(result.scale_factor),
-        terms=terms, scaled=scaled, logits=logits, shift=stable.shift, shifted=shifted,
+        dot_product=not additive, scaled=scaled, logits=logits, shift=stable.shift, shifted=shifted,
         exps=stable.exps, exp_total=stable.total, naive_exps=naive.exps, naive_total=naive.total,
         logit_total=logit_total, weights=weights, weight_total=weight_total, weighted=weighted,
-        output=result.head_outputs[:, i, :], blocked=blocked,
+        output=result.head_outputs[:, i, :], blocked=blocked, q=result.q[:, i, :], k=result.k,
     )
