@@ -48,3 +48,25 @@ def test_tables_tooltips_and_step_view_follow_the_digits(window):
     steps = {s.key: s for s in pipeline.steps}
     assert steps["weights"].cell_text(0) == format_number(weight, 2) == "0.16"
     assert steps["output"].result_text() == f"z = ({MINUS}0.11, {MINUS}0.14, {MINUS}0.02)"
+
+
+def test_geometry_and_positional_texts_follow_the_digits(window):
+    w = window
+    w.load_preset("bank")
+    settle(w)
+    view = w.geometry_view
+    view.set_digits(4)
+    dot, cos, _ = view.pair_numbers
+    readout = view.readout.text()
+    assert f"= {format_number(dot, 4, fixed=True)} ;" in readout and f"cos = {format_number(cos, 4, fixed=True)}" in readout
+    view.set_digits(2)
+    assert f"= {format_number(dot, 2, fixed=True)} ;" in view.readout.text()
+
+    positional = w.positional_view
+    positional.render()
+    value = positional.matrix[3, 1]
+    positional.set_digits(2)
+    assert positional.cell_formula(positional.heatmap, 3, 1).endswith(f"= {format_number(value, 2, fixed=True)}")
+    positional.set_digits(4)
+    assert positional.cell_formula(positional.heatmap, 3, 1).endswith(f"= {format_number(value, 4, fixed=True)}")
+    assert "/ 10000^(0/" in positional.cell_formula(positional.heatmap, 3, 1)
