@@ -139,6 +139,7 @@ class Studio:
         self._result: MultiHeadResult | None = None
         self._pinned_result: tuple[StudioState, MultiHeadResult] | None = None
         self._comparison: tuple[tuple, Comparison] | None = None
+        self._weights_with: dict[str, tuple[MultiHeadResult, np.ndarray]] = {}
         self._recompute(frozenset({"sentence"}))
 
     # -- reading -----------------------------------------------------------
@@ -381,8 +382,16 @@ class Studio:
         """The current logits normalised with another softmax ``kind`` (h, Tq, Tk).
 
         Lets a view put the stable result beside the naive one that overflowed.
+        Computed once per result and kind (the heatmap and its tooltips ask often);
+        the array is read-only.
         """
-        return softmax(self._result.logits, axis=-1, kind=kind)
+        cached = self._weights_with.get(kind)
+        if cached is not None and cached[0] is self._result:
+            return cached[1]
+        weights = softmax(self._result.logits, axis=-1, kind=kind)
+        weights.flags.writeable = False
+        self._weights_with[kind] = (self._result, weights)
+        return weights
 
     # -- curves (independent of the state; computed once per process) --------
     def variance_curve(self):

@@ -498,3 +498,16 @@ def test_variance_and_saturation_curves_are_shared_by_every_studio():
     np.testing.assert_array_equal(curve.dims, studio_module.CURVE_DIMS)
     with pytest.raises(ValueError):  # shared, so nobody may change it in place
         curve.raw[0] = 0.0
+
+
+def test_weights_with_another_softmax_is_computed_once_per_result():
+    studio = Studio(load_preset("bank"))
+    studio.update(softmax="naive")
+    logits = studio.result.logits
+    shifted = np.exp(logits - logits.max(axis=-1, keepdims=True))
+    stable = studio.weights_with("stable")
+    np.testing.assert_allclose(stable, shifted / shifted.sum(axis=-1, keepdims=True))
+    assert studio.weights_with("stable") is stable
+    studio.update(temperature=2.0)
+    assert studio.weights_with("stable") is not stable
+    np.testing.assert_allclose(studio.weights_with("stable").sum(axis=-1), 1.0)
