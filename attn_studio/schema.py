@@ -25,7 +25,7 @@ from .state import (
 _FIELDS = {
     "schema_version", "name", "sentence", "target_sentence", "d_model", "heads", "d_head",
     "seed", "scale", "causal", "positional", "projections", "temperature", "softmax", "score",
-    "embeddings", "weights", "weight_stores", "selection", "description",
+    "embeddings", "weights", "weight_stores", "selection", "description", "pinned",
 }
 _MAX_EDITED_WORDS = 5000
 
@@ -207,4 +207,13 @@ def _state_kwargs(data) -> dict:
                 if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                     raise StateError(f"selection “{key}” must be a whole number >= 0, got {value!r}"[:200])
                 kwargs[field] = value
+
+    if "pinned" in data:  # optional: the compare view's "before" state, in this same format
+        pinned = data["pinned"]
+        if not isinstance(pinned, Mapping) or "pinned" in pinned:
+            raise StateError("“pinned” must be one session state (without a pinned state of its own)")
+        try:
+            kwargs["pinned"] = _state_kwargs(pinned)
+        except StateError as exc:
+            raise StateError(f"the pinned comparison state: {exc}") from None
     return kwargs

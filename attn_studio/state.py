@@ -176,10 +176,15 @@ class StudioState:
     query_index: int = 0
     head_index: int = 0
     name: str = ""
+    # The "before" side of the compare view: an earlier state to compare the
+    # current one with (its own ``pinned`` is always None), or None.
+    pinned: "StudioState | None" = None
 
     def __eq__(self, other) -> bool:
         if not isinstance(other, StudioState):
             return NotImplemented
+        if self is other:
+            return True
         for f in dataclasses.fields(self):
             a, b = getattr(self, f.name), getattr(other, f.name)
             if isinstance(a, np.ndarray):
@@ -199,7 +204,7 @@ class StudioState:
             if isinstance(a, np.ndarray):
                 if a is not b and (a.shape != b.shape or not np.array_equal(a, b)):
                     changed.add(f.name)
-            elif a != b:
+            elif a is not b and a != b:  # ``is``: a pinned state is compared only when it was replaced
                 changed.add(f.name)
         return frozenset(changed)
 
@@ -239,6 +244,11 @@ class StudioState:
         else:
             set_("query_index", 0)
         set_("head_index", _check_int("head_index", self.head_index, 0, self.heads - 1))
+        if self.pinned is not None:
+            if not isinstance(self.pinned, StudioState):
+                raise StateError(f"pinned must be a studio state or None, got {type(self.pinned).__name__}")
+            if self.pinned.pinned is not None:  # pin one level deep: the "before" of a "before" is not kept
+                set_("pinned", dataclasses.replace(self.pinned, pinned=None))
 
     def _init_stores(self):
         shapes = self.weight_shapes()
@@ -449,6 +459,7 @@ class StudioState:
             # back after reopening restores them as it would have before saving.
             **({"weight_stores": hidden} if (hidden := self._hidden_stores()) else {}),
             "selection": {"query": self.query_index, "head": self.head_index},
+            **({"pinned": self.pinned.to_dict()} if self.pinned is not None else {}),
         }
 
     @classmethod
@@ -460,4 +471,10 @@ class StudioState:
         """
         from .schema import state_kwargs_from_dict  # local: keeps file parsing apart
 
-        return cls(**state_kwargs_from_dict(data))
+        kwargs = state_kwargs_from_dict(data)
+        if "pinned" in kwargs:
+            try:
+                kwargs["pinned"] = cls(**kwargs["pinned"])
+            except StateError as exc:
+                raise StateError(f"the pinned comparison state: {exc}") from None
+        return cls(**kwargs)

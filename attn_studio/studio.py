@@ -12,9 +12,10 @@ tests run it without a display::
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 
@@ -28,6 +29,7 @@ from .engine import (
     softmax,
     softmax_saturation,
 )
+from .formatting import format_number
 from .state import SELECTION_FIELDS, StateError, StudioState, WEIGHT_NAMES, parse_number
 
 UNDO_LIMIT = 500
@@ -35,12 +37,70 @@ UNDO_LIMIT = 500
 # one undo entry (typing a sentence, holding a spin box arrow).
 COALESCE_SECONDS = 1.0
 
+# Fields that change nothing the engine computes for the current state: what
+# is selected, and the compare view's pinned "before" state.
+_NO_RESULT_FIELDS = SELECTION_FIELDS | {"pinned"}
+
+# What the compare view can put side by side (mode -> what differs).
+COMPARE_MODES = ("scale", "causal", "temperature", "pinned")
+
 # Fields that change the token vectors X (everything else only changes what is
 # done with them).
 _EMBEDDING_FIELDS = frozenset({"sentence", "target_sentence", "d_model", "seed", "positional", "embedding_edits"})
 
 # The dimensions the variance and saturation curves are drawn over.
 CURVE_DIMS = np.unique(np.round(np.logspace(0, 10, 41, base=2)).astype(int))
+CURVE_DIMS.flags.writeable = False
+VARIANCE_SAMPLES = 2500
+SATURATION_SAMPLES = 200
+SATURATION_SEQ_LEN = 16
+
+
+def _frozen(curve):
+    """``curve`` with read-only arrays: a cached curve is shared by every Studio."""
+    for f in fields(curve):
+        value = getattr(curve, f.name)
+        if isinstance(value, np.ndarray):
+            value.flags.writeable = False
+    return curve
+
+
+@functools.lru_cache(maxsize=16)
+def cached_variance_curve(dims: tuple[int, ...], n_samples: int, seed: int):
+    """:func:`~attn_studio.engine.dot_product_variance`, computed once per (dims, n_samples, seed).
+
+    The curve does not depend on the model, so every Studio (and every window)
+    shares one copy instead of drawing thousands of samples again.
+    """
+    return _frozen(dot_product_variance(np.asarray(dims), n_samples=n_samples, seed=seed))
+
+
+@functools.lru_cache(maxsize=16)
+def cached_saturation_curve(dims: tuple[int, ...], seq_len: int, n_samples: int, seed: int):
+    """:func:`~attn_studio.engine.softmax_saturation`, computed once per (dims, seq_len, n_samples, seed)."""
+    return _frozen(softmax_saturation(np.asarray(dims), seq_len=seq_len, n_samples=n_samples, seed=seed))
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Two results side by side, for one head: A, B and the change of the weights B − A.
+
+    ``head`` is the head compared (the shown head, or the last head A has);
+    ``diff`` = ``weights_b − weights_a`` of that head, ``largest`` its largest
+    absolute entry (0 without cells), ``blocked_both`` the cells masked on both sides.
+    """
+
+    mode: str
+    label_a: str
+    result_a: MultiHeadResult
+    label_b: str
+    result_b: MultiHeadResult
+    head: int
+    weights_a: np.ndarray
+    weights_b: np.ndarray
+    diff: np.ndarray
+    largest: float
+    blocked_both: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -66,7 +126,10 @@ class Studio:
     the state untouched.
     """
 
-    def __init__(self, state: StudioState | None = None):
+    def __init__(self, state: StudioState | None = None, *, clock: Callable[[], float] = time.monotonic):
+        # ``clock`` (seconds) decides which edits are close enough to coalesce;
+        # a script or a test may give its own to make that deterministic.
+        self.clock = clock
         self._state = state if state is not None else StudioState()
         self._undo: list[tuple[StudioState, str | None, float]] = []
         self._redo: list[StudioState] = []
@@ -74,7 +137,9 @@ class Studio:
         self._saved_state: StudioState | None = self._state
         self._x: tuple[np.ndarray, np.ndarray] | None = None
         self._result: MultiHeadResult | None = None
-        self._curves: dict[str, object] = {}
+        self._pinned_result: tuple[StudioState, MultiHeadResult] | None = None
+        self._comparison: tuple[tuple, Comparison] | None = None
+        self._weights_with: dict[str, tuple[MultiHeadResult, np.ndarray]] = {}
         self._recompute(frozenset({"sentence"}))
 
     # -- reading -----------------------------------------------------------
@@ -247,25 +312,95 @@ class Studio:
 
         return unsubscribe
 
+    # -- comparing -----------------------------------------------------------
+    def pin(self) -> None:
+        """Pin the current state as the "before" of the compare view (an undoable edit, saved with the session)."""
+        self.update(pinned=self._state)
+
+    def unpin(self) -> None:
+        """Forget the pinned state (undoable)."""
+        self.update(pinned=None)
+
+    @property
+    def pinned_result(self) -> MultiHeadResult | None:
+        """The engine's result for the pinned state (computed once per pin), or None when nothing is pinned."""
+        pinned = self._state.pinned
+        if pinned is None:
+            return None
+        if self._pinned_result is None or self._pinned_result[0] is not pinned:
+            self._pinned_result = (pinned, self.result_for(pinned))
+        return self._pinned_result[1]
+
+    def comparison(self, mode: str, temperature_a: float = 1.0, temperature_b: float = 5.0) -> Comparison | None:
+        """Side A and side B of the compare view, computed by the engine, for the shown head.
+
+        ``mode``: "scale" (scaled ÷√d_k vs unscaled), "causal" (mask vs none),
+        "temperature" (``temperature_a`` vs ``temperature_b``) or "pinned"
+        (the pinned state vs now). None in "pinned" mode when nothing is pinned
+        or the tokens changed since (the matrices would not line up).
+        Computed once per (state, mode, temperatures).
+        """
+        if mode not in COMPARE_MODES:
+            raise StateError(f"compare mode must be one of {', '.join(COMPARE_MODES)}, got {mode!r}")
+        state = self._state
+        # Results and states are immutable: the same objects mean the same numbers.
+        same = (self._result, state.pinned)
+        key = (state.shown_head, mode) + ((float(temperature_a), float(temperature_b)) if mode == "temperature" else ())
+        if self._comparison is not None:
+            (cached_same, cached_key), cached = self._comparison
+            if cached_key == key and all(a is b for a, b in zip(cached_same, same)):
+                return cached
+        if mode == "scale":
+            sides = ("scaled ÷√d_k", self.result_for(state.replace(scale=True)),
+                     "unscaled", self.result_for(state.replace(scale=False)))
+        elif mode == "causal":
+            sides = ("causal", self.result_for(state.replace(causal=True)),
+                     "no mask", self.result_for(state.replace(causal=False)))
+        elif mode == "temperature":
+            a, b = state.replace(temperature=temperature_a), state.replace(temperature=temperature_b)
+            sides = (f"T = {format_number(a.temperature)}", self.result_for(a),
+                     f"T = {format_number(b.temperature)}", self.result_for(b))
+        else:
+            pinned = state.pinned
+            if pinned is None or pinned.query_tokens != state.query_tokens or pinned.key_tokens != state.key_tokens:
+                self._comparison = ((same, key), None)
+                return None
+            sides = ("before (pinned)", self.pinned_result, "now", self._result)
+        label_a, result_a, label_b, result_b = sides
+        # Side B is the current model or a variant of it; a pinned side A may have fewer heads.
+        head = min(state.shown_head, result_a.weights.shape[0] - 1, result_b.weights.shape[0] - 1)
+        wa, wb = result_a.weights[head], result_b.weights[head]
+        with np.errstate(invalid="ignore"):
+            diff = wb - wa
+        largest = float(np.nanmax(np.abs(diff))) if diff.size and not np.isnan(diff).all() else 0.0
+        comparison = Comparison(mode, label_a, result_a, label_b, result_b, head, wa, wb, diff, largest,
+                                result_a.blocked & result_b.blocked)
+        self._comparison = ((same, key), comparison)
+        return comparison
+
     def weights_with(self, kind: str) -> np.ndarray:
         """The current logits normalised with another softmax ``kind`` (h, Tq, Tk).
 
         Lets a view put the stable result beside the naive one that overflowed.
+        Computed once per result and kind (the heatmap and its tooltips ask often);
+        the array is read-only.
         """
-        return softmax(self._result.logits, axis=-1, kind=kind)
+        cached = self._weights_with.get(kind)
+        if cached is not None and cached[0] is self._result:
+            return cached[1]
+        weights = softmax(self._result.logits, axis=-1, kind=kind)
+        weights.flags.writeable = False
+        self._weights_with[kind] = (self._result, weights)
+        return weights
 
-    # -- curves (independent of the state; computed once) -------------------
+    # -- curves (independent of the state; computed once per process) --------
     def variance_curve(self):
-        """var(q·k) against d for random unit-variance vectors (cached)."""
-        if "variance" not in self._curves:
-            self._curves["variance"] = dot_product_variance(CURVE_DIMS, n_samples=2500, seed=0)
-        return self._curves["variance"]
+        """var(q·k) against d for random unit-variance vectors (shared by every Studio)."""
+        return cached_variance_curve(tuple(int(d) for d in CURVE_DIMS), VARIANCE_SAMPLES, 0)
 
     def saturation_curve(self):
-        """Softmax saturation against d (cached)."""
-        if "saturation" not in self._curves:
-            self._curves["saturation"] = softmax_saturation(CURVE_DIMS, seq_len=16, n_samples=200, seed=0)
-        return self._curves["saturation"]
+        """Softmax saturation against d (shared by every Studio)."""
+        return cached_saturation_curve(tuple(int(d) for d in CURVE_DIMS), SATURATION_SEQ_LEN, SATURATION_SAMPLES, 0)
 
     def measured_score_variance(self) -> tuple[float, float]:
         """Variance of the current model's raw scores q·k and of the scaled ones.
@@ -296,7 +431,7 @@ class Studio:
             self._x, self._result = saved
             raise
         if record and model_change:
-            now = time.monotonic()
+            now = self.clock()
             top = self._undo[-1] if self._undo else None
             if coalesce and top and top[1] == coalesce and now - top[2] < COALESCE_SECONDS:
                 self._undo[-1] = (top[0], coalesce, now)
@@ -315,7 +450,7 @@ class Studio:
             raise errors[0]
 
     def _recompute(self, changed: frozenset[str]) -> None:
-        if changed <= SELECTION_FIELDS and self._result is not None:
+        if changed <= _NO_RESULT_FIELDS and self._result is not None:
             return
         s = self._state
         if self._x is None or changed & _EMBEDDING_FIELDS:

@@ -29,20 +29,25 @@ from .layers import (
     layerwise_cosine,
     relu,
 )
-from .projection import Projection2D, angle_degrees, cosine, pca_2d, project
+from .positions import POSITION_BASE, position_periods
+from .projection import Projection2D, VectorPair, angle_degrees, cosine, pca_2d, project, vector_pair
+from .steps import QuerySteps, query_steps
 from .statistics import SaturationCurve, VarianceCurve, dot_product_variance, softmax_saturation
 from .text import Vocabulary, sinusoidal_positions, tokenize
 
 __all__ = [
     "ACTIVATIONS",
+    "POSITION_BASE",
     "SOFTMAX_KINDS",
     "AttentionResult",
     "EngineError",
     "MultiHeadResult",
     "Projection2D",
+    "QuerySteps",
     "SaturationCurve",
     "SoftmaxSteps",
     "VarianceCurve",
+    "VectorPair",
     "Vocabulary",
     "additive_scores",
     "angle_degrees",
@@ -60,11 +65,14 @@ __all__ = [
     "layerwise_cosine",
     "multi_head_attention",
     "pca_2d",
+    "position_periods",
     "project",
     "relu",
+    "query_steps",
     "sinusoidal_positions",
     "softmax",
     "softmax_saturation",
     "softmax_steps",
     "tokenize",
+    "vector_pair",
 ]

@@ -240,3 +240,29 @@ def angle_degrees(a, b) -> float:
     va, vb = _pair(a, b)
     ua, ub = _unit(va), _unit(vb)
     return float(np.degrees(2.0 * np.arctan2(np.linalg.norm(ua - ub), np.linalg.norm(ua + ub))))
+
+
+@dataclass(frozen=True)
+class VectorPair:
+    """How two vectors relate, in their full dimension.
+
+    ``dot`` = a·b, ``norm_a`` = |a|, ``norm_b`` = |b|, ``cosine`` and ``angle``
+    (degrees, in [0, 180]); ``cosine`` and ``angle`` are None when either
+    vector is zero (it has no direction). ``dot = norm_a × norm_b × cosine``.
+    """
+
+    dot: float
+    norm_a: float
+    norm_b: float
+    cosine: float | None
+    angle: float | None
+
+
+def vector_pair(a, b) -> VectorPair:
+    """Dot product, lengths, cosine and angle of vectors ``a`` and ``b`` (see :class:`VectorPair`)."""
+    va, vb = _pair(a, b)
+    dot = float(va @ vb)
+    norm_a, norm_b = float(np.linalg.norm(va)), float(np.linalg.norm(vb))
+    if norm_a == 0.0 or norm_b == 0.0:
+        return VectorPair(dot, norm_a, norm_b, None, None)
+    return VectorPair(dot, norm_a, norm_b, cosine(va, vb), angle_degrees(va, vb))

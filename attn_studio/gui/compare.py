@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 from PySide6 import QtWidgets
 
+from ..formatting import DEFAULT_DIGITS, format_number
 from .heatmap import SCORES_CMAP, WEIGHTS_CMAP, Heatmap, symmetric_levels
 from .heatmap_view import HeatmapCanvas
 from .widgets import caption_label
@@ -21,15 +22,17 @@ MODES = {
 class CompareView(QtWidgets.QWidget):
     """Weights of the chosen head under setting A and setting B, and B − A.
 
-    Both sides come from the Studio (``studio.result_for``): the current state
-    with one setting changed, or a pinned earlier state against the live one.
+    Both sides and their difference come from the Studio
+    (``studio.comparison``): the current state with one setting changed, or
+    the pinned state (``state.pinned``: saved with the session, undoable)
+    against the live one. The view only draws them.
     """
 
     def __init__(self, studio, parent=None):
         super().__init__(parent)
         self.setObjectName("compareView")
         self.studio = studio
-        self.pinned = None
+        self.digits = DEFAULT_DIGITS  # decimals of the caption's numbers (the precision setting)
         outer = QtWidgets.QVBoxLayout(self)
         outer.setContentsMargins(4, 4, 4, 4)
         controls = QtWidgets.QHBoxLayout()
@@ -75,30 +78,32 @@ class CompareView(QtWidgets.QWidget):
             self.canvases[key] = canvas
             row.addWidget(canvas, 1)
 
+    @property
+    def pinned(self):
+        """The pinned "before" state (it lives in the studio's state), or None."""
+        return self.studio.state.pinned
+
     def pin(self):
-        """Pin the current state as side A of the "pinned vs now" comparison."""
-        self.pinned = self.studio.state
+        """Pin the current state as side A of the "pinned vs now" comparison (undoable)."""
         self.mode_combo.setCurrentIndex(list(MODES).index("pinned"))
+        self.studio.pin()  # the studio notifies its views, this one included
         self.render()
 
+    def set_digits(self, digits: int):
+        """Write the caption's and hover numbers with ``digits`` decimals (the precision setting)."""
+        self.digits = int(digits)
+        for canvas in self.canvases.values():
+            canvas.digits = self.digits
+        self.render()
+
+    def comparison(self):
+        """The studio's :class:`~attn_studio.studio.Comparison` for the chosen mode (None: nothing to compare)."""
+        return self.studio.comparison(self.mode_combo.currentData(), self.temp_a.value(), self.temp_b.value())
+
     def sides(self):
-        """The (label A, result A, label B, result B) for the current mode."""
-        studio, state = self.studio, self.studio.state
-        mode = self.mode_combo.currentData()
-        if mode == "scale":
-            return ("scaled ÷√d_k", studio.result_for(state.replace(scale=True)),
-                    "unscaled", studio.result_for(state.replace(scale=False)))
-        if mode == "causal":
-            return ("causal", studio.result_for(state.replace(causal=True)),
-                    "no mask", studio.result_for(state.replace(causal=False)))
-        if mode == "temperature":
-            a, b = self.temp_a.value(), self.temp_b.value()
-            return (f"T = {a:g}", studio.result_for(state.replace(temperature=a)),
-                    f"T = {b:g}", studio.result_for(state.replace(temperature=b)))
-        pinned = self.pinned
-        if pinned is None or pinned.query_tokens != state.query_tokens or pinned.key_tokens != state.key_tokens:
-            return None
-        return "before (pinned)", studio.result_for(pinned), "now", studio.result
+        """The (label A, result A, label B, result B) for the current mode, or None."""
+        c = self.comparison()
+        return None if c is None else (c.label_a, c.result_a, c.label_b, c.result_b)
 
     def render(self):
         """Redraw both sides and their difference for the chosen head."""
@@ -106,38 +111,33 @@ class CompareView(QtWidgets.QWidget):
         for w in (self.temp_label_a, self.temp_a, self.temp_label_b, self.temp_b):
             w.setVisible(mode == "temperature")
         state = self.studio.state
-        sides = self.sides()
+        c = self.comparison()
         q_tokens, k_tokens = state.query_tokens, state.key_tokens
-        if sides is None:
+        if c is None:
             self.caption.setText("Press “Pin current as “before””, then edit the model: the left side keeps the "
                                  "pinned weights (the sentence must stay the same to compare).")
             empty = np.zeros((0, 0))
             for hm in self.maps.values():
                 hm.set_data(empty, masked=empty.astype(bool), row_labels=[], col_labels=[], levels=(0, 1))
             return
-        label_a, result_a, label_b, result_b = sides
-        # Side B is the current model or a variant of it; a pinned side A may have fewer heads.
-        head = min(state.shown_head, result_a.weights.shape[0] - 1)
-        wa, wb = result_a.weights[head], result_b.weights[head]
-        diff = wb - wa
+        label_a, label_b, head, diff = c.label_a, c.label_b, c.head, c.diff
         diff_levels = symmetric_levels(diff)
         selected = state.query_index if q_tokens else None
         self.maps["a"].set_title(f"A: {label_a}")
         self.maps["b"].set_title(f"B: {label_b}")
         self.maps["diff"].set_title("B − A")
-        self.maps["a"].set_data(wa, masked=result_a.blocked, row_labels=q_tokens, col_labels=k_tokens,
+        self.maps["a"].set_data(c.weights_a, masked=c.result_a.blocked, row_labels=q_tokens, col_labels=k_tokens,
                                 levels=(0.0, 1.0), selected_row=selected)
-        self.maps["b"].set_data(wb, masked=result_b.blocked, row_labels=q_tokens, col_labels=k_tokens,
+        self.maps["b"].set_data(c.weights_b, masked=c.result_b.blocked, row_labels=q_tokens, col_labels=k_tokens,
                                 levels=(0.0, 1.0), selected_row=selected)
-        self.maps["diff"].set_data(diff, masked=result_a.blocked & result_b.blocked, row_labels=q_tokens,
+        self.maps["diff"].set_data(diff, masked=c.blocked_both, row_labels=q_tokens,
                                    col_labels=k_tokens, levels=diff_levels, selected_row=selected)
         for key in ("b", "diff"):
             bar = self.canvases[key].bar
             levels = (0.0, 1.0) if key == "b" else diff_levels
             if tuple(bar.levels()) != levels:
                 bar.setLevels(values=levels)
-        largest = float(np.nanmax(np.abs(diff))) if diff.size else 0.0
         self.caption.setText(
             f"Weights of head {head + 1}. A = {label_a}, B = {label_b}. "
-            f"The largest change of a weight is {largest:.3f}; "
+            f"The largest change of a weight is {format_number(c.largest, self.digits)}; "
             "in B − A, brown marks weights that grew from A to B and blue those that shrank.")

@@ -26,10 +26,9 @@ import math
 import numpy as np
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from ..engine import EngineError
-from ..engine.projection import angle_degrees, cosine, pca_2d
+from ..engine.projection import pca_2d, vector_pair
+from ..formatting import CELL_DIGITS, format_number
 from ._pg import cache_static, pg
-from .heatmap import format_value
 from .widgets import view_layout
 
 # Okabe-Ito colours (colour-blind safe), as in the variance plot.
@@ -55,8 +54,8 @@ MODE_X = "x"
 MODE_QK = "qk"
 
 
-def _vector_text(values: np.ndarray) -> str:
-    shown = [format_value(float(v)) for v in values[:MAX_TOOLTIP_VALUES]]
+def _vector_text(values: np.ndarray, digits: int = CELL_DIGITS) -> str:
+    shown = [format_number(v, digits, fixed=True) for v in values[:MAX_TOOLTIP_VALUES]]
     more = f", … ({values.size} values)" if values.size > MAX_TOOLTIP_VALUES else ""
     return "[" + ", ".join(shown) + more + "]"
 
@@ -82,6 +81,7 @@ class VectorLayer(pg.GraphicsObject):
         self.vectors: list[np.ndarray] = []
         self.arc: tuple[int, int, str] | None = None
         self._label_rects: list[tuple[QtCore.QRectF, int]] = []
+        self.digits = CELL_DIGITS  # decimals of the hover text
         self.setAcceptHoverEvents(True)
 
     def set_data(self, tips: np.ndarray, labels: list[str], roles: list[str], vectors: list[np.ndarray],
@@ -350,7 +350,7 @@ class VectorLayer(pg.GraphicsObject):
 
     def tooltip(self, i: int) -> str:
         """The hover text of arrow ``i``: its label and full vector (formatted only when asked)."""
-        return f"{self.labels[i]} = {_vector_text(np.asarray(self.vectors[i]))}"
+        return f"{self.labels[i]} = {_vector_text(np.asarray(self.vectors[i]), self.digits)}"
 
 
 def _default_key(weights_row: np.ndarray, exclude: int | None) -> int | None:
@@ -388,6 +388,9 @@ class GeometryView(QtWidgets.QWidget):
         self.studio = studio
         self.projection = None
         self.pair_numbers: tuple[float, float | None, float | None] | None = None
+        # Decimals of the readout and hover texts (the precision setting); fixed,
+        # so that numbers keep their place while a value is dragged.
+        self.digits = CELL_DIGITS
         self._override: tuple[int, int, tuple] | None = None
         self._fit_key = None
         self._combo_items: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
@@ -604,40 +607,42 @@ class GeometryView(QtWidgets.QWidget):
         if a is not None and b is not None:
             va, vb = queries[a], keys[b]
             b_name = key_names[b]
-            dot = float(np.dot(va, vb))
-            try:
-                cos, angle = cosine(va, vb), angle_degrees(va, vb)
-            except EngineError:
-                cos = angle = None
-            self.pair_numbers = (dot, cos, angle)
-            readout = self._readout_text(a_name, b_name, va, vb, dot, cos, angle, mode, head, a, b)
-            if projection.exact and angle is not None and index_a != index_b:
-                arc = (index_a, index_b, f"{angle:.1f}°")
+            pair = vector_pair(va, vb)  # the engine's dot, lengths, cosine and angle
+            self.pair_numbers = (pair.dot, pair.cosine, pair.angle)
+            readout = self._readout_text(a_name, b_name, pair, mode, head, a, b)
+            if projection.exact and pair.angle is not None and index_a != index_b:
+                arc = (index_a, index_b, f"{format_number(pair.angle, 1, fixed=True)}°")
         tips_arr = np.array(tips, dtype=np.float64).reshape(-1, 2)
         self.arrows.set_data(tips_arr, labels, roles, vectors, arc)
         self.readout.setText(readout)
         self.caption.setText(self._caption_text(space, dim, projection, mode, state, len(tips)))
         self._fit(tips_arr, (mode, dim, projection.exact, tuple(labels)))
 
-    def _readout_text(self, a_name, b_name, va, vb, dot, cos, angle, mode, head, a, b) -> str:
+    def set_digits(self, digits: int):
+        """Write the readout and hover numbers with ``digits`` decimals (the precision setting)."""
+        self.digits = self.arrows.digits = int(digits)
+        self.render()
+
+    def _readout_text(self, a_name, b_name, pair, mode, head, a, b) -> str:
         state, result = self.studio.state, self.studio.result
+        n = lambda x: format_number(x, self.digits, fixed=True)  # noqa: E731
+        dot, cos, angle = pair.dot, pair.cosine, pair.angle
         a_name, b_name = html.escape(a_name), html.escape(b_name)  # tokens may be "<" or "&"
         name_a = f"<span style='color:{PAIR_A}; font-weight:bold'>{a_name}</span>"
         name_b = f"<span style='color:{PAIR_B}; font-weight:bold'>{b_name}</span>"
         if cos is None:
-            first = (f"{name_a} · {name_b} = {format_value(dot)} ; cos and angle undefined: "
+            first = (f"{name_a} · {name_b} = {n(dot)} ; cos and angle undefined: "
                      "a zero vector has no direction")
         else:
-            first = (f"{name_a} · {name_b} = {format_value(dot)} ; cos = {format_value(cos)} ; "
-                     f"angle = {angle:.1f}°")
-        na, nb = float(np.linalg.norm(va)), float(np.linalg.norm(vb))
-        second = f"= |{a_name}| × |{b_name}| × cos = {format_value(na)} × {format_value(nb)} × " \
-                 f"{format_value(cos) if cos is not None else '?'}"
+            first = (f"{name_a} · {name_b} = {n(dot)} ; cos = {n(cos)} ; "
+                     f"angle = {format_number(angle, 1, fixed=True)}°")
+        second = f"= |{a_name}| × |{b_name}| × cos = {n(pair.norm_a)} × {n(pair.norm_b)} × " \
+                 f"{n(cos) if cos is not None else '?'}"
         additive = getattr(state, "score", "dot") == "additive"
         raw_score = mode == MODE_QK or not state.projections
         if raw_score and not additive:
             weight = float(result.weights[head, a, b])
-            second += f" — the raw score; attention weight {format_value(weight)}"
+            second += f" — the raw score; attention weight {n(weight)}"
         elif raw_score and additive:
             second += " — additive scores are on: attention does not use this dot product"
         else:
@@ -653,7 +658,7 @@ class GeometryView(QtWidgets.QWidget):
                     else "Exact 2-d vectors: lengths and angles on screen are the true ones")
         else:
             pct = 100.0 * projection.shown
-            head = (f"PCA projection of {dim}-dimensional vectors: {pct:.0f}% of the variance shown; "
+            head = (f"PCA projection of {dim}-dimensional vectors: {format_number(pct, 0, fixed=True)}% of the variance shown; "
                     "angles and lengths are approximate (the numbers below are exact)")
         notes = []
         if mode == MODE_QK:

@@ -8,9 +8,12 @@ the cells rather than one graphics item per cell.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from PySide6 import QtCore, QtGui, QtWidgets
 
+from ..formatting import CELL_DIGITS, format_number
 from . import presentation
 from ._pg import cache_static, pg
 
@@ -46,16 +49,21 @@ def symmetric_levels(*arrays) -> tuple[float, float]:
     return -m, m
 
 
-def format_value(value: float, digits: int = 2) -> str:
-    """A cell value as the seeds print it (two decimals), with overflow spelled out."""
-    if np.isnan(value):
-        return "NaN"
-    if np.isposinf(value):
-        return "+inf"
-    if np.isneginf(value):
-        return "−inf"
-    text = f"{value:.{digits}f}"
-    return "0.00" if text == "-0.00" else text.replace("-", "−")
+def format_value(value: float, digits: int = CELL_DIGITS) -> str:
+    """A cell value: ``digits`` fixed decimals, a true minus, overflow as ``+inf`` / ``NaN``."""
+    return format_number(value, digits, fixed=True, short=True)
+
+
+@dataclass(frozen=True)
+class HeatmapData:
+    """What a heatmap shows: its values (rows = queries), masked cells, labels, colour levels, selection."""
+
+    values: np.ndarray
+    masked: np.ndarray
+    row_labels: list
+    col_labels: list
+    levels: tuple
+    selected_row: int | None
 
 
 def _runs_path(cells: np.ndarray) -> QtGui.QPainterPath:
@@ -86,6 +94,22 @@ class CellOverlay(pg.GraphicsObject):
         self.zoom = 1.0
         self.outline = QtGui.QColor(255, 64, 64)
         self.last_text_px = 0.0  # pixel size of the values at the last paint (0: not drawn)
+        self.digits = CELL_DIGITS
+
+    def set_digits(self, digits: int):
+        """Write the cell values with ``digits`` decimals (the precision setting)."""
+        digits = int(digits)
+        if digits != self.digits:
+            self.digits = digits
+            self._texts = []
+            self._chars = self._widest()
+            self.update()
+
+    def _widest(self) -> int:
+        finite = self._values[np.isfinite(self._values)]
+        if not finite.size:
+            return 4
+        return max(len(format_value(v, self.digits)) for v in (finite.min(), finite.max()))
 
     def set_presentation(self, zoom: float, outline: QtGui.QColor):
         """Text size of the cell values follows the app's zoom; the outline the theme."""
@@ -106,9 +130,8 @@ class CellOverlay(pg.GraphicsObject):
         # Format lazily: only when a paint finds the cells large enough.
         self._texts = []
         self._overflow = overflow if overflow is not None else np.zeros_like(masked)
-        finite = values[np.isfinite(values)]
         # The widest value string decides how small the text must be to fit.
-        self._chars = max((len(format_value(v)) for v in (finite.min(), finite.max())), default=4) if finite.size else 4
+        self._chars = self._widest()
         self._mask_path = _runs_path(masked)
         self._overflow_path = _runs_path(self._overflow)
         self.update()
@@ -122,9 +145,10 @@ class CellOverlay(pg.GraphicsObject):
         rows, cols = self._values.shape
         return QtCore.QRectF(-0.5, -0.5, max(cols, 1), max(rows, 1))
 
-    def _text(self, i: int, j: int) -> str:
+    def cell_text(self, i: int, j: int) -> str:
+        """The text cell (``i``, ``j``) shows when it is large enough (formatted on first use)."""
         if not self._texts:
-            self._texts = [[format_value(v) for v in row] for row in self._values]
+            self._texts = [[format_value(v, self.digits) for v in row] for row in self._values]
         return self._texts[i][j]
 
     def paint(self, painter: QtGui.QPainter, *args):
@@ -173,7 +197,7 @@ class CellOverlay(pg.GraphicsObject):
                         painter.drawText(rect, flags, "overflow" if cell_w > px * 5 else "∞/∞")
                         continue
                     painter.setPen(dark if self._dark_text[i, j] else light)
-                    painter.drawText(rect, flags, self._text(i, j))
+                    painter.drawText(rect, flags, self.cell_text(i, j))
         if self._selected_row is not None and 0 <= self._selected_row < rows:
             rect = transform.mapRect(QtCore.QRectF(-0.5, self._selected_row - 0.5, cols, 1))
             pen = QtGui.QPen(self.outline, max(2.0, cell_h * 0.06))
@@ -371,6 +395,23 @@ class Heatmap:
             self.left_axis.setWidth(4)
         else:
             self.left_axis.setWidth(None)
+
+    @property
+    def data(self) -> HeatmapData | None:
+        """What the heatmap shows now (the arguments of the last :meth:`set_data`), or None."""
+        if self._last is None:
+            return None
+        (values,), kwargs = self._last
+        return HeatmapData(values, **kwargs)
+
+    @property
+    def digits(self) -> int:
+        """Decimals of the cell values (the precision setting)."""
+        return self.overlay.digits
+
+    def set_digits(self, digits: int):
+        """Write the cell values with ``digits`` decimals."""
+        self.overlay.set_digits(digits)
 
     def set_title(self, title: str):
         if title != self.title:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 from PySide6 import QtCore, QtWidgets
 
-from ..explain import cell_tooltip
+from ..explain import cell_tooltip, logits_title, scores_title, stable_weight_tooltip
+from ..formatting import DEFAULT_DIGITS, format_number
 from ._pg import cache_static, pg
 from .heatmap import SCORES_CMAP, WEIGHTS_CMAP, Heatmap, symmetric_levels
 from .widgets import caption_label, view_layout
@@ -17,11 +18,9 @@ LONG_INPUT = 40  # beyond this many tokens the header says what is thinned or hi
 class HeatmapCanvas(pg.GraphicsLayoutWidget):
     """One heatmap with its colour bar, as a widget (Qt layouts share space predictably).
 
-    Right-click emits ``menuRequested(canvas, pos)``; the window offers to save
-    or copy the matrix.
+    Right-click asks the window that holds it (``show_heatmap_menu``) to offer
+    saving or copying the matrix.
     """
-
-    menuRequested = QtCore.Signal(object, QtCore.QPoint)
 
     def __init__(self, heatmap: Heatmap, with_bar: bool = True):
         super().__init__()
@@ -40,6 +39,7 @@ class HeatmapCanvas(pg.GraphicsLayoutWidget):
         # Hovering a cell explains it: ``tooltip_provider(heatmap, i, j)`` when a
         # view gives one (formulas), else the cell's labels and exact value.
         self.tooltip_provider = None
+        self.digits = DEFAULT_DIGITS  # decimals of the tooltip's number
         self.scene().sigMouseMoved.connect(self._on_hover)
         # Images, cell rectangles and hatching gain nothing from antialiasing (text
         # keeps its own); without it a repaint of the canvas costs a third less.
@@ -49,16 +49,14 @@ class HeatmapCanvas(pg.GraphicsLayoutWidget):
         """What hovering cell (row ``i``, column ``j``) shows."""
         if self.tooltip_provider is not None:
             return self.tooltip_provider(self.heatmap, i, j)
-        last = self.heatmap._last
-        if last is None:
+        data = self.heatmap.data
+        if data is None:
             return ""
-        values, kwargs = last[0][0], last[1]
-        rows, cols = kwargs["row_labels"], kwargs["col_labels"]
-        value = float(values[i, j])
+        rows, cols = data.row_labels, data.col_labels
         where = f"{rows[i] if i < len(rows) else i + 1} → {cols[j] if j < len(cols) else j + 1}"
-        if kwargs["masked"][i, j]:
+        if data.masked[i, j]:
             return f"{self.heatmap.title}\n{where}: masked"
-        return f"{self.heatmap.title}\n{where}: {value!r}"
+        return f"{self.heatmap.title}\n{where}: {format_number(data.values[i, j], self.digits)}"
 
     def _on_hover(self, scene_pos):
         cell = self.heatmap.cell_at(scene_pos)
@@ -70,7 +68,6 @@ class HeatmapCanvas(pg.GraphicsLayoutWidget):
             QtWidgets.QToolTip.showText(self.mapToGlobal(self.mapFromScene(scene_pos)), text, self)
 
     def contextMenuEvent(self, event):
-        self.menuRequested.emit(self, event.pos())
         # The window that holds this canvas offers to save or copy its matrix.
         handler = getattr(self.window(), "show_heatmap_menu", None)
         if handler is not None:
@@ -125,6 +122,13 @@ class HeatmapView(QtWidgets.QWidget):
         self.head_canvases: list[HeatmapCanvas] = []
         self._heads_shown = -1  # nothing laid out yet
         self._outer = outer
+        self.digits = DEFAULT_DIGITS  # decimals in tooltips (cells keep their own, shorter ones)
+
+    def set_digits(self, digits: int):
+        """Write tooltip numbers with ``digits`` decimals (the precision setting)."""
+        self.digits = int(digits)
+        for canvas in list(self.canvases.values()) + self.head_canvases:
+            canvas.digits = self.digits
 
     # -- rendering -----------------------------------------------------------
     def _heatmaps(self):
@@ -140,6 +144,7 @@ class HeatmapView(QtWidgets.QWidget):
             canvas = HeatmapCanvas(hm, with_bar=False)
             canvas.scene().sigMouseClicked.connect(self._on_click)
             canvas.tooltip_provider = self.tooltip_for
+            canvas.digits = self.digits
             self.head_maps.append(hm)
             self.head_canvases.append(canvas)
         for canvas in self.head_canvases:
@@ -170,11 +175,8 @@ class HeatmapView(QtWidgets.QWidget):
         scores = result.scores[head]
         logits = result.logits[head]
         head_label = f"head {head + 1}: " if n_heads > 1 else ""
-        scaling = []
-        if state.scale:
-            scaling.append(f"÷ √{state.d_k}")
-        if state.temperature != 1.0:
-            scaling.append(f"÷ T={state.temperature:g}")
+        # What the engine did, not what the switch says: additive scores are never scaled.
+        scaled = result.scale_factor != 1.0 or state.temperature != 1.0
         query = f"“{q_tokens[selected]}”" if selected is not None else "(no tokens)"
         mask_note = ", causal mask" if state.causal else ""
         overflow = int(np.sum(~np.isfinite(result.weights[head]) & ~blocked))
@@ -185,11 +187,10 @@ class HeatmapView(QtWidgets.QWidget):
         long_note = (f" <span style='color:#a05a00'><b>Long input ({n} tokens):</b> labels are thinned to fit and "
                      f"values hidden in small cells; hover a cell for its numbers.</span>" if n > LONG_INPUT else "")
         self.header.setText(
-            f"<b>{head_label}</b>scores → {'scaled ' if scaling else ''}logits → weights{mask_note}; "
+            f"<b>{head_label}</b>scores → {'scaled ' if scaled else ''}logits → weights{mask_note}; "
             f"the outlined row is the query {query}. Click a row to follow another token.{overflow_note}{long_note}")
-        additive = state.score == "additive"
-        self.stages["scores"].set_title("scores vᵀtanh(qW₁+kW₂)" if additive else "scores q·k")
-        self.stages["logits"].set_title(f"logits {' '.join(scaling)}" if scaling else "logits (unscaled)")
+        self.stages["scores"].set_title(scores_title(state))
+        self.stages["logits"].set_title(logits_title(state, result, self.digits))
         self.stages["weights"].set_title("weights: softmax" if state.softmax != "sum" else "weights: x / Σx")
         lv_scores = symmetric_levels(scores)
         lv_logits = symmetric_levels(np.where(blocked, np.nan, logits))
@@ -222,13 +223,12 @@ class HeatmapView(QtWidgets.QWidget):
         state, result = self.studio.state, self.studio.result
         head = state.shown_head
         if heatmap in self.head_maps:
-            return cell_tooltip(state, result, "weights", self.head_maps.index(heatmap), i, j)
+            return cell_tooltip(state, result, "weights", self.head_maps.index(heatmap), i, j, digits=self.digits)
         stage = next(key for key, hm in self.stages.items() if hm is heatmap)
         if stage == "stable":
-            text = cell_tooltip(state, result, "logits", head, i, j)
-            weight = self.studio.weights_with("stable")[head, i, j]
-            return f"{text}\nstable softmax (row max subtracted first): α = {weight:.4f}"
-        return cell_tooltip(state, result, stage, head, i, j)
+            return stable_weight_tooltip(state, result, self.studio.weights_with("stable"), head, i, j,
+                                         digits=self.digits)
+        return cell_tooltip(state, result, stage, head, i, j, digits=self.digits)
 
 
     def _on_click(self, event):

@@ -14,6 +14,7 @@ import html
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from .. import explain
+from ..formatting import DEFAULT_DIGITS
 
 Qt = QtCore.Qt
 
@@ -63,6 +64,7 @@ class PipelineModel(QtCore.QAbstractTableModel):
         self._head = 0
         self._query = 0
         self._current = 0
+        self.digits = DEFAULT_DIGITS  # decimals of the tooltips (the steps carry their own)
         self._texts: dict[tuple[int, int], str] = {}
         self._bold = QtGui.QFont()
         self._bold.setBold(True)
@@ -163,7 +165,7 @@ class PipelineModel(QtCore.QAbstractTableModel):
         if role == _TOOLTIP:
             key_index = None if c == len(self._keys) else c
             return explain.step_tooltip(self._state, self._result, self._head, self._query,
-                                        self._steps[r].key, key_index) or None
+                                        self._steps[r].key, key_index, digits=self.digits) or None
         return None
 
     def headerData(self, section, orientation, role=_DISPLAY):
@@ -318,12 +320,22 @@ class PipelineView(QtWidgets.QWidget):
         table.ensurePolished()
         return table
 
+    @property
+    def digits(self) -> int:
+        """Decimals of every number shown (the precision setting)."""
+        return self.model.digits
+
+    def set_digits(self, digits: int) -> None:
+        """Write every number with ``digits`` decimals and redraw."""
+        self.model.digits = int(digits)
+        self.render()
+
     def render(self) -> None:
         """Redraw from ``studio.state`` and ``studio.result``."""
         state, result = self.studio.state, self.studio.result
         head = explain.selected_head(state, result)
         query = int(state.query_index)
-        steps = explain.pipeline_steps(state, result, head, query)
+        steps = explain.pipeline_steps(state, result, head, query, digits=self.model.digits)
         keys = list(state.key_tokens)
         self.model.set_content(state, result, head, query, steps, keys)
         if steps:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 from PySide6 import QtCore, QtWidgets
 
+from ..formatting import DEFAULT_DIGITS, format_number
 from ._pg import cache_static, pg
 
 RAW = "#d55e00"      # Okabe-Ito vermillion: unscaled (colour-blind safe pair)
@@ -29,6 +30,7 @@ class VariancePlot(QtWidgets.QWidget):
 
     def __init__(self, studio, parent=None):
         super().__init__(parent)
+        self.digits = DEFAULT_DIGITS  # decimals of the caption's numbers (the precision setting)
         self.setObjectName("variancePlot")
         self.studio = studio
         layout = QtWidgets.QVBoxLayout(self)
@@ -57,7 +59,7 @@ class VariancePlot(QtWidgets.QWidget):
         self.variance.setMouseEnabled(x=False, y=False)
         self.variance.hideButtons()
         self.variance.getAxis("bottom").setTicks(_log2_ticks(dims))
-        self.variance.getAxis("left").setTicks([[(e, f"{10.0 ** e:g}") for e in range(-2, 5)]])
+        self.variance.getAxis("left").setTicks([[(e, format_number(10.0 ** e, 2)) for e in range(-2, 5)]])
         self.theory_raw = self.variance.plot(dims, curve.theory_raw, pen=THEORY_PEN, name="theory: d_k")
         self.theory_scaled = self.variance.plot(dims, curve.theory_scaled, pen=THEORY_PEN, name="theory: 1")
         self.raw_curve = self.variance.plot(dims, curve.raw, pen=RAW_PEN, name="unscaled")
@@ -109,6 +111,11 @@ class VariancePlot(QtWidgets.QWidget):
             self.caption.setFixedHeight(self.caption.fontMetrics().lineSpacing() * 2 + 6)
         super().changeEvent(event)
 
+    def set_digits(self, digits: int):
+        """Write the caption's numbers with ``digits`` decimals (the precision setting)."""
+        self.digits = int(digits)
+        self.render()
+
     def render(self):
         """Mark the current model (its d_k and measured score variance) on both plots."""
         state = self.studio.state
@@ -133,8 +140,15 @@ class VariancePlot(QtWidgets.QWidget):
         else:
             self.model_label.setText("")
         self.dk_line.setValue(np.log10(d_k))
-        scaled_word = "scaled" if state.scale else "unscaled (scaling is off)"
-        measured = (f"this model: var(q·k) = {raw:.3g} unscaled, {scaled:.3g} after ÷√{d_k}"
+        # What the engine did: additive scores are never scaled, whatever the switch says.
+        if self.studio.result.scale_factor != 1.0:
+            scaled_word = "scaled"
+        elif state.score == "additive":
+            scaled_word = "unscaled (additive scores are not divided by √d_k)"
+        else:
+            scaled_word = "unscaled (scaling is off)"
+        measured = (f"this model: var(q·k) = {format_number(raw, self.digits)} unscaled, "
+                    f"{format_number(scaled, self.digits)} after ÷√{d_k}"
                     if np.isfinite(raw) else "this model: too few tokens to measure")
         self.caption.setText(
             f"With random unit-variance q and k, var(q·k) grows like d_k, so softmax saturates and its gradient "

@@ -12,7 +12,8 @@ from __future__ import annotations
 import numpy as np
 from PySide6 import QtCore, QtWidgets
 
-from ..engine import sinusoidal_positions
+from ..engine import POSITION_BASE, position_periods, sinusoidal_positions
+from ..formatting import DEFAULT_DIGITS, format_number
 from ._pg import cache_static, pg
 from .heatmap import SCORES_CMAP, Heatmap
 from .heatmap_view import HeatmapCanvas
@@ -57,6 +58,8 @@ class PositionalView(QtWidgets.QWidget):
         self.matrix = np.zeros((0, 1))
         self.row_labels: list[str] = []
         self.col_labels: list[str] = []
+        self.periods = np.zeros(0)
+        self.digits = DEFAULT_DIGITS  # decimals of the cell formulas (the precision setting)
         outer = view_layout(self, spacing=4)
 
         self.status = QtWidgets.QLabel()
@@ -133,22 +136,29 @@ class PositionalView(QtWidgets.QWidget):
             labels.append(f"{i}: " + " / ".join(parts))
         return n, labels
 
+    def set_digits(self, digits: int):
+        """Write the cell formulas with ``digits`` decimals (the precision setting)."""
+        self.digits = int(digits)
+        self.heatmap.set_digits(min(self.digits, 2))  # cells stay short; tooltips carry the precision
+
     def cell_formula(self, heatmap, pos: int, column: int) -> str:
         """The encoding of one cell with its numbers: PE(pos, 2i) = sin(pos / 10000^(2i/d))."""
         d = self.matrix.shape[1]
         i = column // 2
         fn = "sin" if column % 2 == 0 else "cos"
         index = f"2·{i}" if fn == "sin" else f"2·{i}+1"
+        value = format_number(self.matrix[pos, column], self.digits, fixed=True)
         return (f"position {pos}, dimension {column + 1} ({fn} {i})\n"
-                f"PE({pos}, {index}) = {fn}({pos} / 10000^({2 * i}/{d})) = {self.matrix[pos, column]:.4f}")
+                f"PE({pos}, {index}) = {fn}({pos} / {_base_text()}^({2 * i}/{d})) = {value}")
 
     def render(self):
         """Redraw from the studio's current state."""
         state = self.studio.state
         d = state.d_model
         n, row_labels = self._rows()
-        pe = sinusoidal_positions(n, d)
+        pe = sinusoidal_positions(n, d, base=POSITION_BASE)
         self.matrix = pe
+        self.periods = position_periods(d, POSITION_BASE)
         self.row_labels, self.col_labels = row_labels, column_labels(d)
         selected = state.query_index if (n and not state.cross) else None
         self.heatmap.set_data(pe, masked=np.zeros(pe.shape, dtype=bool), row_labels=row_labels,
@@ -170,7 +180,7 @@ class PositionalView(QtWidgets.QWidget):
             for k, col in enumerate(followed):
                 i = col // 2
                 entries.append(f"<span style='color:{CURVE_COLOURS[k]}; font-weight:bold'>━━&nbsp;sin&nbsp;{i}</span>"
-                               f"&nbsp;(period&nbsp;{self._period(i, d)})")
+                               f"&nbsp;(period&nbsp;{self._period(self.periods[i])})")
             self.legend.setText("&nbsp;&nbsp; ".join(entries))
         plot = self.lines.getPlotItem()
         plot.setXRange(-0.3, max(n - 1, 1) + 0.3, padding=0)
@@ -186,8 +196,9 @@ class PositionalView(QtWidgets.QWidget):
                       "Without it, attention alone cannot tell word order (only a causal mask can).")
         self.status.setText(status)
         frac = "<sup>2i/d</sup>"
+        base = _base_text()
         self.caption.setText(
-            f"PE(pos, 2i) = sin(pos / 10000{frac}), PE(pos, 2i+1) = cos(pos / 10000{frac}), d = {d}: "
+            f"PE(pos, 2i) = sin(pos / {base}{frac}), PE(pos, 2i+1) = cos(pos / {base}{frac}), d = {d}: "
             "column “sin i” / “cos i” is frequency i; low i turn fast, high i slowly. Values lie in [−1, 1]."
             + (" In cross-attention each sentence gets the same rows, from position 0." if state.cross else ""))
 
@@ -202,7 +213,11 @@ class PositionalView(QtWidgets.QWidget):
         return [label if j % step == 0 else "" for j, label in enumerate(labels)]
 
     @staticmethod
-    def _period(i: int, d: int) -> str:
-        """The period in positions of frequency ``i``: 2π · 10000^(2i/d)."""
-        period = 2 * np.pi * 10000.0 ** (2 * i / d)
-        return f"{period:.3g}" if period < 100 else f"{period:,.0f}"
+    def _period(period: float) -> str:
+        """A period in positions (from :func:`~attn_studio.engine.position_periods`), to three figures."""
+        return format_number(period, 2 if period < 10 else 1 if period < 100 else 0)
+
+
+def _base_text() -> str:
+    """The encoding's base as the formula writes it: 10000."""
+    return format_number(POSITION_BASE, 0)

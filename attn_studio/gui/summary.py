@@ -35,6 +35,11 @@ class HeadsSummaryView(QtWidgets.QWidget):
         # Vertical lines between the heads' blocks of the concatenation.
         self._separators: list[pg.InfiniteLine] = []
 
+    def set_digits(self, digits: int):
+        """Write hover numbers with ``digits`` decimals (the precision setting)."""
+        for canvas in self.canvases.values():
+            canvas.digits = int(digits)
+
     def render(self):
         """Redraw from the studio's current state and result."""
         state, result = self.studio.state, self.studio.result

@@ -13,6 +13,7 @@ import numpy as np
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from ..engine import EngineError
+from ..formatting import DEFAULT_DIGITS, format_number
 from ..state import StateError
 
 Qt = QtCore.Qt
@@ -28,12 +29,9 @@ _EDITABLE = Qt.ItemIsEnabled | Qt.ItemIsSelectable | Qt.ItemIsEditable
 _READ_ONLY = Qt.ItemIsEnabled | Qt.ItemIsSelectable
 
 
-def display_number(value: float) -> str:
-    """A number as a lecturer writes it: up to four significant digits, no trailing zeros."""
-    text = f"{value:.4g}"
-    if "e" not in text and "." in text:
-        text = text.rstrip("0").rstrip(".") if "." in text else text
-    return "0" if text in ("-0", "") else text
+def display_number(value: float, digits: int = DEFAULT_DIGITS) -> str:
+    """A table cell's number: :func:`~attn_studio.formatting.format_number` (``digits`` decimals, true minus)."""
+    return format_number(value, digits)
 
 
 class MatrixModel(QtCore.QAbstractTableModel):
@@ -62,6 +60,17 @@ class MatrixModel(QtCore.QAbstractTableModel):
         self._flags = _EDITABLE if write is not None else _READ_ONLY
         self._row_labels = list(row_labels())
         self._col_labels = list(col_labels())
+        self.digits = DEFAULT_DIGITS
+
+    def set_digits(self, digits: int):
+        """Show the numbers with ``digits`` decimals (the precision setting); editing keeps full precision."""
+        digits = int(digits)
+        if digits != self.digits:
+            self.digits = digits
+            self._display.clear()
+            rows, cols = self.rowCount(), self.columnCount()
+            if rows and cols:
+                self.dataChanged.emit(self.index(0, 0), self.index(rows - 1, cols - 1), [Qt.DisplayRole])
 
     # -- Qt model API ----------------------------------------------------------
     def rowCount(self, parent=QtCore.QModelIndex()):
@@ -78,7 +87,7 @@ class MatrixModel(QtCore.QAbstractTableModel):
         if role == _DISPLAY:
             text = self._display.get((r, c))
             if text is None:
-                text = self._display[(r, c)] = display_number(float(self._array[r, c]))
+                text = self._display[(r, c)] = display_number(float(self._array[r, c]), self.digits)
             return text
         if role == _ALIGN:
             return _RIGHT
@@ -89,7 +98,8 @@ class MatrixModel(QtCore.QAbstractTableModel):
         if role == _TOOLTIP:
             if self._tooltip is not None:
                 return self._tooltip(r, c)
-            return f"{self.name}[{self._row_labels[r]}, {self._col_labels[c]}] = {float(self._array[r, c])!r}"
+            return (f"{self.name}[{self._row_labels[r]}, {self._col_labels[c]}] = "
+                    f"{format_number(self._array[r, c], max(self.digits, 15))}")
         if role == _USER:
             return float(self._array[r, c])
         return None

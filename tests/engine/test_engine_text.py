@@ -177,7 +177,12 @@ def test_sinusoidal_first_row_and_odd_dim():
 
 
 def test_sinusoidal_default_base_is_10000():
-    np.testing.assert_array_equal(sinusoidal_positions(5, 6), sinusoidal_positions(5, 6, base=10000.0))
+    pos = np.arange(5)[:, None]
+    angle = pos / 10000.0 ** (2 * (np.arange(6) // 2) / 6)
+    expected = np.where(np.arange(6) % 2 == 0, np.sin(angle), np.cos(angle))
+    np.testing.assert_allclose(sinusoidal_positions(5, 6), expected, atol=1e-15)
+    # The base is used, not only accepted: another base gives another encoding.
+    assert not np.allclose(sinusoidal_positions(5, 6, base=100.0), expected)
 
 
 @pytest.mark.parametrize("dim", [1, 4, 7])

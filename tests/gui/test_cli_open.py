@@ -7,7 +7,7 @@ from PySide6 import QtWidgets
 
 from attn_studio import cli
 from attn_studio.gui import MainWindow
-from attn_studio.session import write_session
+from attn_studio.session import load_preset, write_session
 from attn_studio.state import StudioState
 
 
@@ -53,5 +53,7 @@ def test_the_example_box_says_when_the_model_was_edited(qtbot):
     w.studio.undo()
     w.bridge.flush()
     assert combo.currentData() == "journey"
-    assert w.load_preset("bank") and (w.bridge.flush() or True)
-    assert combo.currentData() == "bank"
+    assert w.load_preset("bank") is True
+    w.bridge.flush()
+    assert combo.currentIndex() == combo.findData("bank") and combo.currentData() == "bank"
+    assert w.studio.state.sentence == load_preset("bank").sentence

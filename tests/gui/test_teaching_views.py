@@ -5,6 +5,7 @@ import pytest
 from PySide6 import QtCore, QtWidgets
 
 from attn_studio.engine import additive_scores, attention, multi_head_attention, softmax
+from attn_studio.formatting import format_number
 from attn_studio.gui import MainWindow
 
 
@@ -41,7 +42,7 @@ def test_compare_scaled_vs_unscaled_shows_both_and_their_difference(win):
     np.testing.assert_allclose(view.maps["b"].image.image, b)
     np.testing.assert_allclose(view.maps["diff"].image.image, b - a)
     assert np.abs(b - a).max() > 0.01  # the comparison shows a real difference
-    assert f"{np.abs(b - a).max():.3f}" in view.caption.text()
+    assert format_number(np.abs(b - a).max(), view.digits) in view.caption.text()
 
 
 def test_compare_temperatures_follow_the_spin_boxes(win):
@@ -68,6 +69,25 @@ def test_compare_pinned_before_vs_after_an_edit(win):
     np.testing.assert_allclose(view.maps["a"].image.image, before)
     np.testing.assert_allclose(view.maps["b"].image.image, after)
     assert not np.allclose(before, after)
+
+
+def test_compare_pin_is_undone_and_redone_like_any_edit(win):
+    view = win.compare_view
+    _show(win, view)
+    pinned = win.studio.state
+    view.findChild(QtWidgets.QPushButton, "comparePin").click()
+    win.bridge.flush()
+    assert win.studio.state.pinned == pinned and view.mode_combo.currentData() == "pinned"
+    assert "before (pinned)" in view.caption.text()
+    win.studio.undo()
+    win.bridge.flush()
+    assert win.studio.state.pinned is None
+    assert "Press “Pin current" in view.caption.text()
+    assert view.maps["a"].image.image.shape == (1, 1)  # nothing drawn
+    win.studio.redo()
+    win.bridge.flush()
+    assert win.studio.state.pinned == pinned
+    np.testing.assert_allclose(view.maps["a"].image.image, win.studio.result.weights[win.studio.state.shown_head])
 
 
 def test_heads_summary_shows_concat_wo_and_output(win):
@@ -103,6 +123,15 @@ def test_additive_scores_from_the_combo_show_additive_weights(win):
     expected = additive_scores(r.q[h], r.k[h], state.w_1[h], state.w_2[h], state.v_a[h])
     np.testing.assert_allclose(win.heatmap_view.stages["scores"].image.image, expected)
     np.testing.assert_allclose(r.weights.sum(axis=-1), 1.0)
+    # the titles say what was computed: additive scores, never divided by √d_k (whatever the switch says)
+    assert state.scale  # the animal preset scales its dot products
+    stages = win.heatmap_view.stages
+    assert stages["scores"].title == "scores vᵀtanh(qW₁+kW₂)"
+    assert stages["logits"].title == "logits (additive: not scaled)"
+    header = win.heatmap_view.header.text()
+    assert "scores → logits → weights" in header and "scaled logits" not in header
+    np.testing.assert_allclose(stages["logits"].image.image, expected)  # the logits are the scores
+    assert "heatmaps are unscaled (additive" in win.findChild(QtWidgets.QLabel, "varianceCaption").text()
     # the additive weight tables are there to edit; scaling does not apply
     keys = list(win.models)
     assert win.table_tabs.isTabVisible(keys.index("w_1"))
@@ -285,7 +314,7 @@ def test_a_second_sentence_makes_it_cross_attention(qtbot):
 
 
 def test_every_heatmap_explains_its_cells_on_hover(win):
-    # compare and summary heatmaps: labels and the exact value
+    # compare and summary heatmaps: labels and the value, at the view's precision
     win.studio.update(heads=2)
     win.bridge.flush()
     for view, key in ((win.compare_view, "b"), (win.heads_summary_view, "output")):
@@ -294,7 +323,9 @@ def test_every_heatmap_explains_its_cells_on_hover(win):
         canvas = view.canvases[key]
         value = float(canvas.heatmap.image.image[2, 1])
         text = canvas.tooltip_text(2, 1)
-        assert repr(value) in text and "→" in text
+        assert format_number(value, canvas.digits) in text and "→" in text
+        canvas.digits = 2
+        assert format_number(value, 2) in canvas.tooltip_text(2, 1)
     # positional encoding: its formula with the numbers
     pv = win.positional_view
     win.view_tabs.setCurrentWidget(pv)

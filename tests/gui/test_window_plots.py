@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 from PySide6 import QtCore, QtWidgets
 
+from attn_studio.formatting import format_number
 from gui_helpers import find, settle
 
 Qt = QtCore.Qt
@@ -27,7 +28,7 @@ def check_marker(w, d_k: int):
     assert f"d_k = {d_k}" in plot.model_label.toPlainText()
     caption = find(w, QtWidgets.QLabel, "varianceCaption").text()
     assert "d_k" in caption and f"√{d_k}" in caption, caption
-    assert f"{raw:.3g}" in caption
+    assert format_number(raw) in caption
 
 
 def test_variance_plot_marks_this_model_and_follows_d_head(window):
@@ -110,4 +111,14 @@ def test_a_new_window_after_the_first_is_closed(qtbot):
     qtbot.addWidget(second)
     second.show()
     settle(second)
-    assert second.heatmap_view.stages["weights"].image.image is not None
+    # The second window draws its own studio's numbers, and keeps doing so after an edit
+    # (an edit that reached the first window's deleted items would raise here).
+    second.studio.update(causal=True)
+    settle(second)
+    shown = second.heatmap_view.stages["weights"].image.image
+    weights = second.studio.result.weights[second.studio.state.shown_head]
+    upper = np.triu(np.ones(weights.shape, dtype=bool), k=1)
+    assert upper.any() and np.isnan(shown[upper]).all()
+    np.testing.assert_allclose(shown[~upper], weights[~upper])
+    curve_x, curve_y = second.variance_plot.raw_curve.getData()
+    assert len(curve_x) == len(second.studio.variance_curve().dims) and np.isfinite(curve_y).all()

@@ -16,6 +16,7 @@ import pytest
 
 from attn_studio import explain
 from attn_studio.explain import MINUS, STEP_KEYS, fmt
+from attn_studio.formatting import format_number
 from attn_studio.session import load_preset
 from attn_studio.studio import Studio
 
@@ -399,13 +400,25 @@ def test_step_tooltips_fill_in_every_cell(changes):
     head = explain.selected_head(s, r)
     for query in range(len(s.query_tokens)):
         steps = explain.pipeline_steps(s, r, head, query)
+        assert [step.key for step in steps] == list(STEP_KEYS)
         for step in steps:
             for j in [*range(len(s.key_tokens)), None]:
                 text = explain.step_tooltip(s, r, head, query, step.key, j)
-                assert isinstance(text, str)
                 assert "nan" not in text.lower()
-            step.result_text()
-            [step.cell_text(j) for j in range(len(s.key_tokens))]
+                if j is None:
+                    continue
+                cell = step.cell_text(j)
+                if step.key == "output":  # the output is one vector, in the result column
+                    assert cell == "" and text == ""
+                    continue
+                assert cell and "nan" not in cell.lower(), (step.key, j)
+                assert text, (step.key, j)  # every cell with a number explains it
+                if step.key in ("scores", "weights") and not step.status[j]:
+                    assert cell in text, (step.key, j, cell, text)  # the formula ends in the number shown
+            if step.result is not None:
+                assert step.result_text().startswith(f"{step.result_label} = "), step.key
+            else:
+                assert step.result_text() == ""
     scores_tip = explain.step_tooltip(s, r, head, 0, "scores", 0)
     assert scores_tip.startswith("q1·k1 = ")
 
@@ -416,3 +429,67 @@ def test_explain_imports_no_qt():
     proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "False", proc.stdout + proc.stderr
+
+
+# -- what was computed, written with the precision setting ---------------------------------------
+def test_formulas_follow_the_digits_setting():
+    studio = journey()
+    s, r = studio.state, studio.result
+    assert explain.score_formula(s, r, 0, 1, 2, digits=2) == "q2·k3 = 0.55×0.57 + 0.87×0.85 + 0.66×0.64 = 1.48"
+    assert explain.score_formula(s, r, 0, 1, 2) == "q2·k3 = 0.55×0.57 + 0.87×0.85 + 0.66×0.64 = 1.4754"
+    logits = JOURNEY_X[1] @ JOURNEY_X.T  # unscaled, as in the preset
+    exps = np.exp(logits)
+    for digits in (2, 4):
+        text = explain.weight_formula(s, r, 0, 1, 2, digits=digits)
+        n = lambda x: format_number(x, digits)  # noqa: E731
+        assert text == (f"α = exp({n(logits[2])}) / Σ exp(row) = {n(exps[2])} / {n(exps.sum())} = "
+                        f"{n(exps[2] / exps.sum())}")
+    assert explain.weight_formula(s, r, 0, 1, 2, digits=4).endswith(f"= {JOURNEY_WEIGHTS[2]:.4f}")
+
+
+def test_step_texts_follow_the_digits_setting():
+    studio = journey()
+    steps = {st.key: st for st in explain.pipeline_steps(studio.state, studio.result, 0, 1, digits=2)}
+    assert steps["weights"].cell_text(0) == format_number(JOURNEY_WEIGHTS[0], 2) == "0.14"
+    assert steps["output"].result_text() == "z = (0.44, 0.65, 0.57)"
+    steps4 = {st.key: st for st in explain.pipeline_steps(studio.state, studio.result, 0, 1)}
+    assert steps4["output"].result_text() == f"z = ({', '.join(f'{v:.4f}' for v in JOURNEY_OUTPUT)})"
+    logits = JOURNEY_X[1] @ JOURNEY_X.T
+    exps = np.exp(logits - logits.max())
+    tip = explain.step_tooltip(studio.state, studio.result, 0, 1, "exp", None, digits=2)
+    assert tip == f"Σ = {' + '.join(format_number(e, 2) for e in exps)} = {format_number(exps.sum(), 2)}"
+
+
+def test_negative_numbers_use_the_true_minus_sign():
+    studio = Studio(load_preset("bank"))
+    s, r = studio.state, studio.result
+    text = explain.step_tooltip(s, r, 0, 7, "output", None)
+    assert "-" not in text.replace("z8[", "") and MINUS in text
+    assert f"= {MINUS}0.1061" in text  # the seed's first output component
+
+
+@pytest.mark.parametrize("changes, title", [
+    ({"scale": True}, "logits ÷ √3"),
+    ({"scale": True, "temperature": 2.0}, "logits ÷ √3 ÷ T=2"),
+    ({"scale": False}, "logits (unscaled)"),
+    ({"scale": False, "temperature": 0.5}, "logits ÷ T=0.5 (no √d_k)"),
+    ({"scale": True, "score": "additive"}, "logits (additive: not scaled)"),
+    ({"scale": True, "score": "additive", "temperature": 2.0}, "logits ÷ T=2 (additive: no √d_k)"),
+])
+def test_logits_title_says_what_was_computed(changes, title):
+    studio = journey(**changes)
+    assert explain.logits_title(studio.state, studio.result) == title
+
+
+def test_additive_scores_are_explained_as_additive_and_unscaled():
+    studio = journey(scale=True, score="additive")
+    s, r = studio.state, studio.result
+    assert r.scale_factor == 1.0
+    score = explain.score_formula(s, r, 0, 1, 2)
+    assert score == f"score(q2, k3) = {fmt(r.scores[0, 1, 2])} (not a dot product)"
+    tip = explain.cell_tooltip(s, r, "logits", 0, 1, 2)
+    assert "√" not in tip and tip.endswith("additive scores are not scaled: the logit is the score")
+    steps = steps_of(studio, 0, 1)
+    assert steps["scores"].title == "additive scores vᵀtanh(qW₁+kW₂)"
+    assert steps["scaled"].title == "no scaling (additive)" and "√d_k" in steps["scaled"].explanation
+    assert [steps["scaled"].cell_text(j) for j in range(6)] == [fmt(x) for x in r.scores[0, 1]]

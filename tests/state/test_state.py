@@ -11,8 +11,10 @@ WEIGHTS = ("w_q", "w_k", "w_v", "w_o")
 STORES = tuple(f"{n}_store" for n in WEIGHTS)
 
 
-def test_state_error_is_a_value_error():
-    assert issubclass(StateError, ValueError)
+def test_a_bad_value_raises_a_state_error_that_callers_catch_as_value_error():
+    with pytest.raises(ValueError, match="d_model must be between 1 and") as info:
+        StudioState(d_model=0)
+    assert type(info.value) is StateError
 
 
 # -- validation ---------------------------------------------------------------

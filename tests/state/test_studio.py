@@ -7,6 +7,7 @@ import pytest
 
 from attn_studio import studio as studio_module
 from attn_studio.engine import Vocabulary, attention, multi_head_attention, sinusoidal_positions
+from attn_studio.session import load_preset
 from attn_studio.state import StateError, StudioState
 from attn_studio.studio import Studio
 
@@ -357,10 +358,22 @@ def test_is_modified_and_mark_saved():
     assert not studio.is_modified
 
 
+class ManualClock:
+    """A clock that moves only when told: coalescing is decided by these seconds, not the wall clock's."""
+
+    def __init__(self, now: float = 100.0):
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
 def test_coalesced_burst_is_one_undo_entry():
-    studio = Studio()
+    clock = ManualClock()
+    studio = Studio(clock=clock)
     studio.update(causal=True)
     for t in (1.5, 2.0, 2.5, 3.0):
+        clock.now += studio_module.COALESCE_SECONDS * 0.9  # each edit soon after the last one
         studio.update(temperature=t, coalesce="temperature")
     assert studio.state.temperature == 3.0
     assert studio.undo()
@@ -370,16 +383,15 @@ def test_coalesced_burst_is_one_undo_entry():
     assert not studio.can_undo
 
 
-def test_different_coalesce_keys_and_pauses_make_separate_entries(monkeypatch):
-    clock = [100.0]
-    monkeypatch.setattr(studio_module.time, "monotonic", lambda: clock[0])
-    studio = Studio()
+def test_different_coalesce_keys_and_pauses_make_separate_entries():
+    clock = ManualClock()
+    studio = Studio(clock=clock)
     studio.update(temperature=2.0, coalesce="temperature")
-    clock[0] += 0.1
+    clock.now += 0.1
     studio.update(temperature=3.0, coalesce="temperature")  # merged
-    clock[0] += 0.1
+    clock.now += 0.1
     studio.update(d_model=4, coalesce="d_model")  # other key
-    clock[0] += studio_module.COALESCE_SECONDS + 0.5
+    clock.now += studio_module.COALESCE_SECONDS + 0.5
     studio.update(d_model=5, coalesce="d_model")  # after a pause
     studio.undo()
     assert studio.state.d_model == 4
@@ -476,3 +488,26 @@ def test_model_edit_clamps_the_selection(select, edit):
     st = studio.state
     assert 0 <= st.query_index < len(st.query_tokens)
     assert 0 <= st.head_index < st.heads
+
+
+def test_variance_and_saturation_curves_are_shared_by_every_studio():
+    a, b = Studio(), Studio(load_preset("bank"))
+    assert a.variance_curve() is b.variance_curve()
+    assert a.saturation_curve() is b.saturation_curve()
+    curve = a.variance_curve()
+    np.testing.assert_array_equal(curve.dims, studio_module.CURVE_DIMS)
+    with pytest.raises(ValueError):  # shared, so nobody may change it in place
+        curve.raw[0] = 0.0
+
+
+def test_weights_with_another_softmax_is_computed_once_per_result():
+    studio = Studio(load_preset("bank"))
+    studio.update(softmax="naive")
+    logits = studio.result.logits
+    shifted = np.exp(logits - logits.max(axis=-1, keepdims=True))
+    stable = studio.weights_with("stable")
+    np.testing.assert_allclose(stable, shifted / shifted.sum(axis=-1, keepdims=True))
+    assert studio.weights_with("stable") is stable
+    studio.update(temperature=2.0)
+    assert studio.weights_with("stable") is not stable
+    np.testing.assert_allclose(studio.weights_with("stable").sum(axis=-1), 1.0)

@@ -1,0 +1,72 @@
+"""The precision setting: every view writes its numbers with formatting.py, at the digits it is given."""
+
+from __future__ import annotations
+
+import numpy as np
+from PySide6 import QtCore
+
+from attn_studio.formatting import MINUS, format_number
+from gui_helpers import settle
+
+Qt = QtCore.Qt
+
+
+def test_heatmap_cells_use_fixed_decimals_and_a_true_minus(window):
+    w = window
+    w.load_preset("bank")
+    settle(w)
+    heatmap = w.heatmap_view.stages["scores"]
+    scores = w.studio.result.scores[w.studio.state.shown_head]
+    i, j = np.unravel_index(np.argmin(scores), scores.shape)  # a negative score
+    assert scores[i, j] < 0
+    assert heatmap.digits == 2
+    assert heatmap.overlay.cell_text(i, j) == f"{MINUS}{abs(scores[i, j]):.2f}"
+    heatmap.set_digits(4)
+    assert heatmap.overlay.cell_text(i, j) == f"{MINUS}{abs(scores[i, j]):.4f}"
+    assert heatmap.data.values is not None and heatmap.data.row_labels == w.studio.state.query_tokens
+
+
+def test_tables_tooltips_and_step_view_follow_the_digits(window):
+    w = window
+    w.load_preset("bank")
+    settle(w)
+    model = w.models["output"]
+    index = model.index(7, 0)
+    assert model.data(index, Qt.DisplayRole) == f"{MINUS}0.1061"  # the seed's number
+    model.set_digits(2)
+    assert model.data(index, Qt.DisplayRole) == f"{MINUS}0.11"
+    assert model.data(index, Qt.UserRole) == w.studio.result.output[7, 0]  # the value itself is untouched
+
+    view = w.heatmap_view
+    weight = w.studio.result.weights[view.studio.state.shown_head, 7, 0]
+    assert view.tooltip_for(view.stages["weights"], 7, 0).endswith(f"= {format_number(weight, 4)}")
+    view.set_digits(2)
+    assert view.tooltip_for(view.stages["weights"], 7, 0).endswith(f"= {format_number(weight, 2)}")
+
+    pipeline = w.pipeline_view
+    pipeline.set_digits(2)
+    steps = {s.key: s for s in pipeline.steps}
+    assert steps["weights"].cell_text(0) == format_number(weight, 2) == "0.16"
+    assert steps["output"].result_text() == f"z = ({MINUS}0.11, {MINUS}0.14, {MINUS}0.02)"
+
+
+def test_geometry_and_positional_texts_follow_the_digits(window):
+    w = window
+    w.load_preset("bank")
+    settle(w)
+    view = w.geometry_view
+    view.set_digits(4)
+    dot, cos, _ = view.pair_numbers
+    readout = view.readout.text()
+    assert f"= {format_number(dot, 4, fixed=True)} ;" in readout and f"cos = {format_number(cos, 4, fixed=True)}" in readout
+    view.set_digits(2)
+    assert f"= {format_number(dot, 2, fixed=True)} ;" in view.readout.text()
+
+    positional = w.positional_view
+    positional.render()
+    value = positional.matrix[3, 1]
+    positional.set_digits(2)
+    assert positional.cell_formula(positional.heatmap, 3, 1).endswith(f"= {format_number(value, 2, fixed=True)}")
+    positional.set_digits(4)
+    assert positional.cell_formula(positional.heatmap, 3, 1).endswith(f"= {format_number(value, 4, fixed=True)}")
+    assert "/ 10000^(0/" in positional.cell_formula(positional.heatmap, 3, 1)
