@@ -40,10 +40,10 @@ MAX_WEIGHT_EDITS = 4_000_000
 
 # -- the cost budget ----------------------------------------------------------------
 # Bytes of memory and floating-point operations one computation of the model may
-# take. Measured on a 2-core machine, 1 GFLOP of this work takes roughly 0.3-0.6 s,
-# and the window needs memory of its own besides the engine's arrays.
+# take. Measured on a 2-core machine, 1 GFLOP of this work takes roughly 0.05-0.2 s
+# (16 GFLOP: 1-3 s), and the window needs memory of its own besides the engine's.
 MAX_COST_BYTES = 1 * 1024**3
-MAX_COST_FLOPS = 8e9
+MAX_COST_FLOPS = 16e9
 # Below this the views can follow every keystroke; above it the window should
 # update on Enter or after a pause.
 LIVE_COST_BYTES = 64 * 1024**2
@@ -130,3 +130,15 @@ def cost_message(n_queries: int, n_keys: int, d_model: int, heads: int, d_head: 
     else:
         what = f"fewer tokens ({tokens} now) or a smaller d_model ({d_model})"
     return f"this model would need {' and '.join(over)}: use {what}"
+
+
+def max_tokens_within_budget(d_model: int, heads: int, d_head: int, projections: bool = True) -> int:
+    """The most tokens (self-attention) these dimensions allow within the cost budget, at most ``MAX_TOKENS``."""
+    lo, hi = 0, MAX_TOKENS
+    while lo < hi:  # the cost grows with the token count: bisect
+        mid = (lo + hi + 1) // 2
+        if estimate_cost(mid, mid, d_model, heads, d_head, projections).within_budget:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo

@@ -92,7 +92,7 @@ def _check_finite(name: str, value) -> float:
     try:
         number = float(value)
     except (TypeError, ValueError, OverflowError):
-        raise StateError(f"{name} must be a number of at most ±{MAX_ABS_VALUE:g}, got {str(value)[:40]!r}") from None
+        raise StateError(f"{name} must be a number of at most ±{MAX_ABS_VALUE:g}") from None
     if not math.isfinite(number):
         raise StateError(f"{name} must be a finite number, got {value!r}")
     if abs(number) > MAX_ABS_VALUE:
