@@ -35,8 +35,9 @@ MAX_JSON_DEPTH = 16
 MAX_EDITED_WORDS = 5000
 # Weight cells that differ from their seeded values (edits), over all matrices,
 # visible and hidden. The largest model has about 10.5 million cells; a file with
-# every one of them edited would not fit the file budget, so edits are capped.
-MAX_WEIGHT_EDITS = 4_000_000
+# every one of them edited would not fit the file budget (nor parse quickly), so
+# edits are capped: a million cells is about 30 MB of file.
+MAX_WEIGHT_EDITS = 1_000_000
 
 # -- the cost budget ----------------------------------------------------------------
 # Bytes of memory and floating-point operations one computation of the model may
