@@ -71,7 +71,8 @@ def state_from_json(text: str) -> StudioState:
     if not _depth_ok(text):
         raise SessionError(f"the file nests deeper than {MAX_JSON_DEPTH} levels; it is not an Attention Studio session")
     try:
-        data = json.loads(text, parse_constant=_refuse_constant, object_pairs_hook=_refuse_duplicates)
+        data = json.loads(text, parse_constant=_refuse_constant, object_pairs_hook=_refuse_duplicates,
+                          parse_int=_parse_int)
     except _DuplicateKey as exc:
         raise SessionError(str(exc)) from None
     except (json.JSONDecodeError, RecursionError, ValueError) as exc:
@@ -97,6 +98,14 @@ def _refuse_duplicates(pairs: list) -> dict:
                 raise _DuplicateKey(f"the file names “{key[:60]}” twice in one object; keep one of them")
             seen.add(key)
     return data
+
+
+def _parse_int(digits: str) -> int:
+    # No limit of the studio needs more than a few digits; thousands of digits
+    # would otherwise end in Python's own conversion error.
+    if len(digits.lstrip("-")) > 20:
+        raise ValueError(f"a whole number with {len(digits.lstrip('-')):,} digits is far beyond any limit")
+    return int(digits)
 
 
 def _refuse_constant(name: str):
