@@ -53,6 +53,10 @@ LIVE_COST_FLOPS = 2e8
 # temporaries of the same size while it runs: about this many (heads, Tq, Tk)
 # float64 arrays are alive at the peak (measured with ru_maxrss: 3.4-3.9).
 TT_ARRAYS = 5
+# Additive (Bahdanau) scores evaluate tanh over (heads, Tq, Tk, d_k): measured at
+# about 4 ns per element, some 40 times the cost of one multiply-add in a matrix
+# product. Counted as that many operations per element.
+ADDITIVE_FLOPS_PER_ELEMENT = 40
 _FLOAT = 8
 
 
@@ -81,11 +85,13 @@ class Cost:
 
 
 def estimate_cost(n_queries: int, n_keys: int, d_model: int, heads: int, d_head: int,
-                  projections: bool = True) -> Cost:
+                  projections: bool = True, additive: bool = False) -> Cost:
     """Predict the peak memory and the arithmetic of computing one model, without computing it.
 
     ``n_queries`` and ``n_keys`` are the token counts (equal in self-attention).
     Without projections there is one head of size d_model (Q = K = V = X).
+    ``additive`` counts the tanh of additive scores (the engine computes it in
+    blocks of bounded memory, so it adds time, not memory).
     """
     tq, tk = max(int(n_queries), 0), max(int(n_keys), 0)
     h, d = (int(heads), int(d_head)) if projections else (1, int(d_model))
@@ -102,6 +108,8 @@ def estimate_cost(n_queries: int, n_keys: int, d_model: int, heads: int, d_head:
         flops += 2.0 * tq * h * d * int(d_model)  # W_O
     flops += 2.0 * h * tq * tk * d * 2  # q·kᵀ and weights·V
     flops += 10.0 * h * tq * tk  # scaling, masking, exp, sums
+    if additive:
+        flops += ADDITIVE_FLOPS_PER_ELEMENT * h * tq * tk * d
     return Cost(bytes=attention + activations + weights, flops=flops, attention_bytes=attention, weight_bytes=weights)
 
 
@@ -112,9 +120,9 @@ def _size(n_bytes: float) -> str:
 
 
 def cost_message(n_queries: int, n_keys: int, d_model: int, heads: int, d_head: int,
-                 projections: bool = True) -> str | None:
+                 projections: bool = True, additive: bool = False) -> str | None:
     """None when the model fits the budget, else one sentence naming what to reduce."""
-    cost = estimate_cost(n_queries, n_keys, d_model, heads, d_head, projections)
+    cost = estimate_cost(n_queries, n_keys, d_model, heads, d_head, projections, additive)
     if cost.within_budget:
         return None
     over = []
@@ -130,15 +138,18 @@ def cost_message(n_queries: int, n_keys: int, d_model: int, heads: int, d_head: 
             what += f" or d_model ({d_model})"
     else:
         what = f"fewer tokens ({tokens} now) or a smaller d_model ({d_model})"
+    if additive and cost.bytes <= MAX_COST_BYTES:
+        what += ", or dot-product scores"
     return f"this model would need {' and '.join(over)}: use {what}"
 
 
-def max_tokens_within_budget(d_model: int, heads: int, d_head: int, projections: bool = True) -> int:
+def max_tokens_within_budget(d_model: int, heads: int, d_head: int, projections: bool = True,
+                             additive: bool = False) -> int:
     """The most tokens (self-attention) these dimensions allow within the cost budget, at most ``MAX_TOKENS``."""
     lo, hi = 0, MAX_TOKENS
     while lo < hi:  # the cost grows with the token count: bisect
         mid = (lo + hi + 1) // 2
-        if estimate_cost(mid, mid, d_model, heads, d_head, projections).within_budget:
+        if estimate_cost(mid, mid, d_model, heads, d_head, projections, additive).within_budget:
             lo = mid
         else:
             hi = mid - 1

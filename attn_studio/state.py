@@ -267,7 +267,7 @@ class StudioState:
                 raise StateError(f"{key} has {n:,} tokens; the limit is {MAX_TOKENS:,}")
         n_keys = counts["sentence"]
         too_costly = cost_message(counts["target_sentence"] or n_keys, n_keys, self.d_model, self.heads,
-                                  self.d_head, self.projections)
+                                  self.d_head, self.projections, self.score == "additive")
         if too_costly:
             raise StateError(too_costly[0].upper() + too_costly[1:])
         set_("embedding_edits", _freeze_edits(self.embedding_edits))
@@ -320,7 +320,7 @@ class StudioState:
         """The predicted memory and arithmetic of computing this state (a ``limits.Cost``)."""
         n_keys = len(self.tokens)
         return estimate_cost(len(self.query_tokens) or n_keys, n_keys, self.d_model, self.heads, self.d_head,
-                             self.projections)
+                             self.projections, self.score == "additive")
 
     @property
     def live_update(self) -> bool:

@@ -113,6 +113,14 @@ def test_cost_estimate_grows_with_heads_and_tokens_squared():
     assert estimate_cost(100, 100, 64, 16, 32, projections=False).attention_bytes == one.attention_bytes
 
 
+def test_additive_scores_cost_more_and_the_message_offers_dot_products():
+    n = max_tokens_within_budget(64, 4, 64)
+    assert max_tokens_within_budget(64, 4, 64, additive=True) < n
+    state = StudioState(sentence=_sentence(n), d_model=64, heads=4, d_head=64)
+    with pytest.raises(StateError, match="dot-product scores"):
+        state.replace(score="additive")
+
+
 def test_live_update_predicate():
     assert StudioState().live_update
     assert not StudioState(sentence=_sentence(1024), d_model=64, heads=4, d_head=32).live_update
@@ -130,8 +138,7 @@ def test_every_dimension_alone_is_allowed_at_its_maximum():
 @pytest.fixture(scope="module")
 def largest():
     n = max_tokens_within_budget(MAX_D_MODEL, MAX_HEADS, MAX_D_HEAD)
-    return StudioState(sentence=_sentence(n), d_model=MAX_D_MODEL, heads=MAX_HEADS, d_head=MAX_D_HEAD,
-                       score="additive")
+    return StudioState(sentence=_sentence(n), d_model=MAX_D_MODEL, heads=MAX_HEADS, d_head=MAX_D_HEAD)
 
 
 def test_the_largest_model_the_controls_allow_saves_and_opens(largest, tmp_path):
@@ -198,7 +205,8 @@ def test_too_many_edited_weights_is_a_message(monkeypatch):
     ({"w_q": {"shape": [1, 3, 3], "cells": [[0, 0, 0, "1"]]}}, "not a number"),
     ({"w_q": {"shape": [1, 3, 3], "cells": [[0, 0, True, 1.0]]}}, "not a number"),
     ({"w_q": {"shape": [1, 3, 3], "cells": [[0, 0, 1.0]]}}, "i, j, k, value"),
-    ({"w_q": {"shape": [1, 3, 3], "cells": [[0, 0, 10**40, 1.0]]}}, "too large"),
+    ({"w_q": {"shape": [1, 3, 3], "cells": [[0, 0, 10**40, 1.0]]}}, "41 digits"),
+    ({"w_q": {"shape": [1, 3, 3], "cells": [[0, 0, 10**18, 1.0]]}}, "outside"),
     ({"w_q": {"shape": [1, 2, 3], "cells": []}}, "must cover"),
     ({"w_q": {"shape": [99, 3, 3], "cells": []}}, "limits"),
     ({"w_q": {"shape": [1, 3, 3], "cells": [], "layers": []}}, "layers"),
