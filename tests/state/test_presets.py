@@ -3,11 +3,10 @@
 import json
 
 import numpy as np
-
-from attn_studio.schema import SCHEMA_VERSION
 import pytest
 
 from attn_studio.resources import presets_dir
+from attn_studio.schema import SCHEMA_VERSION
 from attn_studio.session import SessionError, load_preset, preset_names, read_session, state_to_json
 from attn_studio.studio import Studio
 
