@@ -123,6 +123,20 @@ def main(argv: list[str] | None = None) -> int:
     return code
 
 
+def _check_format_matches_extension(out, fmt: str | None) -> None:
+    """``--format`` must agree with the extension of ``--out`` when that names a figure format.
+
+    An SVG drawing in a file called ``x.png`` opens nowhere, and guessing which
+    of the two the person meant is worse than asking: the command stops.
+    """
+    from pathlib import Path
+
+    suffix = Path(out).suffix.lstrip(".").lower()
+    if fmt and suffix in ("png", "svg", "pdf") and suffix != fmt:
+        raise UsageError(f"--format {fmt} contradicts the extension of {Path(out).name}; "
+                         f"name the file .{fmt} or leave out --format")
+
+
 def _check_export_args(args):
     """Everything that can be checked before Qt starts; returns (state, preset name, panel, format)."""
     from .gui.export import ExportError, check_output_path, check_panel_name, figure_format, resolve_scale
@@ -131,6 +145,7 @@ def _check_export_args(args):
     try:
         panel = check_panel_name(args.panel)
         fmt = figure_format(args.out, args.fmt)
+        _check_format_matches_extension(args.out, args.fmt)
         resolve_scale(args.scale, args.dpi)
         check_output_path(args.out)
     except ExportError as exc:

@@ -7,27 +7,89 @@ a ``StudioState`` is built from it. Older schema versions are migrated here.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 
 import numpy as np
 
-from .state import (
-    visible_store_shapes,
+from .engine.init import seeded_weights
+from .limits import (
     MAX_D_HEAD,
     MAX_D_MODEL,
+    MAX_EDITED_WORDS,
     MAX_HEADS,
     MAX_SEED,
-    SCHEMA_VERSION,
-    WEIGHT_NAMES,
+    MAX_WEIGHT_EDITS,
     StateError,
 )
+
+# Version 1: the first format. Version 2 adds the additive-score weights
+# (w_1, w_2, v_a) and the optional weight_stores. Version 3 writes weights as
+# edits: only the cells that differ from the values the seed gives them (so a
+# large unedited model is a small file), with the shape of each store, and the
+# visible matrices in full only for small models. Versions 1 and 2 load as they
+# are (missing weights come from the seed).
+SCHEMA_VERSION = 3
+
+WEIGHT_NAMES = ("w_q", "w_k", "w_v", "w_o", "w_1", "w_2", "v_a")
+# The additive (Bahdanau) score weights: v_aᵀ·tanh(q W_1 + k W_2), with d_a = d_k.
+ADDITIVE_NAMES = ("w_1", "w_2", "v_a")
+_MAX_AXIS = max(MAX_D_MODEL, MAX_D_HEAD)
+# Growth steps remembered per weight store (older ones only make files larger).
+MAX_LAYERS = 32
+# Visible weights are written in full (readable, for NumPy) up to this many cells.
+DENSE_WEIGHT_CELLS = 20_000
+
+
+def visible_store_shapes(heads: int, d_model: int, d_head: int, projections: bool) -> dict[str, tuple[int, int, int]]:
+    """The shape of the visible corner of every weight store for these settings."""
+    h, d, k = heads, d_model, d_head
+    # Additive weights act on q and k: d_k is d_head with projections, else d_model (Q = K = X).
+    eh, dk = (heads, d_head) if projections else (1, d_model)
+    return {"w_q": (h, d, k), "w_k": (h, d, k), "w_v": (h, d, k), "w_o": (h, k, d),
+            "w_1": (eh, dk, dk), "w_2": (eh, dk, dk), "v_a": (eh, 1, dk)}
+
+
+@functools.lru_cache(maxsize=16)
+def seeded_store(seed: int, name: str, shape: tuple[int, int, int], fan_in: int) -> np.ndarray:
+    """The seed's values of a whole store at one fan-in, read-only (cached: saves compare with them)."""
+    arr = seeded_weights(seed, name, tuple(shape), fan_in)
+    arr.flags.writeable = False
+    return arr
+
+
+def seeded_reference(seed: int, name: str, shape, layers, fan_in: int) -> np.ndarray:
+    """The seed's values of a weight store of ``shape`` grown through ``layers``.
+
+    ``layers`` is a sequence of ``(a, b, c, fan_in)``: the cells of the first
+    box that holds a cell were drawn at that box's fan-in; cells in no box at
+    ``fan_in``. Read-only.
+    """
+    shape = tuple(shape)
+    layers = tuple(tuple(layer) for layer in layers)
+    if layers == ((*shape, fan_in),):
+        return seeded_store(seed, name, shape, fan_in)
+    ref = np.array(seeded_store(seed, name, shape, fan_in))
+    for a, b, c, fan in reversed(layers):  # the first layer wins: paint it last
+        box = (min(a, shape[0]), min(b, shape[1]), min(c, shape[2]))
+        ref[: box[0], : box[1], : box[2]] = seeded_weights(seed, name, box, fan)
+    ref.flags.writeable = False
+    return ref
+
+
+def fan_ins(heads: int, d_model: int, d_head: int, projections: bool) -> dict[str, int]:
+    """The fan-in each weight store is initialised with (weights ~ N(0, 1/fan_in))."""
+    d_k = d_head if projections else d_model
+    return {"w_q": d_model, "w_k": d_model, "w_v": d_model, "w_o": heads * d_head,
+            "w_1": d_k, "w_2": d_k, "v_a": d_k}
+
 
 _FIELDS = {
     "schema_version", "name", "sentence", "target_sentence", "d_model", "heads", "d_head",
     "seed", "scale", "causal", "positional", "projections", "temperature", "softmax", "score",
-    "embeddings", "weights", "weight_stores", "selection", "description", "pinned",
+    "embeddings", "weights", "weight_stores", "weight_edits", "selection", "description", "pinned",
 }
-_MAX_EDITED_WORDS = 5000
+_MAX_EDITED_WORDS = MAX_EDITED_WORDS
 
 
 def _int_field(data: Mapping, key: str, lo: int, hi: int):
@@ -75,7 +137,8 @@ def migrate(data: Mapping) -> dict:
     """Bring an older file's dict up to the current schema.
 
     Version 1 lacks the additive weights and weight_stores, which are optional
-    in version 2 as well, so a version-1 dict needs no change beyond its number.
+    in version 2 as well, and version 3's weight_edits are optional too, so an
+    older dict needs no change beyond its number.
     """
     version = data.get("schema_version")
     if isinstance(version, bool) or not isinstance(version, int):
@@ -92,6 +155,8 @@ def migrate(data: Mapping) -> dict:
         extra = set(migrated["weights"]) & {"w_1", "w_2", "v_a"}
         if extra:
             raise StateError(f"a version-1 file cannot hold {', '.join(sorted(extra))} (added in version 2)")
+    if version < 3 and "weight_edits" in migrated:
+        raise StateError(f"a version-{version} file cannot hold “weight_edits” (added in version 3)")
     migrated["schema_version"] = SCHEMA_VERSION
     return migrated
 
@@ -180,6 +245,11 @@ def _state_kwargs(data) -> dict:
                 shape = (a * b, c) if name == "w_o" else (a, c) if name == "v_a" else (a, b, c)
                 kwargs[f"{name}_store"] = _matrix(name, weights[name], shape).reshape(a, b, c)
 
+    if "weight_edits" in data:
+        if "weight_stores" in data:
+            raise StateError("a file holds either “weight_edits” or “weight_stores”, not both")
+        _apply_weight_edits(data["weight_edits"], kwargs)
+
     if "weight_stores" in data:
         stores = data["weight_stores"]
         if not isinstance(stores, Mapping) or set(stores) - set(WEIGHT_NAMES):
@@ -217,3 +287,60 @@ def _state_kwargs(data) -> dict:
         except StateError as exc:
             raise StateError(f"the pinned comparison state: {exc}") from None
     return kwargs
+
+
+def _apply_weight_edits(edits, kwargs: dict) -> None:
+    """Rebuild weight stores from version 3's edits: seeded values, then the edited cells.
+
+    ``edits`` maps a weight name to ``{"shape": [a, b, c], "cells": [[i, j, k, value], ...]}``;
+    the shape is the whole store (the visible corner and the hidden values kept
+    for growing back). Visible weights already in ``kwargs`` win over the cells.
+    """
+    if not isinstance(edits, Mapping) or set(edits) - set(WEIGHT_NAMES):
+        raise StateError("“weight_edits” must map weight names (w_q, w_k, ...) to their edits")
+    dims = (kwargs.get("heads", 1), kwargs.get("d_model", 3), kwargs.get("d_head", 3), kwargs.get("projections", True))
+    visible = visible_store_shapes(*dims)
+    fans = fan_ins(*dims)
+    total = 0
+    for name, entry in edits.items():
+        if not isinstance(entry, Mapping) or not {"shape", "cells"} <= set(entry) <= {"shape", "layers", "cells"}:
+            raise StateError(f"the edits of {name} must be {{\"shape\": [a, b, c], \"cells\": [[i, j, k, value], ...]}}")
+        shape = entry["shape"]
+        if not (isinstance(shape, list) and len(shape) == 3
+                and all(isinstance(n, int) and not isinstance(n, bool) for n in shape)):
+            raise StateError(f"the shape of the edited {name} must be three whole numbers")
+        shape = tuple(shape)
+        if any(s < v for s, v in zip(shape, visible[name])) or shape[0] > MAX_HEADS or max(shape[1:]) > _MAX_AXIS:
+            raise StateError(f"the edited {name} has shape {shape}; it must cover {visible[name]} "
+                             "and stay within the studio's limits")
+        cells = entry["cells"]
+        if not isinstance(cells, list):
+            raise StateError(f"the edited cells of {name} must be a list of [i, j, k, value]")
+        total += len(cells)
+        if total > MAX_WEIGHT_EDITS:
+            raise StateError(f"the file edits more than {MAX_WEIGHT_EDITS:,} weights; that is more than any model holds")
+        if not all(type(c) is list and len(c) == 4 for c in cells):
+            raise StateError(f"every edited cell of {name} must be [i, j, k, value]")
+        index_types = {type(x) for c in cells for x in c[:3]}
+        value_types = {type(c[3]) for c in cells}
+        if not index_types <= {int} or not value_types <= {int, float}:
+            raise StateError(f"an edited cell of {name} holds something that is not a number")
+        layers = entry.get("layers", [[*shape, fans[name]]])
+        if not (isinstance(layers, list) and 1 <= len(layers) <= MAX_LAYERS
+                and all(isinstance(layer, list) and len(layer) == 4 for layer in layers)
+                and all(type(n) is int and 1 <= n <= max(MAX_HEADS * MAX_D_HEAD, _MAX_AXIS)
+                        for layer in layers for n in layer)):
+            raise StateError(f"the layers of the edited {name} must be up to {MAX_LAYERS} lists [a, b, c, fan_in] "
+                             "of whole numbers within the studio's limits")
+        layers = tuple(tuple(layer) for layer in layers)
+        kwargs.setdefault("_layers", {})[name] = layers
+        store = np.array(seeded_reference(kwargs.get("seed", 0), name, shape, layers, fans[name]))
+        if cells:
+            index = np.array([c[:3] for c in cells], dtype=np.int64)
+            if np.any(index < 0) or np.any(index >= np.array(shape)):
+                raise StateError(f"an edited cell of {name} lies outside its shape {shape}")
+            store[index[:, 0], index[:, 1], index[:, 2]] = np.array([c[3] for c in cells], dtype=np.float64)
+        if f"{name}_store" in kwargs:  # the visible weights, when written, win
+            a, b, c = visible[name]
+            store[:a, :b, :c] = kwargs[f"{name}_store"]
+        kwargs[f"{name}_store"] = store

@@ -8,47 +8,60 @@ leaves the previous file intact.
 
 from __future__ import annotations
 
+import errno
 import json
+import logging
 import os
+import re
+import secrets
+import stat
 import tempfile
+import time
 from pathlib import Path
 
+import numpy as np
+
+from .limits import MAX_JSON_DEPTH, MAX_SESSION_BYTES, MAX_WEIGHT_EDITS
 from .resources import presets_dir
 from .state import StateError, StudioState
 
 SESSION_SUFFIX = ".attn.json"
-# A session of the largest model the studio shows is a few megabytes; anything
-# far larger is not one of ours and is refused before it is parsed.
-MAX_FILE_BYTES = 64 * 1024 * 1024
-MAX_JSON_DEPTH = 16
+# One budget for saving and opening: a save that would not open again is refused.
+MAX_FILE_BYTES = MAX_SESSION_BYTES
+_READ_CHUNK = 1 << 20
+# Arrays and objects a session may hold: one per edited weight cell, plus the
+# rows of the matrices written in full (a few thousand) and the rest.
+MAX_JSON_CONTAINERS = MAX_WEIGHT_EDITS + 200_000
+
+_log = logging.getLogger(__name__)
+# Temporary files older than this process are left from a save that was killed.
+PROCESS_START = time.time()
 
 
 class SessionError(ValueError):
     """A session or preset file that cannot be read or written, with the reason."""
 
 
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+
+
 def _depth_ok(text: str) -> bool:
     # Cheap pre-check of bracket nesting, so that a hostile file cannot make the
-    # JSON parser recurse thousands of levels deep.
-    depth = 0
-    in_string = escaped = False
-    for ch in text:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-        elif ch == '"':
-            in_string = True
-        elif ch in "[{":
-            depth += 1
-            if depth > MAX_JSON_DEPTH:
-                return False
-        elif ch in "]}":
-            depth -= 1
-    return True
+    # JSON parser recurse thousands of levels deep. Strings are removed first
+    # (brackets inside them do not nest); the rest runs in C and NumPy, so a
+    # 60 MB file is checked in a fraction of a second.
+    brackets = _NOT_BRACKET.sub("", _JSON_STRING.sub("", text))
+    if not brackets:
+        return True
+    codes = np.frombuffer(brackets.encode("ascii"), dtype=np.uint8)
+    opening = (codes == ord("[")) | (codes == ord("{"))
+    if int(np.count_nonzero(opening)) > MAX_JSON_CONTAINERS:
+        # Millions of tiny arrays ("[],[],...") would take gigabytes once parsed.
+        raise SessionError(f"the file holds more than {MAX_JSON_CONTAINERS:,} arrays and objects; "
+                           "it is not an Attention Studio session")
+    steps = np.where(opening, 1, -1).astype(np.int32)
+    return int(np.cumsum(steps, dtype=np.int32).max()) <= MAX_JSON_DEPTH
 
 
 def state_from_json(text: str) -> StudioState:
@@ -58,35 +71,100 @@ def state_from_json(text: str) -> StudioState:
     if not _depth_ok(text):
         raise SessionError(f"the file nests deeper than {MAX_JSON_DEPTH} levels; it is not an Attention Studio session")
     try:
-        data = json.loads(text, parse_constant=_refuse_constant)
+        data = json.loads(text, parse_constant=_refuse_constant, object_pairs_hook=_refuse_duplicates,
+                          parse_int=_parse_int)
+    except _DuplicateKey as exc:
+        raise SessionError(str(exc)) from None
     except (json.JSONDecodeError, RecursionError, ValueError) as exc:
-        raise SessionError(f"the file is not valid JSON ({exc})") from None
+        raise SessionError(f"the file is not valid JSON ({str(exc)[:200]})") from None
     try:
         return StudioState.from_dict(data)
     except StateError as exc:
         raise SessionError(str(exc)) from None
 
 
+class _DuplicateKey(Exception):
+    pass
+
+
+def _refuse_duplicates(pairs: list) -> dict:
+    # JSON itself allows a key twice (the last one silently wins); a session
+    # file that says two things about one field is refused instead.
+    data = dict(pairs)
+    if len(data) != len(pairs):
+        seen = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _DuplicateKey(f"the file names “{key[:60]}” twice in one object; keep one of them")
+            seen.add(key)
+    return data
+
+
+def _parse_int(digits: str) -> int:
+    # No limit of the studio needs more than a few digits; thousands of digits
+    # would otherwise end in Python's own conversion error.
+    if len(digits.lstrip("-")) > 20:
+        raise ValueError(f"a whole number with {len(digits.lstrip('-')):,} digits is far beyond any limit")
+    return int(digits)
+
+
 def _refuse_constant(name: str):
     raise ValueError(f"{name} is not allowed in a session file")
+
+
+_KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a pipe (FIFO)"), (stat.S_ISCHR, "a device"),
+          (stat.S_ISBLK, "a device"), (stat.S_ISSOCK, "a socket"))
+
+
+def read_bytes_bounded(path, limit: int = MAX_FILE_BYTES) -> bytes:
+    """The bytes of the regular file at ``path``, at most ``limit`` of them, or ``SessionError``.
+
+    Only regular files are read (a symbolic link is followed to what it names):
+    a folder, a pipe, a device such as ``/dev/zero`` or a socket is refused
+    before anything is read, and so is a file larger than ``limit``, measured
+    on the opened file itself. Opening never blocks, even on a pipe.
+    """
+    path = Path(path)
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        raise SessionError(f"{path} does not exist") from None
+    except IsADirectoryError:
+        raise SessionError(f"{path} is a folder, not a session file") from None
+    except OSError as exc:
+        if exc.errno == errno.ENXIO:  # a pipe or socket with nobody at the other end
+            raise SessionError(f"{path} is not a regular file; only session files can be opened") from None
+        raise SessionError(f"cannot read {path}: {exc.strerror or exc}") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            kind = next((name for test, name in _KINDS if test(info.st_mode)), "not a regular file")
+            raise SessionError(f"{path} is {kind}, not a session file")
+        if info.st_size > limit:
+            raise SessionError(f"{path.name} is {info.st_size / 2**20:.0f} MB; a session file is at most "
+                               f"{limit / 2**20:.0f} MB")
+        chunks, total = [], 0
+        while True:  # the file may grow while it is read: never read past the limit
+            chunk = os.read(fd, min(_READ_CHUNK, limit + 1 - total))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+            if total > limit:
+                raise SessionError(f"{path.name} is larger than {limit / 2**20:.0f} MB; it is not a session file")
+        return b"".join(chunks)
+    except SessionError:
+        raise
+    except OSError as exc:
+        raise SessionError(f"cannot read {path}: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
 
 
 def read_session(path) -> StudioState:
     """Read a ``.attn.json`` session (or preset) file into a checked state."""
     path = Path(path)
-    try:
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise SessionError(f"{path.name} is {size / 2**20:.0f} MB; a session file is never that large")
-        raw = path.read_bytes()
-    except SessionError:
-        raise
-    except IsADirectoryError:
-        raise SessionError(f"{path} is a folder, not a session file") from None
-    except FileNotFoundError:
-        raise SessionError(f"{path} does not exist") from None
-    except OSError as exc:
-        raise SessionError(f"cannot read {path}: {exc.strerror or exc}") from None
+    raw = read_bytes_bounded(path)
     try:
         text = raw.decode("utf-8-sig")  # a byte-order mark from some editors is fine
     except UnicodeDecodeError:
@@ -95,12 +173,69 @@ def read_session(path) -> StudioState:
 
 
 def state_to_json(state: StudioState) -> str:
-    """The JSON text of a session file for ``state``."""
-    return json.dumps(state.to_dict(), indent=1, ensure_ascii=False, allow_nan=False) + "\n"
+    """The JSON text of a session file for ``state``; ``SessionError`` if it could not be opened again."""
+    try:
+        text = json.dumps(state.to_dict(), indent=1, ensure_ascii=False, allow_nan=False) + "\n"
+    except StateError as exc:
+        raise SessionError(str(exc)) from None
+    return text
+
+
+def session_bytes(state: StudioState) -> bytes:
+    """The bytes of a session file for ``state``, checked against the size budget before anything is written."""
+    try:
+        data = state_to_json(state).encode("utf-8")
+    except UnicodeEncodeError as exc:  # the state refuses such text; kept as a last guard
+        raise SessionError(f"the session holds text that cannot be saved ({exc.reason})") from None
+    if len(data) > MAX_FILE_BYTES:
+        raise SessionError(f"this session would be a {len(data) / 2**20:.0f} MB file, more than the "
+                           f"{MAX_FILE_BYTES // 2**20} MB a session may be; edit fewer weights or use a smaller model")
+    return data
+
+
+# Temporary files of atomic saves: ".NAME.<random>.tmp" beside NAME.
+_TEMP_NAME = re.compile(r"^\..+\.[A-Za-z0-9_]{6,}\.tmp$")
+
+
+def is_temporary(path) -> bool:
+    """True for the temporary file of an atomic save (never a session to offer or open)."""
+    return bool(_TEMP_NAME.match(Path(path).name))
+
+
+def remove_stale_temporaries(folder, older_than: float | None = None) -> list[Path]:
+    """Remove temporary files of saves that were killed mid-write; returns those removed.
+
+    A temporary file older than ``older_than`` (a time stamp; by default the
+    start of this process) cannot belong to a save still running here, and one
+    being written by another running studio is newer than that. Only regular
+    files named as :func:`write_atomic` names them are touched.
+    """
+    cutoff = PROCESS_START if older_than is None else older_than
+    removed = []
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return removed
+    for entry in entries:
+        if not is_temporary(entry.name):
+            continue
+        try:
+            info = entry.stat(follow_symlinks=False)
+            if stat.S_ISREG(info.st_mode) and info.st_mtime < cutoff:
+                os.unlink(entry.path)
+                removed.append(Path(entry.path))
+        except OSError:
+            continue  # gone already, or not ours to remove
+    return removed
 
 
 def write_atomic(path, data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically: a temporary file beside it, then a rename."""
+    """Write ``data`` to ``path`` atomically: a temporary file beside it, then a rename.
+
+    The temporary file is named ``.NAME.<random>.tmp`` in the same folder (see
+    :func:`is_temporary`), so that one left by a killed save is recognised and
+    removed by :func:`remove_stale_temporaries` at the next start.
+    """
     path = Path(path)
     folder = path.parent if str(path.parent) else Path(".")
     if not folder.is_dir():
@@ -130,9 +265,14 @@ def write_atomic(path, data: bytes) -> None:
 
 
 def write_session(path, state: StudioState) -> None:
-    """Save ``state`` to ``path`` atomically; raises ``SessionError`` on failure."""
+    """Save ``state`` to ``path`` atomically; raises ``SessionError`` on failure.
+
+    The file's size is checked before anything is written, so every file saved
+    here opens again; on failure the previous file is intact.
+    """
+    data = session_bytes(state)
     try:
-        write_atomic(path, state_to_json(state).encode("utf-8"))
+        write_atomic(path, data)
     except SessionError:
         raise
     except OSError as exc:
@@ -157,66 +297,210 @@ def load_preset(name: str) -> StudioState:
 # -- autosave and recovery -----------------------------------------------------
 DATA_DIR_ENV = "ATTN_STUDIO_DATA_DIR"
 _RECOVERY_PREFIX = "recovery-"
+_LOCK_SUFFIX = ".lock"
+QUARANTINE = "quarantine"
+# recovery-<pid>[-<id>].attn.json: the id tells apart two runs with the same
+# process id (in a container the studio is often process 1 every time).
+_RECOVERY_NAME = re.compile(r"^recovery-(\d+)(?:-([0-9a-f]+))?\.attn\.json$")
 
 
-def _pid_alive(pid: int) -> bool:
-    if pid == os.getpid():
-        return True
+def _lock_held(lock_path: Path) -> bool:
+    """True when a running studio holds the lock at ``lock_path`` (or when we cannot tell)."""
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+        fd = os.open(lock_path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
         return False
-    except (PermissionError, OSError):
-        return True  # exists but is not ours, or we cannot tell: leave it alone
-    return True
+    except OSError:
+        return True  # not ours to judge: leave the work alone
+    try:
+        import fcntl
+
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    except (ImportError, OSError):
+        return True
+    finally:
+        os.close(fd)  # closing releases a lock this probe took
+    return False
 
 
 class RecoveryStore:
     """Autosaved copies of unsaved work, one file per running studio, in ``folder``.
 
     A studio saves its state here every few seconds while it has unsaved
-    changes and removes the file when it closes normally. A file left behind by
-    a process that no longer runs is work lost in a crash: the next start
-    offers to restore it.
+    changes and removes the file when it closes normally. While it runs it
+    holds a lock (``fcntl.flock`` on a ``.lock`` file beside its recovery file);
+    the lock goes away with the process however it ends. A recovery file whose
+    lock nobody holds is work left by a crash: the next start offers it. No
+    process-id check is involved (process 1 is always alive in a container).
+
+    Nothing that cannot be read is deleted: :meth:`discard` and :meth:`sweep`
+    move such entries into the ``quarantine`` folder beside the recovery files
+    and say where. Clearing never raises: a folder that cannot be written gives
+    a warning message instead.
+
+    ``pid`` names the file (tests pass another process's id to play a crashed
+    studio); only a store of this process (``pid`` None) takes the lock.
     """
 
     def __init__(self, folder, pid: int | None = None):
         self.folder = Path(folder)
+        self._own = pid is None
         self.pid = os.getpid() if pid is None else pid
+        self.id = secrets.token_hex(4)
+        self._lock_fd: int | None = None
 
     @property
     def path(self) -> Path:
-        """This process's recovery file."""
-        return self.folder / f"{_RECOVERY_PREFIX}{self.pid}{SESSION_SUFFIX}"
+        """This studio's recovery file."""
+        return self.folder / f"{_RECOVERY_PREFIX}{self.pid}-{self.id}{SESSION_SUFFIX}"
+
+    @property
+    def lock_path(self) -> Path:
+        """The lock this studio holds while it runs (once it has autosaved)."""
+        return self.path.with_name(self.path.name[: -len(SESSION_SUFFIX)] + _LOCK_SUFFIX)
+
+    def _lock(self) -> None:
+        if not self._own or self._lock_fd is not None:
+            return
+        import fcntl
+
+        fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            raise
+        self._lock_fd = fd
+
+    def _unlock(self) -> None:
+        if self._lock_fd is None:
+            return
+        try:
+            os.unlink(self.lock_path)
+        except OSError:
+            pass
+        os.close(self._lock_fd)  # releases the lock
+        self._lock_fd = None
 
     def save(self, state: StudioState) -> None:
-        """Write ``state`` to this process's recovery file (atomically)."""
+        """Write ``state`` to this studio's recovery file (atomically); ``SessionError``/``OSError`` on failure."""
         self.folder.mkdir(parents=True, exist_ok=True)
+        self._lock()
         write_session(self.path, state)
 
-    def clear(self) -> None:
-        """Remove this process's recovery file (a normal close, or work saved)."""
+    def clear(self) -> str | None:
+        """Remove this studio's recovery file (a normal close, or work saved).
+
+        Never raises: returns a warning when the file cannot be removed (a
+        read-only folder, say), else None.
+        """
         try:
             self.path.unlink()
         except FileNotFoundError:
             pass
+        except OSError as exc:
+            message = f"the autosaved copy {self.path} could not be removed ({exc.strerror or exc}); it is harmless"
+            _log.warning(message)
+            return message
+        finally:
+            self._unlock()
+        return None
+
+    def _entries(self):
+        try:
+            return list(os.scandir(self.folder))
+        except OSError:
+            return []
 
     def orphans(self) -> list[Path]:
-        """Recovery files of studios that are no longer running, newest first."""
-        if not self.folder.is_dir():
-            return []
-        found = []
-        for p in self.folder.glob(f"{_RECOVERY_PREFIX}*{SESSION_SUFFIX}"):
-            pid_text = p.name[len(_RECOVERY_PREFIX): -len(SESSION_SUFFIX)]
-            if not pid_text.isdigit() or int(pid_text) == self.pid:
-                continue
-            if not _pid_alive(int(pid_text)):
-                found.append(p)
-        return sorted(found, key=lambda p: p.stat().st_mtime, reverse=True)
+        """Recovery files of studios that are no longer running, newest first.
 
-    def discard(self, path) -> None:
-        """Delete a recovery file the person chose not to restore."""
+        Only regular files are offered; a folder or a symbolic link with a
+        recovery file's name is left to :meth:`sweep`, never opened.
+        """
+        found = []
+        for entry in self._entries():
+            if not _RECOVERY_NAME.match(entry.name) or entry.name == self.path.name:
+                continue
+            try:
+                info = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if not stat.S_ISREG(info.st_mode):
+                continue
+            path = Path(entry.path)
+            if _lock_held(path.with_name(path.name[: -len(SESSION_SUFFIX)] + _LOCK_SUFFIX)):
+                continue
+            found.append((info.st_mtime, path))
+        return [p for _, p in sorted(found, key=lambda item: item[0], reverse=True)]
+
+    def quarantine(self, path) -> str:
+        """Move ``path`` into the ``quarantine`` folder (never delete it); returns where it went."""
+        path = Path(path)
+        target_dir = self.folder / QUARANTINE
+        target = target_dir / f"{time.strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(2)}-{path.name}"
         try:
-            Path(path).unlink()
+            target_dir.mkdir(parents=True, exist_ok=True)
+            os.rename(path, target)
+        except OSError as exc:
+            message = f"{path.name} cannot be read and could not be moved aside ({exc.strerror or exc}); it was left where it is"
+            _log.warning(message)
+            return message
+        return f"{path.name} cannot be read; it was moved to {target}"
+
+    def discard(self, path) -> str | None:
+        """Remove a recovery file the person chose not to restore (or has restored).
+
+        A file that cannot be read (garbage, a newer format, a folder, a link)
+        is never deleted: it is moved to the quarantine folder and the returned
+        message says where. Returns None when the file was simply removed.
+        """
+        path = Path(path)
+        try:
+            info = path.lstat()
         except FileNotFoundError:
-            pass
+            return None
+        except OSError as exc:
+            return f"{path.name} could not be examined ({exc.strerror or exc}); it was left where it is"
+        if stat.S_ISREG(info.st_mode):
+            try:
+                read_session(path)
+            except SessionError:
+                return self.quarantine(path)
+            try:
+                path.unlink()
+            except OSError as exc:
+                message = f"{path.name} could not be removed ({exc.strerror or exc})"
+                _log.warning(message)
+                return message
+            return None
+        return self.quarantine(path)
+
+    def sweep(self) -> list[str]:
+        """Tidy the folder at start: messages for what was moved aside.
+
+        Removes temporary files of killed saves and lock files nobody holds,
+        and moves folders and links that carry a recovery file's name into
+        the quarantine folder. Never raises.
+        """
+        messages = []
+        remove_stale_temporaries(self.folder)
+        for entry in self._entries():
+            name = entry.name
+            try:
+                info = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if _RECOVERY_NAME.match(name) and not stat.S_ISREG(info.st_mode):
+                messages.append(self.quarantine(entry.path))
+            elif (name.startswith(_RECOVERY_PREFIX) and name.endswith(_LOCK_SUFFIX) and stat.S_ISREG(info.st_mode)
+                  and name != self.lock_path.name and not _lock_held(Path(entry.path))):
+                stem = name[: -len(_LOCK_SUFFIX)]
+                if not (self.folder / f"{stem}{SESSION_SUFFIX}").exists():
+                    try:
+                        os.unlink(entry.path)
+                    except OSError:
+                        pass
+        return messages

@@ -7,13 +7,16 @@ plain dict (the session and preset file format) with a ``schema_version``.
 Weights are kept in *stores* that may be larger than what is shown: the
 visible matrix is the top-left corner of its store. Shrinking d_model, the
 head count or d_head therefore hides values instead of dropping them, and
-growing back shows them again.
+growing back shows them again. A file stores only the cells that differ from
+the seed's values (see ``StudioState.weight_edits``), so a large model that
+was shrunk again saves as a small file.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -22,45 +25,41 @@ import numpy as np
 
 from .engine import SOFTMAX_KINDS, tokenize
 from .engine.init import seeded_weights
-
-# Version 1: the first format. Version 2 adds the additive-score weights
-# (w_1, w_2, v_a) and the optional weight_stores; a version-1 file loads as is
-# (the missing weights come from its seed).
-SCHEMA_VERSION = 2
-
-# Limits that keep every view responsive and every file loadable: a session
-# file asking for more is refused rather than allowed to exhaust memory.
-MAX_D_MODEL = 512
-MAX_HEADS = 16
-MAX_D_HEAD = 256
-MAX_TOKENS = 2048
-MAX_SENTENCE_CHARS = 20_000
-MAX_ABS_VALUE = 1e6
-MAX_SEED = 2**31 - 1
-TEMPERATURE_RANGE = (1e-3, 1e3)
+from .limits import (  # noqa: F401 (re-exported: the limits were first defined here)
+    MAX_ABS_VALUE,
+    MAX_D_HEAD,
+    MAX_D_MODEL,
+    MAX_HEADS,
+    MAX_NAME_CHARS,
+    MAX_NUMBER_CHARS,
+    MAX_SEED,
+    MAX_SENTENCE_CHARS,
+    MAX_TOKENS,
+    MAX_WEIGHT_EDITS,
+    TEMPERATURE_RANGE,
+    StateError,
+    cost_message,
+    estimate_cost,
+)
+from .schema import (  # noqa: F401 (re-exported)
+    ADDITIVE_NAMES,
+    DENSE_WEIGHT_CELLS,
+    MAX_LAYERS,
+    SCHEMA_VERSION,
+    WEIGHT_NAMES,
+    fan_ins,
+    seeded_reference,
+    seeded_store,
+    state_kwargs_from_dict,
+    visible_store_shapes,
+)
 
 SCORE_KINDS = ("dot", "additive")
 _MAX_AXIS = max(MAX_D_MODEL, MAX_D_HEAD)
-WEIGHT_NAMES = ("w_q", "w_k", "w_v", "w_o", "w_1", "w_2", "v_a")
-# The additive (Bahdanau) score weights: v_aᵀ·tanh(q W_1 + k W_2), with d_a = d_k.
-ADDITIVE_NAMES = ("w_1", "w_2", "v_a")
 
 # Fields that say what the lecturer is looking at, not what the model is:
 # changing them is not an edit (no undo entry, no "unsaved" mark, no recompute).
 SELECTION_FIELDS = frozenset({"query_index", "head_index"})
-
-
-def visible_store_shapes(heads: int, d_model: int, d_head: int, projections: bool) -> dict[str, tuple[int, int, int]]:
-    """The shape of the visible corner of every weight store for these settings."""
-    h, d, k = heads, d_model, d_head
-    # Additive weights act on q and k: d_k is d_head with projections, else d_model (Q = K = X).
-    eh, dk = (heads, d_head) if projections else (1, d_model)
-    return {"w_q": (h, d, k), "w_k": (h, d, k), "w_v": (h, d, k), "w_o": (h, k, d),
-            "w_1": (eh, dk, dk), "w_2": (eh, dk, dk), "v_a": (eh, 1, dk)}
-
-
-class StateError(ValueError):
-    """An invalid studio state or change, with a message a person can act on."""
 
 
 def _readonly(arr: np.ndarray) -> np.ndarray:
@@ -92,8 +91,8 @@ def _check_finite(name: str, value) -> float:
         raise StateError(f"{name} must be a number, got {value!r}")
     try:
         number = float(value)
-    except (TypeError, ValueError):
-        raise StateError(f"{name} must be a number, got {value!r}") from None
+    except (TypeError, ValueError, OverflowError):
+        raise StateError(f"{name} must be a number of at most ±{MAX_ABS_VALUE:g}") from None
     if not math.isfinite(number):
         raise StateError(f"{name} must be a finite number, got {value!r}")
     if abs(number) > MAX_ABS_VALUE:
@@ -101,25 +100,62 @@ def _check_finite(name: str, value) -> float:
     return number
 
 
-def parse_number(text) -> float:
-    """Parse a number typed by a person ("0.5", "-1e-3", " 2 "), or raise ``StateError``.
+# Plain decimal or scientific notation, ASCII digits only, "." as the decimal
+# point (the window shows numbers that way): "0.5", "-1e-3", ".25", "3.".
+_NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", re.ASCII)
 
-    Refuses empty text, words, NaN, infinities and values too large to show.
+
+def parse_number(text) -> float:
+    """Parse a number typed by a person ("0.5", "-1e-3", "−0.25", " 2 "), or raise ``StateError``.
+
+    Accepts plain decimal and scientific notation with ASCII digits, a "."
+    decimal point, a typographic minus (U+2212, as on slides) and spaces
+    around. Refuses empty text, words, NaN, infinities, digit separators
+    ("1_000"), other digits (Arabic-Indic, full-width), text longer than
+    ``MAX_NUMBER_CHARS``, values too large to show, and values so small that
+    they would silently become 0 ("1e-400").
     """
     if isinstance(text, (int, float, np.floating, np.integer)) and not isinstance(text, bool):
         return _check_finite("the value", text)
     if not isinstance(text, str):
-        raise StateError(f"{text!r} is not a number")
-    stripped = text.strip().replace("\u2212", "-")  # typographic minus from slides
+        raise StateError(f"{text!r} is not a number"[:200])
+    if len(text) > 4 * MAX_NUMBER_CHARS:
+        raise StateError(f"the text is {len(text):,} characters long; a number has at most {MAX_NUMBER_CHARS}")
+    stripped = text.strip().replace("\u2212", "-")
     if not stripped:
         raise StateError("the cell is empty: type a number")
-    try:
-        number = float(stripped)
-    except ValueError:
-        raise StateError(f"“{stripped}” is not a number") from None
+    if len(stripped) > MAX_NUMBER_CHARS:
+        raise StateError(f"the number is {len(stripped):,} characters long; the limit is {MAX_NUMBER_CHARS}")
+    if not _NUMBER.fullmatch(stripped):
+        raise StateError(f"“{stripped}” is not a number (type digits 0-9, a “.” and an optional e-exponent, "
+                         "such as 0.5 or -1e-3)")
+    number = float(stripped)
     if not math.isfinite(number):
-        raise StateError(f"“{stripped}” is not a finite number")
+        raise StateError(f"“{stripped}” is too large; keep values within ±{MAX_ABS_VALUE:g}")
+    if number == 0.0 and any(ch in "123456789" for ch in stripped.split("e")[0].split("E")[0]):
+        raise StateError(f"“{stripped}” is too small to tell apart from 0; type 0 if you mean it")
     return _check_finite(f"“{stripped}”", number)
+
+
+def check_text(name: str, value) -> str:
+    """Check one text field: a string, within ``MAX_SENTENCE_CHARS``, no unpaired surrogates.
+
+    An unpaired surrogate (half of a UTF-16 pair, such as ``"\\ud800"``) cannot
+    be written to a file, so it is refused here, on the way in, rather than at
+    the next save. Returns the text unchanged.
+    """
+    if not isinstance(value, str):
+        raise StateError(f"{name} must be text, got {type(value).__name__}")
+    if len(value) > MAX_SENTENCE_CHARS:
+        raise StateError(f"{name} is {len(value):,} characters long; the limit is {MAX_SENTENCE_CHARS:,}")
+    bad = _SURROGATE.search(value)
+    if bad:
+        raise StateError(f"{name} holds an unpaired surrogate (U+{ord(bad.group()):04X}) at character "
+                         f"{bad.start() + 1:,}, which cannot be saved; remove or retype it")
+    return value
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _freeze_edits(edits) -> Mapping[str, Mapping[int, float]]:
@@ -128,7 +164,8 @@ def _freeze_edits(edits) -> Mapping[str, Mapping[int, float]]:
     frozen = {}
     for word, values in edits.items():
         if not isinstance(word, str) or not word:
-            raise StateError(f"an edited word must be a non-empty string, got {word!r}")
+            raise StateError(f"an edited word must be a non-empty string, got {word!r}"[:200])
+        check_text("an edited word", word)
         if not isinstance(values, Mapping):
             raise StateError(f"the edits of {word!r} must map component indices to values")
         entry = {}
@@ -212,11 +249,7 @@ class StudioState:
     def __post_init__(self):
         set_ = lambda k, v: object.__setattr__(self, k, v)  # noqa: E731 (frozen dataclass)
         for key in ("sentence", "target_sentence", "name"):
-            value = getattr(self, key)
-            if not isinstance(value, str):
-                raise StateError(f"{key} must be text, got {type(value).__name__}")
-            if len(value) > MAX_SENTENCE_CHARS:
-                raise StateError(f"{key} is {len(value):,} characters long; the limit is {MAX_SENTENCE_CHARS:,}")
+            check_text(key, getattr(self, key))
         set_("d_model", _check_int("d_model", self.d_model, 1, MAX_D_MODEL))
         set_("heads", _check_int("heads", self.heads, 1, MAX_HEADS))
         set_("d_head", _check_int("d_head", self.d_head, 1, MAX_D_HEAD))
@@ -232,12 +265,20 @@ class StudioState:
             raise StateError(f"softmax must be one of {', '.join(SOFTMAX_KINDS)}, got {self.softmax!r}")
         if self.score not in SCORE_KINDS:
             raise StateError(f"score must be one of {', '.join(SCORE_KINDS)}, got {self.score!r}")
+        counts = {}
         for key in ("sentence", "target_sentence"):
-            n = len(tokenize(getattr(self, key)))
+            n = counts[key] = len(tokenize(getattr(self, key)))
             if n > MAX_TOKENS:
                 raise StateError(f"{key} has {n:,} tokens; the limit is {MAX_TOKENS:,}")
+        n_keys = counts["sentence"]
+        too_costly = cost_message(counts["target_sentence"] or n_keys, n_keys, self.d_model, self.heads,
+                                  self.d_head, self.projections, self.score == "additive")
+        if too_costly:
+            raise StateError(too_costly[0].upper() + too_costly[1:])
         set_("embedding_edits", _freeze_edits(self.embedding_edits))
         self._init_stores()
+        fans = self.fan_ins()
+        set_("_layers", {name: ((*getattr(self, f"{name}_store").shape, fans[name]),) for name in WEIGHT_NAMES})
         n_queries = len(self.query_tokens)
         if n_queries:
             set_("query_index", _check_int("query_index", self.query_index, 0, n_queries - 1))
@@ -252,14 +293,13 @@ class StudioState:
 
     def _init_stores(self):
         shapes = self.weight_shapes()
-        fan_in = {"w_q": self.d_model, "w_k": self.d_model, "w_v": self.d_model, "w_o": self.heads * self.d_head,
-                  "w_1": self.d_k, "w_2": self.d_k, "v_a": self.d_k}
+        fan_in = self.fan_ins()
         for name in WEIGHT_NAMES:
             key = f"{name}_store"
             store = getattr(self, key)
             visible = shapes[name]
             if store is None:
-                store = seeded_weights(self.seed, name, visible, fan_in[name])
+                store = seeded_store(self.seed, name, visible, fan_in[name])
             else:
                 try:
                     store = np.asarray(store, dtype=np.float64)
@@ -282,6 +322,21 @@ class StudioState:
             object.__setattr__(self, key, _readonly(store))
 
     # -- derived views (cheap; the Studio caches the expensive ones) --------
+    def fan_ins(self) -> dict[str, int]:
+        """The fan-in each weight store is drawn with: unedited weights are ~ N(0, 1/fan_in)."""
+        return fan_ins(self.heads, self.d_model, self.d_head, self.projections)
+
+    def cost(self):
+        """The predicted memory and arithmetic of computing this state (a ``limits.Cost``)."""
+        n_keys = len(self.tokens)
+        return estimate_cost(len(self.query_tokens) or n_keys, n_keys, self.d_model, self.heads, self.d_head,
+                             self.projections, self.score == "additive")
+
+    @property
+    def live_update(self) -> bool:
+        """True when the views can follow every keystroke at this size (else: update on Enter or a pause)."""
+        return self.cost().live
+
     def weight_shapes(self) -> dict[str, tuple[int, int, int]]:
         """Shape of each visible weight store (W_O as (heads, d_head, d_model), v_a as (heads, 1, d_k))."""
         return visible_store_shapes(self.heads, self.d_model, self.d_head, self.projections)
@@ -414,7 +469,7 @@ class StudioState:
                 store[: shape[0], : shape[1], : shape[2]] = arr
                 stores[f"{name}_store"] = store
             new = dataclasses.replace(new, **stores)
-        return new
+        return self._carry_layers(new, changes)
 
     def with_embedding(self, word: str, index: int, value: float) -> "StudioState":
         """Return a state where component ``index`` of ``word``'s vector is ``value``."""
@@ -426,10 +481,58 @@ class StudioState:
         edits.setdefault(word, {})[index] = value
         return self.replace(embedding_edits=edits)
 
-    def _hidden_stores(self) -> dict:
-        shapes = self.weight_shapes()
-        return {name: getattr(self, f"{name}_store").tolist() for name in WEIGHT_NAMES
-                if getattr(self, f"{name}_store").shape != shapes[name]}
+    def _carry_layers(self, new: "StudioState", changes: dict) -> "StudioState":
+        # A store that grew drew its new cells at the new fan-in: remember that,
+        # so that a file can tell seeded cells from edited ones (see weight_edits).
+        if new.seed != self.seed:
+            return new
+        fans = new.fan_ins()
+        layers = {}
+        for name in WEIGHT_NAMES:
+            key = f"{name}_store"
+            before, after = getattr(self, key).shape, getattr(new, key).shape
+            if key in changes:
+                layers[name] = new._layers[name]
+            elif after != before:
+                layers[name] = (self._layers[name] + ((*after, fans[name]),))[-MAX_LAYERS:]
+            else:
+                layers[name] = self._layers[name]
+        object.__setattr__(new, "_layers", layers)
+        return new
+
+    def _reference(self, name: str) -> np.ndarray:
+        """The seed's values of a store: each cell drawn at the fan-in of its store's size then."""
+        store = getattr(self, f"{name}_store")
+        return seeded_reference(self.seed, name, store.shape, self._layers[name], self.fan_ins()[name])
+
+    def weight_edits(self) -> dict:
+        """Per weight store that differs from a fresh one: its shape, layers and edited cells.
+
+        ``{name: {"shape": [a, b, c], "layers": [[a, b, c, fan_in], ...], "cells": [[i, j, k, value], ...]}}``.
+        A cell is edited when it differs from the value the seed gave it. The
+        shape covers the visible corner and the hidden values kept for growing
+        back; the layers (left out when there is one) say at which fan-in each
+        part of a grown store was drawn: a cell's fan-in is that of the first
+        layer whose box holds it. Unedited models therefore save as a few bytes.
+        """
+        out = {}
+        fans, shapes = self.fan_ins(), self.weight_shapes()
+        edited = {name: getattr(self, f"{name}_store") != self._reference(name) for name in WEIGHT_NAMES}
+        total = sum(int(np.count_nonzero(mask)) for mask in edited.values())
+        if total > MAX_WEIGHT_EDITS:
+            raise StateError(f"{total:,} weights differ from their seeded values; a session file holds at most "
+                             f"{MAX_WEIGHT_EDITS:,} edited weights: use a smaller model or a new seed")
+        for name in WEIGHT_NAMES:
+            store = getattr(self, f"{name}_store")
+            index = np.argwhere(edited[name])
+            layers = self._layers[name]
+            plain = layers == ((*store.shape, fans[name]),)
+            if len(index) or store.shape != shapes[name] or not plain:
+                values = store[tuple(index.T)].tolist()
+                out[name] = {"shape": list(store.shape),
+                             **({} if plain else {"layers": [list(layer) for layer in layers]}),
+                             "cells": [[i, j, k, v] for (i, j, k), v in zip(index.tolist(), values)]}
+        return out
 
     # -- files -------------------------------------------------------------
     def to_dict(self) -> dict:
@@ -454,10 +557,12 @@ class StudioState:
                 word: {str(i): v for i, v in sorted(values.items())}
                 for word, values in sorted(self.embedding_edits.items())
             },
-            "weights": {name: getattr(self, name).tolist() for name in WEIGHT_NAMES},
-            # Values hidden by shrinking d_model, heads or d_head, so that growing
-            # back after reopening restores them as it would have before saving.
-            **({"weight_stores": hidden} if (hidden := self._hidden_stores()) else {}),
+            # Small models write their visible weights in full (readable, for NumPy).
+            **({"weights": {name: getattr(self, name).tolist() for name in WEIGHT_NAMES}}
+               if sum(math.prod(s) for s in self.weight_shapes().values()) <= DENSE_WEIGHT_CELLS else {}),
+            # The edited cells, visible and hidden (hidden by shrinking d_model, heads
+            # or d_head, so that growing back after reopening restores them).
+            **({"weight_edits": edits} if (edits := self.weight_edits()) else {}),
             "selection": {"query": self.query_index, "head": self.head_index},
             **({"pinned": self.pinned.to_dict()} if self.pinned is not None else {}),
         }
@@ -469,12 +574,19 @@ class StudioState:
         Raises ``StateError`` naming the first bad field. Weights may be left
         out (they then come from the seed); unknown keys are refused.
         """
-        from .schema import state_kwargs_from_dict  # local: keeps file parsing apart
-
         kwargs = state_kwargs_from_dict(data)
-        if "pinned" in kwargs:
+        pinned = kwargs.pop("pinned", None)
+        if pinned is not None:
             try:
-                kwargs["pinned"] = cls(**kwargs["pinned"])
+                kwargs["pinned"] = cls._from_kwargs(pinned)
             except StateError as exc:
                 raise StateError(f"the pinned comparison state: {exc}") from None
-        return cls(**kwargs)
+        return cls._from_kwargs(kwargs)
+
+    @classmethod
+    def _from_kwargs(cls, kwargs: dict) -> "StudioState":
+        layers = kwargs.pop("_layers", {})
+        state = cls(**kwargs)
+        if layers:
+            object.__setattr__(state, "_layers", {**state._layers, **layers})
+        return state

@@ -1015,6 +1015,9 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def _offer_recovery(self):
         """After a crash, offer the work that was autosaved (a banner, never a blocking dialog)."""
+        notes = self.recovery.sweep()  # stale temporary files, folders or links in the recovery folder
+        if notes:
+            self.show_message(" ".join(notes))
         orphans = self.recovery.orphans()
         if not orphans:
             return
@@ -1041,15 +1044,18 @@ class MainWindow(QtWidgets.QMainWindow):
             try:
                 state = read_session(path)
             except SessionError as exc:
-                self.show_message(f"The recovered work cannot be read: {exc}")
+                # never deleted: discard moves what cannot be read aside and says where
+                self.show_message(f"The recovered work cannot be read: {exc}. {self.recovery.discard(path) or ''}")
             else:
                 self.studio.set_state(state)  # unsaved: the title shows it
                 self.current_path = None
-            self.recovery.discard(path)
+                self.recovery.discard(path)
             bar.hide()
 
         def do_discard():
-            self.recovery.discard(path)
+            note = self.recovery.discard(path)
+            if note:
+                self.show_message(note)
             bar.hide()
 
         restore.clicked.connect(do_restore)

@@ -74,6 +74,16 @@ def test_bad_arguments_say_one_line(tmp_path, args):
     assert not (tmp_path / "x.png").exists()
 
 
+@pytest.mark.parametrize("fmt, name", [("svg", "x.png"), ("png", "x.PDF"), ("pdf", "fig.svg")])
+def test_format_that_contradicts_the_extension_is_an_error(tmp_path, fmt, name):
+    out = tmp_path / name
+    done = run("export", "--format", fmt, "--out", str(out))
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "contradicts the extension" in lines[0], done.stderr
+    assert not out.exists()
+
+
 def test_version():
     done = run("--version")
     assert done.returncode == 0

@@ -39,6 +39,59 @@ def test_seed_sentences():
     assert len(tokenize("A man has kept money in the bank")) == 8
 
 
+# Grapheme clusters: what a reader sees as one character is never split.
+@pytest.mark.parametrize("text, expected", [
+    ("cafe\u0301 ok", ["cafe\u0301", "ok"]),                      # combining acute accent
+    ("e\u0301\u0302!", ["e\u0301\u0302", "!"]),                   # two stacked marks
+    ("\U0001F469\u200d\U0001F4BB codes", ["\U0001F469\u200d\U0001F4BB", "codes"]),  # woman technologist
+    ("\U0001F468\u200d\U0001F469\u200d\U0001F467\u200d\U0001F466 home",
+     ["\U0001F468\u200d\U0001F469\u200d\U0001F467\u200d\U0001F466", "home"]),      # family
+    ("ok \U0001F44D\U0001F3FD!", ["ok", "\U0001F44D\U0001F3FD", "!"]),  # thumbs up, skin tone
+    ("Vive \U0001F1EB\U0001F1F7\U0001F1E9\U0001F1EA", ["Vive", "\U0001F1EB\U0001F1F7", "\U0001F1E9\U0001F1EA"]),  # two flags
+    ("\U0001F3F4\U000E0067\U000E0062\U000E0073\U000E0063\U000E0074\U000E007F go",
+     ["\U0001F3F4\U000E0067\U000E0062\U000E0073\U000E0063\U000E0074\U000E007F", "go"]),  # Scotland
+    ("1\ufe0f\u20e3 key", ["1\ufe0f\u20e3", "key"]),               # keycap
+    ("\u1112\u1161\u11ab \ud55c", ["\u1112\u1161\u11ab", "\ud55c"]),  # Hangul jamo make one syllable
+    ("\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645", ["\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645"]),  # ZWNJ inside a Persian word
+])
+def test_grapheme_clusters_stay_whole(text, expected):
+    assert tokenize(text) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("a\u200bb", ["a", "b"]),                # zero-width space separates like a space
+    ("co\u00adoperate", ["cooperate"]),      # soft hyphen dropped, the word stays whole
+    ("x \u200d y \u200c z", ["x", "y", "z"]),  # joiners on their own are no tokens
+    ("\ufeffHello", ["Hello"]),               # byte-order mark
+    ("a\u2060b", ["ab"]),                     # word joiner
+    ("\u202eabc\u202c d\u200e\u200f", ["abc", "d"]),  # bidirectional controls
+    ("hi\u200d", ["hi"]),                     # a trailing joiner joins nothing
+    ("\u200b\u200d\u00ad\ufeff", []),          # nothing visible, no tokens
+])
+def test_invisible_characters_never_become_tokens(text, expected):
+    assert tokenize(text) == expected
+
+
+@given(st.text(max_size=40))
+@settings(max_examples=300, deadline=None)
+def test_every_token_is_visible_text_from_the_sentence(text):
+    tokens = tokenize(text)
+    invisible = {"\u200b", "\u200c", "\u200d", "\u00ad", "\u2060", "\ufeff"}
+    for token in tokens:
+        assert token and not token.isspace()
+        assert not set(token) <= invisible
+    # the non-space, non-format characters are all kept, in order
+    import unicodedata
+    kept = [c for c in text if not c.isspace() and unicodedata.category(c) != "Cf"]
+    assert [c for c in "".join(tokens) if unicodedata.category(c) != "Cf"] == kept
+
+
+def test_ascii_and_unicode_paths_agree_on_ascii_rules():
+    # one non-ASCII character switches to the grapheme path; the rest must tokenize alike
+    text = "The animal didn't cross the street, 'twas too tired_ok... 3.5"
+    assert tokenize(text + " \u00e9") == tokenize(text) + ["\u00e9"]
+
+
 def test_tokenize_refuses_non_string():
     with pytest.raises(EngineError, match="string"):
         tokenize(None)

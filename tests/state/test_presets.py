@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from attn_studio.resources import presets_dir
+from attn_studio.schema import SCHEMA_VERSION
 from attn_studio.session import SessionError, load_preset, preset_names, read_session, state_to_json
 from attn_studio.studio import Studio
 
@@ -34,7 +35,8 @@ def test_every_preset_loads_and_computes(name):
     np.testing.assert_allclose(r.weights.sum(axis=-1), 1.0)
     # it reads the same from disk again and writes back the numbers it was read from
     written = json.loads(state_to_json(state))
-    for key in set(raw) - {"description", "weights"}:
+    assert written["schema_version"] == SCHEMA_VERSION >= raw["schema_version"]
+    for key in set(raw) - {"description", "weights", "schema_version"}:
         assert written[key] == raw[key], key
     if "weights" in raw:
         assert written["weights"] == raw["weights"]

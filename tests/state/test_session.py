@@ -415,12 +415,15 @@ def test_version1_file_keeps_loading():
     # and it writes back as the current version: the same fields, plus the
     # additive-score weights that version 2 added (drawn from the file's seed)
     rewritten = json.loads(state_to_json(state))
-    assert rewritten["schema_version"] == 2
+    assert rewritten["schema_version"] == SCHEMA_VERSION == 3
     added = {"w_1", "w_2", "v_a"}
     assert set(rewritten["weights"]) - set(raw["weights"]) == added
     assert {k: v for k, v in rewritten["weights"].items() if k not in added} == raw["weights"]
-    assert {k: v for k, v in rewritten.items() if k not in ("weights", "schema_version")} == \
+    # version 3 adds the edited cells (the file's weights that are not the seed's)
+    assert {k: v for k, v in rewritten.items() if k not in ("weights", "weight_edits", "schema_version")} == \
         {k: v for k, v in raw.items() if k not in ("weights", "schema_version")}
+    assert rewritten["weight_edits"]["w_q"]["cells"].count([1, 0, 1, 0.75]) == 1
+    assert StudioState.from_dict(rewritten) == state
 
 
 @pytest.mark.skipif(os.name != "posix", reason="POSIX file modes")
