@@ -27,13 +27,13 @@ from ..studio import Studio
 from . import export, presentation
 from .bridge import StudioBridge
 from ..explain import table_cell_tooltip
-from .compare import CompareView
-from .geometry import GeometryView
-from .pipeline import PipelineView
-from .positional import PositionalView
-from .heatmap_view import HeatmapView
-from .summary import HeadsSummaryView
-from .plots import VariancePlot
+from .views.compare import CompareView
+from .views.geometry import GeometryView
+from .views.pipeline import PipelineView
+from .views.positional import PositionalView
+from .views.heatmap_view import HeatmapView
+from .views.summary import HeadsSummaryView
+from .views.plots import VariancePlot
 from .tables import MatrixModel, MatrixTable
 
 DEFAULT_PRESET = "journey"

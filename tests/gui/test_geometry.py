@@ -12,8 +12,8 @@ import pytest
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from attn_studio.engine.projection import angle_degrees, cosine, pca_2d, project
-from attn_studio.gui.geometry import PAIR_A, GeometryView
-from attn_studio.gui.heatmap import format_value
+from attn_studio.gui.views.geometry import PAIR_A, GeometryView
+from attn_studio.gui.views.heatmap import format_value
 from attn_studio.session import load_preset
 from attn_studio.studio import Studio
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from PySide6 import QtCore
 
-from attn_studio.gui.pipeline import CURRENT_BG, ERROR_BG, MASKED_BG, MIN_POINT_SIZE, PipelineView
+from attn_studio.gui.views.pipeline import CURRENT_BG, ERROR_BG, MASKED_BG, MIN_POINT_SIZE, PipelineView
 from attn_studio.session import load_preset
 from attn_studio.studio import Studio
 

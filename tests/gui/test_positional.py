@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from attn_studio.engine import sinusoidal_positions
-from attn_studio.gui.positional import PositionalView, column_labels, followed_columns
+from attn_studio.gui.views.positional import PositionalView, column_labels, followed_columns
 from attn_studio.session import load_preset
 from attn_studio.studio import Studio
 

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 import numpy as np
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from ..formatting import CELL_DIGITS, format_number
-from . import presentation
-from ._pg import cache_static, pg
+from ...formatting import CELL_DIGITS, format_number
+from .. import presentation
+from .._pg import cache_static, pg
 
 WEIGHTS_CMAP = "viridis"
 SCORES_CMAP = "CET-CBD1"  # colour-blind-safe diverging map for signed scores

@@ -12,12 +12,12 @@ from __future__ import annotations
 import numpy as np
 from PySide6 import QtCore, QtWidgets
 
-from ..engine import POSITION_BASE, position_periods, sinusoidal_positions
-from ..formatting import DEFAULT_DIGITS, format_number
-from ._pg import cache_static, pg
+from ...engine import POSITION_BASE, position_periods, sinusoidal_positions
+from ...formatting import DEFAULT_DIGITS, format_number
+from .._pg import cache_static, pg
 from .heatmap import SCORES_CMAP, Heatmap
 from .heatmap_view import HeatmapCanvas
-from .widgets import view_layout
+from ..widgets import view_layout
 
 LEVELS = (-1.0, 1.0)
 # Okabe-Ito: colour-blind-safe curve colours for the frequencies followed.

@@ -26,10 +26,10 @@ import math
 import numpy as np
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from ..engine.projection import pca_2d, vector_pair
-from ..formatting import CELL_DIGITS, format_number
-from ._pg import cache_static, pg
-from .widgets import view_layout
+from ...engine.projection import pca_2d, vector_pair
+from ...formatting import CELL_DIGITS, format_number
+from .._pg import cache_static, pg
+from ..widgets import view_layout
 
 # Okabe-Ito colours (colour-blind safe), as in the variance plot.
 PAIR_A = "#d55e00"   # vermillion: the first vector of the pair (the query side)

@@ -13,8 +13,8 @@ import html
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from .. import explain
-from ..formatting import DEFAULT_DIGITS
+from ... import explain
+from ...formatting import DEFAULT_DIGITS
 
 Qt = QtCore.Qt
 

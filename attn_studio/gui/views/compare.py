@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 from PySide6 import QtWidgets
 
-from ..formatting import DEFAULT_DIGITS, format_number
+from ...formatting import DEFAULT_DIGITS, format_number
 from .heatmap import SCORES_CMAP, WEIGHTS_CMAP, Heatmap, symmetric_levels
 from .heatmap_view import HeatmapCanvas
-from .widgets import caption_label
+from ..widgets import caption_label
 
 # mode id -> label shown to the lecturer
 MODES = {

@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 from PySide6 import QtCore, QtWidgets
 
-from ..explain import cell_tooltip, logits_title, scores_title, stable_weight_tooltip
-from ..formatting import DEFAULT_DIGITS, format_number
-from ._pg import cache_static, pg
+from ...explain import cell_tooltip, logits_title, scores_title, stable_weight_tooltip
+from ...formatting import DEFAULT_DIGITS, format_number
+from .._pg import cache_static, pg
 from .heatmap import SCORES_CMAP, WEIGHTS_CMAP, Heatmap, symmetric_levels
-from .widgets import caption_label, view_layout
+from ..widgets import caption_label, view_layout
 
 HEADS_PER_ROW = 4
 LONG_INPUT = 40  # beyond this many tokens the header says what is thinned or hidden

@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 from PySide6 import QtWidgets
 
-from ._pg import pg
+from .._pg import pg
 from .heatmap import SCORES_CMAP, Heatmap, symmetric_levels
 from .heatmap_view import HeatmapCanvas
-from .widgets import caption_label
+from ..widgets import caption_label
 
 
 class HeadsSummaryView(QtWidgets.QWidget):
