@@ -171,7 +171,7 @@ def test_settings_are_kept_across_a_restart(qtbot):
     first.set_zoom(1.15)
     first.set_colormap("magma")
     first.resize(1250, 760)  # above the minimum, within the (offscreen) screen: kept exactly
-    first._tables_dock.hide()
+    first.tables_dock.hide()
     size = first.size()
     geometry = first.saveGeometry()
     assert first.close()
@@ -182,14 +182,14 @@ def test_settings_are_kept_across_a_restart(qtbot):
         assert presentation.STYLE.theme.name == "dark"
         assert presentation.STYLE.zoom == pytest.approx(1.15)
         assert presentation.STYLE.weights_cmap == "magma"
-        from attn_studio.gui.window import settings
+        from attn_studio.gui.settings import settings
         assert settings().value("geometry") == geometry
         # The offscreen screen is 800 px wide, so Qt clamps a restored width to
         # fit it; the height fits and comes back exactly.
         assert second.size().height() == size.height() == 760
-        assert not second._tables_dock.isVisible()
+        assert not second.tables_dock.isVisible()
         second.reset_layout()
-        assert second._tables_dock.isVisible()
+        assert second.tables_dock.isVisible()
     finally:
         presentation.apply(QtWidgets.QApplication.instance(), second, theme="light", zoom=1.0)
         presentation.set_weights_colormap("viridis")

@@ -115,7 +115,7 @@ def test_recent_files_remember_saved_sessions(win, tmp_path):
 
 
 def test_autosave_writes_the_recovery_file_and_a_clean_close_removes_it(win, qtbot):
-    win._autosave.setInterval(20)
+    win.files.autosave_timer.setInterval(20)
     win.studio.update(causal=True)
     win.bridge.flush()
     qtbot.waitUntil(lambda: win.recovery.path.exists(), timeout=3000)

@@ -261,11 +261,10 @@ def test_table_right_click_saves_the_matrix_as_npy(win, tmp_path, monkeypatch):
     target = tmp_path / "wq.npy"
     monkeypatch.setattr(QtWidgets.QFileDialog, "getSaveFileName", lambda *a, **k: (str(target), ""))
     monkeypatch.setattr(QtWidgets.QMenu, "popup", lambda self, pos: None)
-    captured = []
-    original = win._matrix_menu
-    monkeypatch.setattr(win, "_matrix_menu", lambda *a: captured.append(original(*a)) or captured[-1])
-    win._on_table_menu("w_q", QtCore.QPoint(5, 5))
-    next(a for a in captured[0].actions() if a.text().startswith("Save")).trigger()
+    table = win.tables["w_q"]
+    table.customContextMenuRequested.emit(QtCore.QPoint(5, 5))  # what a right click on the table sends
+    menu = table.findChild(QtWidgets.QMenu, "matrixMenu")
+    next(a for a in menu.actions() if a.text().startswith("Save")).trigger()
     np.testing.assert_array_equal(np.load(target, allow_pickle=False), win.studio.state.w_q[win.studio.state.head_index])
 
 

@@ -1,0 +1,178 @@
+"""The open document: which file it is, whether it is saved, recent files, autosave and recovery.
+
+Qt-free, so that every decision here (what the title says, what is written
+when, what is offered at start) is testable without a display. The window
+asks the questions and shows the answers; this module decides.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from .session import SESSION_SUFFIX, RecoveryStore, SessionError, load_preset, read_session, write_session
+from .state import SELECTION_FIELDS, StudioState
+from .studio import Studio
+
+MAX_RECENT = 8
+AUTOSAVE_MS = 3000  # unsaved work is written to the recovery file this long after a change
+
+
+@dataclass(frozen=True)
+class RecoveryOffer:
+    """Work a crashed studio left behind: the file, when it was written, and notes about the sweep."""
+
+    path: Path | None
+    when: str
+    notes: list[str]
+
+
+class Document:
+    """The session a window edits: ``studio`` plus its file, its example and the recovery store.
+
+    ``recent_files`` is the list shown in File → Open Recent (newest first);
+    ``on_recent_changed`` is called with the new list so the caller can keep it.
+    """
+
+    def __init__(self, studio: Studio, recovery: RecoveryStore, *, preset: str | None = None,
+                 recent_files: list[str] | None = None,
+                 on_recent_changed: Callable[[list[str]], None] | None = None):
+        self.studio = studio
+        self.recovery = recovery
+        self.path: Path | None = None
+        self.preset_name = preset or ""
+        self.preset_state: StudioState | None = studio.state if preset else None  # the example as loaded
+        self.recent_files: list[str] = list(recent_files or [])[:MAX_RECENT]
+        self._on_recent_changed = on_recent_changed
+
+    # -- what the window shows -----------------------------------------------------
+    @property
+    def is_modified(self) -> bool:
+        """True when the model has changes that are not saved."""
+        return self.studio.is_modified
+
+    def title(self) -> str:
+        """The window title: the file (or example, or model) name, a bullet when unsaved."""
+        if self.path is not None:
+            name = self.path.name
+        else:
+            name = self.preset_name or self.studio.state.name or "untitled"
+        mark = " •" if self.is_modified else ""
+        # "[*]" is where Qt puts its modified mark; the bullet is for titles Qt leaves alone.
+        return f"{name}{mark}[*] — Attention Studio"
+
+    def preset_edited(self) -> bool:
+        """True when the model came from an example and has been changed beyond the selection."""
+        return self.preset_state is not None and \
+            not (self.studio.state.changed_fields(self.preset_state) <= SELECTION_FIELDS)
+
+    # -- files ---------------------------------------------------------------------
+    def new(self) -> None:
+        """Start again from the default model."""
+        self.studio.set_state(StudioState())
+        self.studio.mark_saved()
+        self.path = None
+        self.preset_name, self.preset_state = "", None
+
+    def load_preset(self, name: str) -> StudioState:
+        """The example ``name``, remembered as where the model came from; ``SessionError`` if unknown.
+
+        The caller applies it (``studio.set_state``), so that a refusal leaves everything as it was.
+        """
+        state = load_preset(name)
+        self.preset_name, self.preset_state = name, state
+        return state
+
+    def open(self, path) -> Path:
+        """Read ``path`` and make it the document; ``SessionError`` leaves everything unchanged."""
+        path = Path(path)
+        state = read_session(path)
+        self.studio.set_state(state)
+        self.studio.mark_saved()
+        self.path = path
+        self.preset_name, self.preset_state = "", None
+        self.add_recent(path)
+        return path
+
+    @staticmethod
+    def session_path(path) -> Path:
+        """``path`` with the session suffix added unless it already ends in .json."""
+        path = Path(path)
+        return path if path.name.endswith(".json") else path.with_name(path.name + SESSION_SUFFIX)
+
+    def save(self, path=None) -> Path:
+        """Save atomically to ``path`` (default: the current file); ``SessionError`` keeps the old file."""
+        if path is None and self.path is None:
+            raise SessionError("this session has no file yet; choose one")
+        path = self.session_path(path if path is not None else self.path)
+        write_session(path, self.studio.state)
+        self.studio.mark_saved()
+        self.path = path
+        self.add_recent(path)
+        self.recovery.clear()
+        return path
+
+    def add_recent(self, path) -> list[str]:
+        """Put ``path`` first in the recent files (once), keep at most ``MAX_RECENT``."""
+        full = str(Path(path).resolve())
+        self.recent_files = ([full] + [f for f in self.recent_files if f != full])[:MAX_RECENT]
+        if self._on_recent_changed is not None:
+            self._on_recent_changed(list(self.recent_files))
+        return self.recent_files
+
+    # -- autosave and recovery ------------------------------------------------------
+    @staticmethod
+    def needs_autosave(fields) -> bool:
+        """A change of these fields is worth an autosave (moving the selection is not)."""
+        return not frozenset(fields) <= SELECTION_FIELDS
+
+    def autosave(self) -> str | None:
+        """Write unsaved work to the recovery file, or remove it when all is saved.
+
+        Returns a message when writing failed, else None.
+        """
+        if not self.is_modified:
+            self.recovery.clear()
+            return None
+        try:
+            self.recovery.save(self.studio.state)
+        except (SessionError, OSError) as exc:
+            return f"Autosave failed: {exc}"
+        return None
+
+    def recovery_offer(self) -> RecoveryOffer:
+        """At start: sweep stale files and name the newest work a crashed studio left (if any)."""
+        notes = self.recovery.sweep()
+        orphans = self.recovery.orphans()
+        if not orphans:
+            return RecoveryOffer(None, "", notes)
+        path = orphans[0]
+        try:
+            when = time.strftime("%H:%M on %d %b", time.localtime(path.stat().st_mtime))
+        except OSError:
+            when = "an earlier run"
+        return RecoveryOffer(path, when, notes)
+
+    def restore(self, path) -> str | None:
+        """Take the recovered work at ``path`` as the (unsaved) model; returns a message if it cannot be read.
+
+        Unreadable work is never deleted: it is moved aside, and the message says where.
+        """
+        try:
+            state = read_session(path)
+        except SessionError as exc:
+            return f"The recovered work cannot be read: {exc}. {self.recovery.discard(path) or ''}".strip()
+        self.studio.set_state(state)  # unsaved: the title shows it
+        self.path = None
+        self.recovery.discard(path)
+        return None
+
+    def discard_recovery(self, path) -> str | None:
+        """Drop the recovered work at ``path``; returns a note when it had to be moved aside."""
+        return self.recovery.discard(path)
+
+    def close(self) -> None:
+        """A clean close: nothing is left to recover."""
+        self.recovery.clear()

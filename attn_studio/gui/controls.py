@@ -1,0 +1,315 @@
+"""The Model panel: one table binds each state field to its widget, both ways.
+
+``ControlsPanel.bindings`` is the table: a row names the state field, the
+widget, how to read the widget, how to write the state into it, and which
+kind of edit a change makes. ``sync`` writes every row under a
+``QSignalBlocker`` (setting only what differs: re-setting an equal value still
+repaints a widget), and every row's widget signal goes through one edit path.
+Adding a control is adding a row (see ``_rows``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from PySide6 import QtCore, QtWidgets
+
+from ..engine import SOFTMAX_KINDS, EngineError
+from ..limits import MAX_D_HEAD, MAX_D_MODEL, MAX_HEADS, MAX_SEED, TEMPERATURE_RANGE
+from ..session import SessionError, preset_names
+from ..state import StateError
+
+SOFTMAX_LABELS = {"stable": "stable (subtract max)", "naive": "naive exp / Σexp", "sum": "plain x / Σx"}
+SCORE_LABELS = {"dot": "dot product", "additive": "additive"}
+SCALE_TIP = "Divide the scores by √d_k before softmax, so their variance stays near 1"
+SCALE_TIP_ADDITIVE = "Additive scores are bounded by tanh and are not scaled by 1/√d_k"
+
+# How a widget change reaches the studio.
+UPDATE = "update"        # studio.update(field=value): one undo step per change
+COALESCE = "coalesce"    # studio.update(coalesce=field, ...): a held-down spin box is one undo step
+TYPING = "typing"        # like COALESCE, and a refused text stays in the box (nothing typed is lost)
+SELECT = "select"        # studio.select(...): moves the selection, not an undoable edit
+
+
+@dataclass(frozen=True)
+class Kind:
+    """How to talk to one kind of widget: its change signal, how to read it, how to write a value."""
+
+    signal: str
+    read: Callable
+    write: Callable  # (widget, value, state) -> None, sets only what differs
+
+
+def _set_if(getter, setter):
+    def write(widget, value, state):
+        if getter(widget) != value:
+            setter(widget, value)
+    return write
+
+
+LINE = Kind("textEdited", lambda w: w.text(), _set_if(lambda w: w.text(), lambda w, v: w.setText(v)))
+SPIN = Kind("valueChanged", lambda w: w.value(), _set_if(lambda w: w.value(), lambda w, v: w.setValue(v)))
+CHECK = Kind("toggled", lambda w: w.isChecked(), _set_if(lambda w: w.isChecked(), lambda w, v: w.setChecked(v)))
+DATA_COMBO = Kind("activated", lambda w: w.currentData(),
+                  lambda w, v, st: w.setCurrentIndex(max(0, w.findData(v))))
+
+
+def _list_combo(items: Callable) -> Kind:
+    """A combo box whose items follow the state (heads, query tokens); its value is the index."""
+    def write(widget, value, state):
+        wanted = items(state)
+        if [widget.itemText(i) for i in range(widget.count())] != wanted:
+            widget.clear()
+            widget.addItems(wanted)
+        widget.setCurrentIndex(value if wanted else -1)
+    return Kind("activated", lambda w: w.currentIndex(), write)
+
+
+HEADS_COMBO = _list_combo(lambda st: [f"head {i + 1}" for i in range(st.heads)])
+QUERY_COMBO = _list_combo(lambda st: [f"{i + 1}: {t}" for i, t in enumerate(st.query_tokens)])
+
+
+@dataclass(frozen=True)
+class Binding:
+    """One row of the table: state ``field`` <-> ``widget`` (of ``kind``), changed by an ``edit``.
+
+    ``enabled`` says from the state whether the control applies (None: always).
+    """
+
+    field: str
+    widget: QtWidgets.QWidget
+    kind: Kind
+    edit: str
+    enabled: Callable | None = None
+
+
+def _tip(widget, name: str, tip: str):
+    widget.setObjectName(name)
+    widget.setToolTip(tip)
+    return widget
+
+
+def spin_box(name: str, lo: int, hi: int, tip: str) -> QtWidgets.QSpinBox:
+    """An integer spin box that changes the model once per value, not per keystroke."""
+    spin = _tip(QtWidgets.QSpinBox(), name, tip)
+    spin.setRange(lo, hi)
+    spin.setKeyboardTracking(False)  # typing "12" is one change, not "1" then "12"
+    spin.setAccelerated(True)
+    return spin
+
+
+def line_edit(name: str, placeholder: str, tip: str) -> QtWidgets.QLineEdit:
+    edit = _tip(QtWidgets.QLineEdit(), name, tip)
+    edit.setPlaceholderText(placeholder)
+    return edit
+
+
+def combo(name: str, tip: str, items: dict | None = None) -> QtWidgets.QComboBox:
+    box = _tip(QtWidgets.QComboBox(), name, tip)
+    for data, text in (items or {}).items():
+        box.addItem(text, data)
+    return box
+
+
+def temperature_box() -> QtWidgets.QDoubleSpinBox:
+    spin = _tip(QtWidgets.QDoubleSpinBox(), "temperatureSpin",
+                "Divide the logits by T: high T flattens the weights, low T sharpens them")
+    spin.setDecimals(3)
+    spin.setRange(*TEMPERATURE_RANGE)  # the state's own range: every value the spin offers is accepted
+    spin.setSingleStep(0.1)
+    spin.setKeyboardTracking(False)
+    return spin
+
+
+def projected(state) -> bool:
+    """Heads, d_head and the head choice matter only with projections on."""
+    return state.projections
+
+
+class ControlsPanel(QtWidgets.QWidget):
+    """The Model panel. ``studio`` is edited through it; ``show_message``/``clear_message`` report refusals.
+
+    Widgets are reachable by objectName (``sentenceEdit``, ``dModelSpin``...)
+    and as attributes (``sentence_edit``, ``d_model_spin``...).
+    """
+
+    preset_chosen = QtCore.Signal(str)
+
+    def __init__(self, studio, show_message: Callable[[str], None], clear_message: Callable[[], None],
+                 parent=None):
+        super().__init__(parent)
+        self.setObjectName("controlsPanel")
+        self.studio = studio
+        self.show_message, self.clear_message = show_message, clear_message
+        self.form = QtWidgets.QFormLayout(self)
+        self.form.setFieldGrowthPolicy(QtWidgets.QFormLayout.AllNonFixedFieldsGrow)
+
+        self.preset_combo = combo("presetCombo", "Load an example from the lecture notes",
+                                  {name: name for name in preset_names()})
+        self.preset_combo.activated.connect(lambda i: self.preset_chosen.emit(self.preset_combo.itemData(i)))
+        self.form.addRow("Example", self.preset_combo)
+        self.randomize_button = _tip(QtWidgets.QPushButton("Randomize"), "randomizeButton",
+                                     "Draw new weights (and new vectors for unedited words) from a fresh seed")
+        self.randomize_button.clicked.connect(lambda: self.guard(self.studio.randomize))
+
+        self.bindings: list[Binding] = []
+        self._toggles: QtWidgets.QVBoxLayout | None = None
+        for label, binding in self._rows():
+            self.add_binding(label, binding)
+
+    def _rows(self):
+        """The table: (form label, Binding). A label "" stacks the control under the one before."""
+        return [
+            ("Sentence", Binding("sentence", line_edit(
+                "sentenceEdit", "Type a sentence…",
+                "The sentence: its tokens are the keys and values (and the queries in self-attention)"),
+                LINE, TYPING)),
+            ("Queries from", Binding("target_sentence", line_edit(
+                "targetSentenceEdit", "empty = self-attention",
+                "A second sentence (the decoder side): its tokens ask the queries, "
+                "the first sentence supplies keys and values. Empty means self-attention."), LINE, TYPING)),
+            ("d_model", Binding("d_model", spin_box(
+                "dModelSpin", 1, MAX_D_MODEL, "d_model: the length of every token vector"), SPIN, COALESCE)),
+            ("heads", Binding("heads", spin_box(
+                "headsSpin", 1, MAX_HEADS, "How many attention heads, each with its own W_Q, W_K, W_V"),
+                SPIN, COALESCE, projected)),
+            ("d_head (d_k)", Binding("d_head", spin_box(
+                "dHeadSpin", 1, MAX_D_HEAD, "d_head = d_k = d_v: the size of each head's q, k and v"),
+                SPIN, COALESCE, projected)),
+            ("seed", Binding("seed", spin_box(
+                "seedSpin", 0, MAX_SEED, "The random seed of the weights and of the words you have not edited"),
+                SPIN, COALESCE)),
+            ("", Binding("scale", _tip(QtWidgets.QCheckBox("scale by 1/√d_k"), "scaleCheck", SCALE_TIP),
+                         CHECK, UPDATE, lambda st: st.score != "additive")),
+            ("", Binding("causal", _tip(QtWidgets.QCheckBox("causal mask"), "causalCheck",
+                         "Each token may attend only to itself and the tokens before it (a decoder)"),
+                         CHECK, UPDATE)),
+            ("", Binding("positional", _tip(QtWidgets.QCheckBox("positional encoding"), "positionalCheck",
+                         "Add the sinusoidal position vectors to the token vectors"), CHECK, UPDATE)),
+            ("", Binding("projections", _tip(QtWidgets.QCheckBox("Q, K, V projections"), "projectionsCheck",
+                         "On: Q = X·W_Q, K = X·W_K, V = X·W_V per head. Off: simplified attention with Q = K = V = X"),
+                         CHECK, UPDATE)),
+            ("temperature", Binding("temperature", temperature_box(), SPIN, COALESCE)),
+            ("softmax", Binding("softmax", combo(
+                "softmaxCombo", "How scores become weights: the stable softmax, the naive one that can "
+                "overflow, or plain division by the sum", {k: SOFTMAX_LABELS[k] for k in SOFTMAX_KINDS}),
+                DATA_COMBO, UPDATE)),
+            ("scores", Binding("score", combo(
+                "scoreCombo", "How a query and a key are compared: the dot product q·k, or the additive "
+                "(Bahdanau) score v_aᵀ·tanh(q·W₁ + k·W₂), a small neural network", SCORE_LABELS),
+                DATA_COMBO, UPDATE)),
+            ("show head", Binding("head_index", combo(
+                "headCombo", "The head shown in the stage heatmaps and the W_Q, W_K, W_V tables"),
+                HEADS_COMBO, SELECT, projected)),
+            ("query token", Binding("query_index", combo(
+                "queryCombo", "The query token followed in every view (or click a heatmap row)"),
+                QUERY_COMBO, SELECT)),
+        ]
+
+    # -- building --------------------------------------------------------------------
+    def add_binding(self, label: str, binding: Binding) -> None:
+        """Add a bound control as a form row (label "" stacks it under the previous checkbox group)."""
+        widget = binding.widget
+        attr = widget.objectName()
+        # sentenceEdit -> sentence_edit, dModelSpin -> d_model_spin (the names tests and scripts use)
+        setattr(self, "".join("_" + c.lower() if c.isupper() else c for c in attr), widget)
+        getattr(widget, binding.kind.signal).connect(lambda *_, b=binding: self._on_widget(b))
+        self.bindings.append(binding)
+        if label:
+            self._toggles = None
+            if binding.field == "seed":
+                row = QtWidgets.QHBoxLayout()
+                row.addWidget(widget, 1)
+                row.addWidget(self.randomize_button)
+                self.form.addRow(label, row)
+            else:
+                self.form.addRow(label, widget)
+        else:
+            if self._toggles is None:
+                self._toggles = QtWidgets.QVBoxLayout()
+                self.form.addRow("", self._toggles)
+            self._toggles.addWidget(widget)
+
+    def add_row(self, label: str, widget_or_layout) -> None:
+        """Add an unbound row (the play controls, a model chooser...)."""
+        self.form.addRow(label, widget_or_layout)
+
+    @property
+    def target_edit(self) -> QtWidgets.QLineEdit:
+        return self.target_sentence_edit
+
+    # -- widget -> studio ----------------------------------------------------------------
+    def guard(self, func, *args, **kwargs) -> bool:
+        """Run an edit; a refused value shows its reason and puts the widgets back to the state."""
+        try:
+            func(*args, **kwargs)
+        except (StateError, EngineError, SessionError) as exc:
+            self.show_message(str(exc))
+            self.sync()
+            return False
+        self.clear_message()
+        return True
+
+    def _on_widget(self, binding: Binding) -> None:
+        value = binding.kind.read(binding.widget)
+        field = binding.field
+        if binding.edit == SELECT:
+            self.guard(self.studio.select, **{field.removesuffix("_index"): value})
+        elif binding.edit == TYPING:
+            try:
+                self.studio.update(coalesce=field, **{field: value})
+            except (StateError, EngineError) as exc:
+                # Keep what the person typed so that nothing is lost; say why it is not applied.
+                self.show_message(f"{exc}. The heatmaps still show the previous sentences.")
+                return
+            self.clear_message()
+        else:
+            self.guard(self.studio.update, coalesce=field if binding.edit == COALESCE else None, **{field: value})
+
+    # -- studio -> widgets ----------------------------------------------------------------
+    def sync(self, preset_name: str = "", preset_edited: bool = False) -> None:
+        """Show the studio's state in every bound widget (signals blocked: this is not an edit)."""
+        st = self.studio.state
+        for b in self.bindings:
+            blocker = QtCore.QSignalBlocker(b.widget)
+            b.kind.write(b.widget, getattr(st, b.field), st)
+            if b.enabled is not None and b.widget.isEnabled() != b.enabled(st):
+                b.widget.setEnabled(b.enabled(st))
+            del blocker
+        self.scale_check.setToolTip(SCALE_TIP if self.scale_check.isEnabled() else SCALE_TIP_ADDITIVE)
+        self.show_preset(preset_name, preset_edited)
+
+    def show_preset(self, name: str, edited: bool) -> None:
+        """The example box names the example only while the model still is it."""
+        blocker = QtCore.QSignalBlocker(self.preset_combo)
+        index = self.preset_combo.findData(name)
+        edited = edited and index >= 0
+        self.preset_combo.setPlaceholderText(f"{name} (edited)" if edited else "choose an example")
+        self.preset_combo.setCurrentIndex(-1 if edited or index < 0 else index)
+        del blocker
+
+
+def scrolled(panel: QtWidgets.QWidget) -> QtWidgets.QScrollArea:
+    """``panel`` in a scroll area that never scrolls sideways unless the panel cannot fit (see ``fit_width``)."""
+    scroll = QtWidgets.QScrollArea()
+    scroll.setObjectName("controlsScroll")
+    scroll.setWidget(panel)
+    scroll.setWidgetResizable(True)
+    scroll.setFrameShape(QtWidgets.QFrame.NoFrame)
+    scroll.setHorizontalScrollBarPolicy(QtCore.Qt.ScrollBarAlwaysOff)
+    return scroll
+
+
+def fit_width(scroll: QtWidgets.QScrollArea) -> None:
+    """Make ``scroll`` as wide as its panel at the current text size, at most 30% of the screen."""
+    panel = scroll.widget()
+    bar = scroll.verticalScrollBar().sizeHint().width()
+    panel.layout().activate()
+    wanted = panel.sizeHint().width() + bar + 4
+    # At a large zoom on a small screen the panel scrolls sideways rather than push the window off it.
+    screen = scroll.screen()
+    limit = int(0.3 * max(screen.availableGeometry().width(), 1024)) if screen else wanted
+    scroll.setMinimumWidth(min(wanted, limit))
+    scroll.setHorizontalScrollBarPolicy(
+        QtCore.Qt.ScrollBarAsNeeded if wanted > limit else QtCore.Qt.ScrollBarAlwaysOff)

@@ -1,0 +1,167 @@
+"""The export menus and dialogs: figures to PNG/SVG/PDF, matrices to CSV/NumPy/LaTeX.
+
+Only menus and questions live here; the exporting itself is ``export``'s.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+from PySide6 import QtCore, QtGui, QtWidgets
+
+from . import export
+
+PANEL_ITEMS = (("heatmaps", "Attention heatmaps…"), ("head", "Head {head} weights…"),
+               ("variance", "Variance plot…"), ("saturation", "Saturation plot…"),
+               ("steps", "Step-by-step table…"), ("geometry", "Geometry…"), ("window", "Whole window…"))
+PNG_SCALES = (1, 2, 3, 4, 6, 8)
+
+
+class ExportActions(QtCore.QObject):
+    """Export actions of ``window`` (a MainWindow): ``export_menu``, ``copy_figure_action``, ``png_scale``.
+
+    ``show_message`` reports a failure; ``status`` a success (text, milliseconds).
+    """
+
+    def __init__(self, window, show_message: Callable[[str], None], status: Callable[[str, int], None]):
+        super().__init__(window)
+        self.window = window
+        self.studio = window.studio
+        self.show_message, self.status = show_message, status
+        self.png_scale = 2.0
+        self.export_menu = QtWidgets.QMenu("&Export", window)
+        self.export_menu.setObjectName("exportMenu")
+        self.export_menu.aboutToShow.connect(self._fill_export_menu)
+        self.copy_figure_action = QtGui.QAction("Copy &figure of this view", window)
+        self.copy_figure_action.setShortcut(QtGui.QKeySequence("Ctrl+Shift+C"))
+        self.copy_figure_action.triggered.connect(self.copy_current_figure)
+        window.addAction(self.copy_figure_action)
+
+    def _fill_export_menu(self):
+        menu = self.export_menu
+        menu.clear()
+        head = self.studio.state.shown_head + 1
+        for name, text in PANEL_ITEMS:
+            name = f"head:{head}" if name == "head" else name
+            menu.addAction(text.format(head=head), lambda n=name: self.export_panel_dialog(n))
+        scale_menu = menu.addMenu("PNG &scale")
+        group = QtGui.QActionGroup(scale_menu)
+        for scale in PNG_SCALES:
+            action = scale_menu.addAction(f"{scale}× ({96 * scale} dpi)",
+                                          lambda s=scale: setattr(self, "png_scale", float(s)))
+            action.setCheckable(True)
+            action.setChecked(scale == self.png_scale)
+            group.addAction(action)
+        custom = scale_menu.addAction("Resolution in dpi…", self.ask_png_dpi)
+        custom.setToolTip("PNG resolution for slides or print, 96 to 768 dpi")
+        menu.addSeparator()
+        menu.addAction(self.copy_figure_action)
+        menu.addAction("Whole model as NumPy arrays (.npz)…", self.export_arrays_dialog)
+
+    def ask_png_dpi(self) -> bool:
+        """Ask for the PNG resolution in dpi (96 dpi = 1×); kept for the next exports."""
+        dpi, ok = QtWidgets.QInputDialog.getInt(self.window, "PNG resolution", "Dots per inch (96 = screen size):",
+                                                int(round(self.png_scale * 96)), 96, 768, 24)
+        if ok:
+            self.png_scale = dpi / 96.0
+            self.status(f"PNG exports at {dpi} dpi ({self.png_scale:g}×)", 4000)
+        return ok
+
+    def current_panel_name(self) -> str:
+        """The export panel name of the view on screen."""
+        w = self.window
+        names = {w.heatmap_view: "heatmaps", w.pipeline_view: "steps", w.geometry_view: "geometry"}
+        return names.get(w.view_tabs.currentWidget(), "window")
+
+    def export_panel_dialog(self, name: str) -> bool:
+        """Ask for a file and export panel ``name`` (PNG at the chosen scale, SVG or PDF)."""
+        try:
+            export.find_panel(self.window, name)  # refuse an unknown panel before asking for a file
+        except export.ExportError as exc:
+            self.show_message(str(exc))
+            return False
+        path, _ = QtWidgets.QFileDialog.getSaveFileName(
+            self.window, "Export figure", f"{name.replace(':', '-')}.png",
+            "PNG image (*.png);;SVG drawing (*.svg);;PDF document (*.pdf)")
+        return self.export_panel(name, path) if path else False
+
+    def export_panel(self, name: str, path, scale: float | None = None) -> bool:
+        """Export panel ``name`` to ``path``; the format follows the file name."""
+        try:
+            panel = export.find_panel(self.window, name)
+            export.show_panel(panel)
+            QtWidgets.QApplication.processEvents()
+            fmt = export.export_figure(panel, path, scale=scale or self.png_scale)
+        except export.ExportError as exc:
+            self.show_message(str(exc))
+            return False
+        self.status(f"Exported {name} as {fmt.upper()} to {path}", 5000)
+        return True
+
+    def copy_current_figure(self) -> None:
+        """Copy the view on screen to the clipboard, as an image (and SVG)."""
+        try:
+            export.copy_figure(export.find_panel(self.window, self.current_panel_name()), scale=self.png_scale)
+        except export.ExportError as exc:
+            self.show_message(str(exc))
+            return
+        self.status("Figure copied", 3000)
+
+    def export_arrays_dialog(self) -> bool:
+        """Ask for a file and save every array of the model to it (.npz)."""
+        path, _ = QtWidgets.QFileDialog.getSaveFileName(self.window, "Save model arrays", "attention.npz",
+                                                        "NumPy arrays (*.npz)")
+        if not path:
+            return False
+        try:
+            export.save_arrays(path, export.studio_arrays(self.studio))
+        except (export.ExportError, OSError) as exc:
+            self.show_message(str(exc))
+            return False
+        self.status(f"Saved every array of the model to {path}", 5000)
+        return True
+
+    # -- right-click menus of matrices ---------------------------------------------------
+    def matrix_menu(self, parent, title: str, matrix, global_pos) -> QtWidgets.QMenu:
+        """Pop up the right-click menu of a matrix: save as CSV / NumPy, copy as LaTeX; returns it."""
+        array, rows, cols = matrix
+        menu = QtWidgets.QMenu(parent)
+        menu.setObjectName("matrixMenu")
+
+        def save():
+            path, _ = QtWidgets.QFileDialog.getSaveFileName(
+                self.window, f"Save {title}", f"{title.replace(' ', '_')}.csv",
+                "CSV table (*.csv);;NumPy array (*.npy);;NumPy arrays with labels (*.npz)")
+            if path:
+                try:
+                    export.save_matrix(path, array, rows, cols)
+                except (export.ExportError, OSError) as exc:
+                    self.show_message(str(exc))
+                else:
+                    self.status(f"Saved {title} to {path}", 5000)
+
+        menu.addAction(f"Save {title} as CSV / NumPy…", save)
+        menu.addAction("Copy as LaTeX (bmatrix)", lambda: (export.copy_latex(array), self.status("LaTeX copied", 3000)))
+        menu.popup(global_pos)
+        return menu
+
+    def table_menu(self, key: str, pos: QtCore.QPoint) -> QtWidgets.QMenu:
+        """The right-click menu of table ``key`` at ``pos`` (in its viewport); returns it."""
+        numbers = self.window.numbers
+        table, model = numbers.tables[key], numbers.models[key]
+        return self.matrix_menu(table, model.name, export.table_matrix(model), table.viewport().mapToGlobal(pos))
+
+    def heatmap_menu(self, canvas, pos) -> QtWidgets.QMenu | None:
+        """Right-click menu of a heatmap: save or copy its matrix, or copy the figure."""
+        heatmap = canvas.heatmap
+        data = heatmap.data
+        if data is None:
+            return None
+        menu = self.matrix_menu(canvas, heatmap.title or "matrix",
+                                (np.asarray(data.values), list(data.row_labels), list(data.col_labels)),
+                                canvas.mapToGlobal(pos))
+        menu.addSeparator()
+        menu.addAction("Copy figure", lambda: export.copy_figure(export.Panel(canvas, title=heatmap.title),
+                                                                 scale=self.png_scale))
+        return menu

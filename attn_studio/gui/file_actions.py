@@ -1,0 +1,182 @@
+"""The File menu's work: new, open, save, recent files, the unsaved-changes question, autosave, recovery.
+
+Decisions (what the title says, what is written when) are the Qt-free
+``Document``'s; this room asks the questions and shows the answers. The
+question and the save dialog are asked through the window (``window.ask_unsaved``,
+``window.save_as_dialog``), so a script or a test can answer them there.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+from PySide6 import QtCore, QtGui, QtWidgets
+
+from ..document import AUTOSAVE_MS, Document
+from ..session import SESSION_SUFFIX, SessionError
+from . import help
+
+FILE_FILTER = f"Attention Studio sessions (*{SESSION_SUFFIX});;JSON files (*.json);;All files (*)"
+
+
+class FileActions(QtCore.QObject):
+    """Sessions of ``window`` over ``document``; ``show_message``/``status`` report, ``on_title`` retitles.
+
+    ``autosave_timer`` writes the recovery file ``AUTOSAVE_MS`` after a change; ``autosave()`` does it now.
+    """
+
+    def __init__(self, window, document: Document, show_message: Callable[[str], None],
+                 status: Callable[[str, int], None], on_title: Callable[[], None]):
+        super().__init__(window)
+        self.window, self.document = window, document
+        self.show_message, self.status, self.on_title = show_message, status, on_title
+        self.recovery_banner: QtWidgets.QFrame | None = None
+        self.autosave_timer = QtCore.QTimer(self)
+        self.autosave_timer.setObjectName("autosaveTimer")
+        self.autosave_timer.setSingleShot(True)
+        self.autosave_timer.setInterval(AUTOSAVE_MS)
+        self.autosave_timer.timeout.connect(self.autosave)
+
+    def fill_file_menu(self, menu: QtWidgets.QMenu) -> None:
+        """New, Open, Open Recent, Save, Save As (the actions are kept as ``new_action``...)."""
+        keys = QtGui.QKeySequence
+        self.new_action = menu.addAction("&New", self.new_session)
+        self.new_action.setShortcut(keys.New)
+        self.open_action = menu.addAction("&Open…", self.open_dialog)
+        self.open_action.setShortcut(keys.Open)
+        self.recent_menu = menu.addMenu("Open &Recent")
+        self.recent_menu.setObjectName("recentMenu")
+        self.recent_menu.aboutToShow.connect(self._fill_recent_menu)
+        menu.addSeparator()
+        self.save_action = menu.addAction("&Save", self.save)
+        self.save_action.setShortcut(keys.Save)
+        self.save_as_action = menu.addAction("Save &As…", lambda: self.window.save_as_dialog())
+        self.save_as_action.setShortcut(keys.SaveAs)
+
+    # -- the question ---------------------------------------------------------------------
+    def confirm_discard(self) -> bool:
+        """Ask what to do with unsaved changes (Save, Discard or Cancel); True when it is fine to go on."""
+        if not self.document.is_modified:
+            return True
+        answer = self.window.ask_unsaved()
+        if answer == QtWidgets.QMessageBox.Save:
+            return self.save()
+        return answer == QtWidgets.QMessageBox.Discard
+
+    def ask_unsaved(self):
+        """The Save / Discard / Cancel question; on the offscreen platform nobody can answer: Discard."""
+        if QtGui.QGuiApplication.platformName() == "offscreen":
+            return QtWidgets.QMessageBox.Discard
+        buttons = QtWidgets.QMessageBox.Save | QtWidgets.QMessageBox.Discard | QtWidgets.QMessageBox.Cancel
+        return QtWidgets.QMessageBox.question(self.window, "Unsaved changes", "This session has changes that are "
+                                              "not saved. Save them first?", buttons, QtWidgets.QMessageBox.Save)
+
+    # -- files -------------------------------------------------------------------------------
+    def new_session(self) -> bool:
+        """Start again from the default model (asks about unsaved changes first)."""
+        if not self.confirm_discard():
+            return False
+        self.document.new()
+        self.on_title()
+        return True
+
+    def open_file(self, path) -> bool:
+        """Open a session file; a bad file is refused with a message and nothing changes."""
+        try:
+            path = self.document.open(path)
+        except SessionError as exc:
+            self.show_message(f"Could not open {Path(path).name}: {exc}")
+            return False
+        self.window.clear_message()
+        self.status(f"Opened {path}", 5000)
+        self.on_title()
+        return True
+
+    def open_dialog(self) -> bool:
+        """Ask for a session file and open it (asks about unsaved changes first)."""
+        if not self.confirm_discard():
+            return False
+        start = str(self.document.path.parent) if self.document.path else ""
+        path, _ = QtWidgets.QFileDialog.getOpenFileName(self.window, "Open session", start, FILE_FILTER)
+        return self.open_file(path) if path else False
+
+    def save(self) -> bool:
+        """Save to the current file, or ask for one; True when saved."""
+        return self.save_to(self.document.path) if self.document.path else self.window.save_as_dialog()
+
+    def save_to(self, path) -> bool:
+        """Save atomically to ``path``; on failure the previous file is intact and a message says why."""
+        try:
+            path = self.document.save(path)
+        except SessionError as exc:
+            self.show_message(str(exc))
+            return False
+        self.status(f"Saved {path}", 5000)
+        self.on_title()
+        return True
+
+    def save_as_dialog(self) -> bool:
+        """Ask for a file name and save there."""
+        start = str(self.document.path) if self.document.path else f"untitled{SESSION_SUFFIX}"
+        path, _ = QtWidgets.QFileDialog.getSaveFileName(self.window, "Save session", start, FILE_FILTER)
+        return self.save_to(path) if path else False
+
+    def recent_files(self) -> list[str]:
+        """Recently opened or saved sessions, newest first (kept between runs)."""
+        return list(self.document.recent_files)
+
+    def _fill_recent_menu(self):
+        self.recent_menu.clear()
+        for f in self.recent_files():
+            self.recent_menu.addAction(Path(f).name, lambda f=f: self.confirm_discard() and self.open_file(f)
+                                       ).setToolTip(f)
+        if not self.recent_files():
+            self.recent_menu.addAction("(none yet)").setEnabled(False)
+
+    def open_dropped(self, paths: list[str]) -> bool:
+        """Open the first of files dropped on the window (asks about unsaved changes first)."""
+        return bool(paths) and self.confirm_discard() and self.open_file(paths[0])
+
+    # -- autosave and recovery ----------------------------------------------------------------
+    def changed(self, fields) -> None:
+        """The model changed: autosave a little later, unless only the selection moved."""
+        if self.document.needs_autosave(fields) and not self.autosave_timer.isActive():
+            self.autosave_timer.start()
+
+    def autosave(self) -> None:
+        """Write unsaved work to the recovery file now (the autosave timer calls this)."""
+        self.autosave_timer.stop()
+        message = self.document.autosave()
+        if message:
+            self.status(message, 5000)
+
+    def offer_recovery(self) -> None:
+        """After a crash, offer the work that was autosaved (a banner, never a blocking dialog)."""
+        offer = self.document.recovery_offer()
+        if offer.notes:
+            self.show_message(" ".join(offer.notes))
+        if offer.path is None:
+            return
+        bar, restore, discard = help.recovery_banner(offer.when)
+        holder = QtWidgets.QWidget()
+        layout = QtWidgets.QVBoxLayout(holder)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(0)
+        layout.addWidget(self.window.menuBar())
+        layout.addWidget(bar)
+        self.window.setMenuWidget(holder)
+        self.recovery_banner = bar
+
+        def answer(note):
+            if note:
+                self.show_message(note)
+            bar.hide()
+
+        restore.clicked.connect(lambda: answer(self.document.restore(offer.path)))
+        discard.clicked.connect(lambda: answer(self.document.discard_recovery(offer.path)))
+
+    def close(self) -> None:
+        """A clean close: stop the timer, leave nothing to recover."""
+        self.autosave_timer.stop()
+        self.document.close()

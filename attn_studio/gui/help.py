@@ -1,0 +1,72 @@
+"""Help → Keyboard shortcuts and About."""
+
+from __future__ import annotations
+
+from PySide6 import QtGui, QtWidgets
+
+from .. import __version__
+
+EXTRA_SHORTCUTS = [("Up / Down (on a heatmap)", "Previous / next query token"),
+                   ("Alt+Up / Alt+Down", "Previous / next query token, anywhere"),
+                   ("Click a heatmap row", "Follow that query token"),
+                   ("Type in a table cell, Enter", "Edit that number (Esc cancels)")]
+
+
+def shortcut_list(menu_bar: QtWidgets.QMenuBar) -> list[tuple[str, str]]:
+    """(keys, what they do) for every menu action with a shortcut, and the keys no menu shows."""
+    rows = []
+    for menu in menu_bar.findChildren(QtWidgets.QMenu):
+        for action in menu.actions():
+            found = [k.toString(QtGui.QKeySequence.NativeText) for k in action.shortcuts() if not k.isEmpty()]
+            if found:
+                rows.append((" or ".join(dict.fromkeys(found)), action.text().replace("&", "")))
+    return rows + EXTRA_SHORTCUTS
+
+
+def shortcuts_dialog(parent: QtWidgets.QWidget, rows: list[tuple[str, str]]) -> QtWidgets.QDialog:
+    """A non-modal table of ``rows`` (keys, what they do), shown at once."""
+    dialog = QtWidgets.QDialog(parent)
+    dialog.setObjectName("shortcutsDialog")
+    dialog.setWindowTitle("Keyboard shortcuts")
+    layout = QtWidgets.QVBoxLayout(dialog)
+    table = QtWidgets.QTableWidget(len(rows), 2)
+    table.setHorizontalHeaderLabels(["Keys", "Does"])
+    for i, (found, text) in enumerate(rows):
+        table.setItem(i, 0, QtWidgets.QTableWidgetItem(found))
+        table.setItem(i, 1, QtWidgets.QTableWidgetItem(text))
+    table.resizeColumnsToContents()
+    table.horizontalHeader().setStretchLastSection(True)
+    table.verticalHeader().hide()
+    table.setEditTriggers(QtWidgets.QAbstractItemView.NoEditTriggers)
+    layout.addWidget(table)
+    close = QtWidgets.QPushButton("Close")
+    close.clicked.connect(dialog.close)
+    layout.addWidget(close)
+    dialog.resize(560, 480)
+    dialog.show()
+    return dialog
+
+
+def about(parent: QtWidgets.QWidget) -> None:
+    """The About box."""
+    QtWidgets.QMessageBox.about(
+        parent, "About Attention Studio",
+        f"<h3>Attention Studio {__version__}</h3><p>A live playground for the attention mechanism: "
+        "edit token vectors and Q/K/V weights, and watch scores, weights and outputs follow.</p>")
+
+
+def recovery_banner(when: str) -> tuple[QtWidgets.QFrame, QtWidgets.QPushButton, QtWidgets.QPushButton]:
+    """The banner that offers work a crashed run left behind: (banner, restore button, discard button)."""
+    bar = QtWidgets.QFrame()
+    bar.setObjectName("recoveryBanner")
+    bar.setStyleSheet("#recoveryBanner { background: #fff4ce; border-bottom: 1px solid #e0c060; }")
+    row = QtWidgets.QHBoxLayout(bar)
+    row.setContentsMargins(8, 4, 8, 4)
+    row.addWidget(QtWidgets.QLabel(f"Attention Studio closed unexpectedly; unsaved work from {when} was kept."), 1)
+    restore = QtWidgets.QPushButton("Restore")
+    restore.setObjectName("restoreButton")
+    discard = QtWidgets.QPushButton("Discard")
+    discard.setObjectName("discardRecoveryButton")
+    row.addWidget(restore)
+    row.addWidget(discard)
+    return bar, restore, discard

@@ -1,0 +1,128 @@
+"""The user's saved settings (an INI file): every value read back is checked.
+
+A settings file may hold anything: a value written by an older version, a
+hand edit, a truncated file. Each value read here is validated and clamped,
+and a value that makes no sense falls back to its default with a note in the
+log, so the app starts whatever the file holds.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from PySide6 import QtCore
+
+from ..session import DATA_DIR_ENV
+from . import presentation
+
+log = logging.getLogger(__name__)
+
+DEFAULT_THEME = "light"
+DEFAULT_ZOOM = 1.0
+DEFAULT_COLORMAP = "viridis"
+MAX_RECENT = 8
+
+
+def data_dir() -> Path:
+    """Where settings and recovery files live (``ATTN_STUDIO_DATA_DIR`` overrides it)."""
+    override = os.environ.get(DATA_DIR_ENV)
+    if override:
+        return Path(override)
+    location = QtCore.QStandardPaths.writableLocation(QtCore.QStandardPaths.AppDataLocation)
+    return Path(location or Path.home() / ".attn-studio")
+
+
+def settings() -> QtCore.QSettings:
+    """The app's settings, kept as an INI file in :func:`data_dir`."""
+    return QtCore.QSettings(str(data_dir() / "settings.ini"), QtCore.QSettings.IniFormat)
+
+
+@dataclass
+class Preferences:
+    """What the window keeps between runs, already validated (the defaults when nothing is stored)."""
+
+    theme: str = DEFAULT_THEME
+    zoom: float = DEFAULT_ZOOM
+    colormap: str = DEFAULT_COLORMAP
+    geometry: QtCore.QByteArray | None = None
+    window_state: QtCore.QByteArray | None = None
+    recent_files: list[str] = field(default_factory=list)
+
+
+def _fallback(key: str, value, default):
+    log.warning("settings: ignoring stored %s=%r; using %r", key, value, default)
+    return default
+
+
+def _choice(store, key: str, choices, default: str) -> str:
+    value = store.value(key, default)
+    return value if isinstance(value, str) and value in choices else _fallback(key, value, default)
+
+
+def _zoom(store) -> float:
+    value = store.value("zoom", DEFAULT_ZOOM)
+    try:
+        zoom = float(value)
+    except (TypeError, ValueError):
+        return _fallback("zoom", value, DEFAULT_ZOOM)
+    if not math.isfinite(zoom):
+        return _fallback("zoom", value, DEFAULT_ZOOM)
+    lo, hi = presentation.ZOOM_STEPS[0], presentation.ZOOM_STEPS[-1]
+    if not lo <= zoom <= hi:
+        log.warning("settings: stored zoom %r is outside %g-%g; clamped", zoom, lo, hi)
+    return min(max(zoom, lo), hi)
+
+
+def _layout(store, key: str) -> QtCore.QByteArray | None:
+    value = store.value(key)
+    if value is None:
+        return None
+    if isinstance(value, QtCore.QByteArray) and not value.isEmpty():
+        return value
+    return _fallback(key, value, None)
+
+
+def read_recent(store=None) -> list[str]:
+    """The recent files list as stored, or an empty list when what is stored is not a list of paths."""
+    store = store or settings()
+    value = store.value("recentFiles", [])
+    if isinstance(value, str):  # QSettings gives a one-item list back as a plain string
+        value = [value]
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+        return _fallback("recentFiles", value, [])
+    return [v for v in value if v][:MAX_RECENT]
+
+
+def write_recent(files: list[str], store=None) -> None:
+    """Keep the recent files list (newest first) for the next run."""
+    store = store or settings()
+    store.setValue("recentFiles", list(files)[:MAX_RECENT])
+    store.sync()
+
+
+def load(store=None) -> Preferences:
+    """Read every stored preference, each one validated (see the module's docstring)."""
+    store = store or settings()
+    return Preferences(
+        theme=_choice(store, "theme", presentation.THEMES, DEFAULT_THEME),
+        zoom=_zoom(store),
+        colormap=_choice(store, "colormap", presentation.WEIGHT_COLORMAPS, DEFAULT_COLORMAP),
+        geometry=_layout(store, "geometry"),
+        window_state=_layout(store, "windowState"),
+        recent_files=read_recent(store),
+    )
+
+
+def save(window, store=None) -> None:
+    """Keep ``window``'s geometry and panel layout, and the theme, zoom and colour map in use."""
+    store = store or settings()
+    store.setValue("geometry", window.saveGeometry())
+    store.setValue("windowState", window.saveState())
+    store.setValue("theme", presentation.STYLE.theme.name)
+    store.setValue("zoom", presentation.STYLE.zoom)
+    store.setValue("colormap", presentation.STYLE.weights_cmap)
+    store.sync()
