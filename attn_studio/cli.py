@@ -195,7 +195,7 @@ def export_main(argv: list[str]) -> int:
 
     window = None
     try:
-        window = MainWindow(Studio(state), preset=preset or None)
+        window = MainWindow(Studio(state), preset=preset or None, restore_settings=False)
         banner = getattr(window, "recovery_banner", None)
         if banner is not None:  # another session's crash is not part of this figure
             banner.hide()

@@ -20,6 +20,14 @@ MAX_RECENT = 8
 AUTOSAVE_MS = 3000  # unsaved work is written to the recovery file this long after a change
 
 
+def open_preset(name: str) -> tuple[Studio, str | None]:
+    """A studio on the example ``name`` and that name, or the default model and None when it cannot be read."""
+    try:
+        return Studio(load_preset(name)), name
+    except SessionError:
+        return Studio(), None
+
+
 @dataclass(frozen=True)
 class RecoveryOffer:
     """Work a crashed studio left behind: the file, when it was written, and notes about the sweep."""

@@ -152,8 +152,8 @@ class ExportActions(QtCore.QObject):
         table, model = numbers.tables[key], numbers.models[key]
         return self.matrix_menu(table, model.name, export.table_matrix(model), table.viewport().mapToGlobal(pos))
 
-    def heatmap_menu(self, canvas, pos) -> QtWidgets.QMenu | None:
-        """Right-click menu of a heatmap: save or copy its matrix, or copy the figure."""
+    def show_heatmap_menu(self, canvas, pos) -> QtWidgets.QMenu | None:
+        """Right-click menu of a heatmap (its view asks its window): save or copy its matrix, or copy the figure."""
         heatmap = canvas.heatmap
         data = heatmap.data
         if data is None:

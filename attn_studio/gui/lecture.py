@@ -23,7 +23,7 @@ def keys(*sequences) -> list[QtGui.QKeySequence]:
 
 
 class Lecture(QtCore.QObject):
-    """Presentation controls of ``window``; ``move_query(step, wrap)`` is what the play walk calls.
+    """Presentation controls of ``window`` showing ``studio``; the play walk and Alt+Up/Down move the query.
 
     Public parts: ``full_screen_action``, ``zoom_in_action``, ``zoom_out_action``,
     ``zoom_reset_action``, ``theme_actions``, ``colormap_actions``,
@@ -31,10 +31,10 @@ class Lecture(QtCore.QObject):
     ``on_zoom`` is called after every zoom change (the controls refit their width).
     """
 
-    def __init__(self, window: QtWidgets.QMainWindow, move_query: Callable, on_zoom: Callable[[], None],
+    def __init__(self, window: QtWidgets.QMainWindow, studio, on_zoom: Callable[[], None],
                  status: Callable[[str, int], None]):
         super().__init__(window)
-        self.window, self.on_zoom, self.status = window, on_zoom, status
+        self.window, self.studio, self.on_zoom, self.status = window, studio, on_zoom, status
         self.full_screen_action = QtGui.QAction("&Full screen", window)
         self.full_screen_action.setObjectName("fullScreenAction")
         self.full_screen_action.setCheckable(True)
@@ -60,11 +60,32 @@ class Lecture(QtCore.QObject):
         self.play_interval_spin.setToolTip("Seconds per token while playing")
         self.play_timer = QtCore.QTimer(self)
         self.play_timer.setInterval(1500)
-        self.play_timer.timeout.connect(lambda: move_query(+1, wrap=True))
+        self.play_timer.timeout.connect(lambda: self.move_query(+1, wrap=True))
         self.play_interval_spin.valueChanged.connect(lambda v: self.play_timer.setInterval(int(v * 1000)))
         self.play_row = QtWidgets.QHBoxLayout()
         self.play_row.addWidget(self.play_button)
         self.play_row.addWidget(self.play_interval_spin)
+
+    def add_query_keys(self, views) -> None:
+        """Up / Down move the query token while one of ``views`` has the focus; Alt+Up / Alt+Down anywhere."""
+        for view in views:
+            view.setFocusPolicy(QtCore.Qt.StrongFocus)
+            for key, step in ((QtCore.Qt.Key_Down, +1), (QtCore.Qt.Key_Up, -1)):
+                shortcut = QtGui.QShortcut(QtGui.QKeySequence(key), view)
+                shortcut.setContext(QtCore.Qt.WidgetWithChildrenShortcut)
+                shortcut.activated.connect(lambda s=step: self.move_query(s))
+        for shortcut, step in (("Alt+Down", +1), ("Alt+Up", -1)):
+            action = QtGui.QAction(self.window)
+            action.setShortcut(QtGui.QKeySequence(shortcut))
+            action.triggered.connect(lambda checked=False, s=step: self.move_query(s))
+            self.window.addAction(action)
+
+    def move_query(self, step: int, wrap: bool = False) -> None:
+        """Select the next (+1) or previous (-1) query token (``wrap``: past the last comes the first)."""
+        n = len(self.studio.state.query_tokens)
+        if n:
+            index = self.studio.state.query_index + step
+            self.studio.select(query=index % n if wrap else min(max(index, 0), n - 1))
 
     def _action(self, text, slot, *shortcuts) -> QtGui.QAction:
         action = QtGui.QAction(text, self.window)

@@ -12,8 +12,8 @@ from pathlib import Path
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from ..document import Document
-from ..session import RecoveryStore, SessionError, load_preset
+from ..document import Document, open_preset
+from ..session import RecoveryStore, SessionError
 from ..studio import Studio
 from . import help, settings
 from .bridge import StudioBridge
@@ -61,14 +61,11 @@ class MainWindow(QtWidgets.QMainWindow):
         # Without a studio, open on ``preset`` (the journey example by default);
         # with one, ``preset`` only names the example it came from.
         if studio is None:
-            preset = preset or DEFAULT_PRESET
-            try:
-                state = load_preset(preset)
-            except SessionError:
-                state, preset = None, None
-            studio = Studio(state)
+            studio, preset = open_preset(preset or DEFAULT_PRESET)
         self.studio = studio
         self.bridge = StudioBridge(studio, self)
+        self.statusBar().setObjectName("statusBar")
+        self._status = self.statusBar().showMessage
         self.restore_settings = restore_settings
         prefs = settings.load() if restore_settings else settings.Preferences()
         self.document = Document(studio, RecoveryStore(data_dir()), preset=preset, recent_files=prefs.recent_files,
@@ -84,18 +81,12 @@ class MainWindow(QtWidgets.QMainWindow):
             self.add_view(getattr(self, attr), title, tip)
         self.view_tabs.currentChanged.connect(lambda i: self._render_visible())
         self.setCentralWidget(self.view_tabs)
-        # Up / Down move the query token while a heatmap view has the focus.
-        for view in (self.heatmap_view, self.heads_summary_view, self.compare_view):
-            view.setFocusPolicy(QtCore.Qt.StrongFocus)
-            for key, step in ((QtCore.Qt.Key_Down, +1), (QtCore.Qt.Key_Up, -1)):
-                shortcut = QtGui.QShortcut(QtGui.QKeySequence(key), view)
-                shortcut.setContext(QtCore.Qt.WidgetWithChildrenShortcut)
-                shortcut.activated.connect(lambda s=step: self.move_query(s))
 
         self.numbers = NumbersPanel(studio)
         self.controls = ControlsPanel(studio, self.show_message, self.clear_message)
         self.controls.preset_chosen.connect(self.load_preset)
-        self.lecture = Lecture(self, self.move_query, self.fit_controls, self._status)
+        self.lecture = Lecture(self, studio, self.fit_controls, self._status)
+        self.lecture.add_query_keys((self.heatmap_view, self.heads_summary_view, self.compare_view))
         self.controls.add_row("walk", self.lecture.play_row)
         self.export_actions = ExportActions(self, self.show_message, self._status)
         self.files = FileActions(self, self.document, self.show_message, self._status, self._update_title)
@@ -109,7 +100,6 @@ class MainWindow(QtWidgets.QMainWindow):
                                         QtCore.Qt.BottomDockWidgetArea)
         self.variance_dock.visibilityChanged.connect(lambda on: on and self._render_visible())
         self._build_menus()
-        self.statusBar().setObjectName("statusBar")
         # The names scripts and tests reach the rooms' parts by, on the window (the rooms own them).
         for room, names in (
                 (self.numbers, "models tables table_tabs message_label"),
@@ -117,11 +107,11 @@ class MainWindow(QtWidgets.QMainWindow):
                                 "randomize_button scale_check causal_check positional_check projections_check "
                                 "temperature_spin softmax_combo score_combo head_combo query_combo"),
                 (self.lecture, "play_button play_interval_spin full_screen_action theme_actions set_zoom zoom_by "
-                               "set_theme set_colormap toggle_full_screen"),
+                               "set_theme set_colormap toggle_full_screen move_query"),
                 (self.files, "new_session open_file open_dialog save save_to save_as_dialog recent_files "
                              "confirm_discard ask_unsaved autosave"),
                 (self.export_actions, "export_panel export_panel_dialog copy_current_figure ask_png_dpi "
-                                      "current_panel_name")):
+                                      "current_panel_name show_heatmap_menu")):
             for name in names.split():
                 setattr(self, name, getattr(room, name))
         self.setAcceptDrops(True)
@@ -131,6 +121,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self._apply_preferences(prefs)
         self._render_all()
         self.files.offer_recovery()
+        self.recovery, self.recovery_banner = self.document.recovery, self.files.recovery_banner
 
     # -- construction ------------------------------------------------------------
     def add_view(self, view, title: str, tip: str = "") -> None:
@@ -188,11 +179,6 @@ class MainWindow(QtWidgets.QMainWindow):
         for dock in (self.controls_dock, self.tables_dock, self.variance_dock):
             view.addAction(dock.toggleViewAction())
         self._add(view, "&Reset layout", self.reset_layout, name="resetLayoutAction")
-        for shortcut, step in (("Alt+Down", +1), ("Alt+Up", -1)):
-            action = QtGui.QAction(self)
-            action.setShortcut(QtGui.QKeySequence(shortcut))
-            action.triggered.connect(lambda checked=False, s=step: self.move_query(s))
-            self.addAction(action)
         help_menu = bar.addMenu("&Help")
         self._add(help_menu, "&Keyboard shortcuts", self.show_shortcuts, keys.HelpContents)
         self._add(help_menu, "&About Attention Studio", lambda: help.about(self))
@@ -235,16 +221,6 @@ class MainWindow(QtWidgets.QMainWindow):
     def clear_message(self):
         self.numbers.clear_message()
 
-    def _status(self, text: str, msecs: int):
-        self.statusBar().showMessage(text, msecs)
-
-    def move_query(self, step: int, wrap: bool = False):
-        """Select the next (+1) or previous (-1) query token."""
-        n = len(self.studio.state.query_tokens)
-        if n:
-            index = self.studio.state.query_index + step
-            self.studio.select(query=index % n if wrap else min(max(index, 0), n - 1))
-
     def copy(self):
         """Ctrl+C: the selected cells of the focused table, else the current view's figure."""
         focus = QtWidgets.QApplication.focusWidget()
@@ -257,10 +233,6 @@ class MainWindow(QtWidgets.QMainWindow):
         """Ctrl+V: paste a block of numbers into the focused table at its current cell."""
         if self.numbers.paste():
             self._status("Pasted", 3000)
-
-    def show_heatmap_menu(self, canvas, pos):
-        """Right-click menu of a heatmap (the heatmap views ask their window for it)."""
-        return self.export_actions.heatmap_menu(canvas, pos)
 
     def show_shortcuts(self) -> QtWidgets.QDialog:
         self.shortcuts_dialog = help.shortcuts_dialog(self, help.shortcut_list(self.menuBar()))
@@ -280,24 +252,9 @@ class MainWindow(QtWidgets.QMainWindow):
         """The session file being edited, or None."""
         return self.document.path
 
-    @property
-    def png_scale(self) -> float:
-        """The scale of PNG exports (2.0 = 192 dpi)."""
-        return self.export_actions.png_scale
-
-    @png_scale.setter
-    def png_scale(self, scale: float):
-        self.export_actions.png_scale = float(scale)
-
-    @property
-    def recovery(self) -> RecoveryStore:
-        """Where this window's unsaved work is autosaved."""
-        return self.document.recovery
-
-    @property
-    def recovery_banner(self) -> QtWidgets.QFrame | None:
-        """The banner offering a crashed run's work, if one was shown."""
-        return self.files.recovery_banner
+    png_scale = property(lambda self: self.export_actions.png_scale,
+                         lambda self, scale: setattr(self.export_actions, "png_scale", float(scale)),
+                         doc="The scale of PNG exports (2.0 = 192 dpi).")
 
     def dragEnterEvent(self, event):
         if any(u.isLocalFile() for u in event.mimeData().urls()):
