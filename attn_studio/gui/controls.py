@@ -268,8 +268,11 @@ class ControlsPanel(QtWidgets.QWidget):
             self.guard(self.studio.update, coalesce=field if binding.edit == COALESCE else None, **{field: value})
 
     # -- studio -> widgets ----------------------------------------------------------------
-    def sync(self, preset_name: str = "", preset_edited: bool = False) -> None:
-        """Show the studio's state in every bound widget (signals blocked: this is not an edit)."""
+    def sync(self, preset_name: str | None = None, preset_edited: bool = False) -> None:
+        """Show the studio's state in every bound widget (signals blocked: this is not an edit).
+
+        ``preset_name``/``preset_edited`` say which example the model came from (None: as last shown).
+        """
         st = self.studio.state
         for b in self.bindings:
             blocker = QtCore.QSignalBlocker(b.widget)
@@ -278,7 +281,8 @@ class ControlsPanel(QtWidgets.QWidget):
                 b.widget.setEnabled(b.enabled(st))
             del blocker
         self.scale_check.setToolTip(SCALE_TIP if self.scale_check.isEnabled() else SCALE_TIP_ADDITIVE)
-        self.show_preset(preset_name, preset_edited)
+        if preset_name is not None:
+            self.show_preset(preset_name, preset_edited)
 
     def show_preset(self, name: str, edited: bool) -> None:
         """The example box names the example only while the model still is it."""

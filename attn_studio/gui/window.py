@@ -22,7 +22,7 @@ from .export_actions import ExportActions
 from .file_actions import FileActions
 from .lecture import Lecture
 from .numbers import NumbersPanel
-from .settings import data_dir  # noqa: F401  (kept importable from here)
+from .settings import data_dir
 from .views.compare import CompareView
 from .views.geometry import GeometryView
 from .views.heatmap_view import HeatmapView
