@@ -2,8 +2,9 @@
 
 Rooms: ``controls`` (the Model panel), ``numbers`` (the tables), ``lecture``
 (full screen, zoom, themes, play), ``export_actions`` (export menus and
-dialogs), ``document`` (file, recent files, autosave and recovery; Qt-free),
-``settings`` (what is kept between runs). The views draw ``studio.result``.
+dialogs), ``files`` (the File menu's questions and dialogs) over ``document``
+(file, recent files, autosave and recovery; Qt-free), ``settings`` (what is
+kept between runs). The views draw ``studio.result``.
 """
 
 from __future__ import annotations
