@@ -45,6 +45,17 @@ app.processEvents()
 """
 
 
+def close(app, window):
+    """Close and really delete ``window`` (deleteLater alone waits for an event loop that never runs here):
+    windows left alive would make every later measurement slower."""
+    from PySide6 import QtCore
+
+    window.close()
+    window.deleteLater()
+    app.processEvents()
+    QtCore.QCoreApplication.sendPostedEvents(None, QtCore.QEvent.DeferredDelete)
+
+
 def percentile(values, q):
     return float(np.percentile(np.asarray(values), q))
 
@@ -119,9 +130,7 @@ def main():
         times, paints = bench_edit(app, window, model, (t, d_model, heads), repeats)
         print(f"{t:>5} {d_model:>8} {heads:>6} {statistics.median(times) * 1e3:>10.1f} "
               f"{percentile(times, 95) * 1e3:>8.1f}   {paints:.0f} widgets painted per edit")
-        window.close()
-        window.deleteLater()
-        app.processEvents()
+        close(app, window)
 
     # A pasted paragraph: paste -> repainted, then a cell edit at that size.
     words = ("the lecturer pasted a long paragraph about attention so that every token attends to every "
@@ -149,9 +158,7 @@ def main():
                 app.processEvents()
                 app.processEvents()
                 edits.append(time.perf_counter() - t0)
-            window.close()
-            window.deleteLater()
-            app.processEvents()
+            close(app, window)
         print(f"{n:>7} {statistics.median(pastes):>15.2f} {percentile(pastes, 95):>12.2f} "
               f"{statistics.median(edits) * 1e3:>15.0f} {percentile(edits, 95) * 1e3:>12.0f}")
 
@@ -160,9 +167,7 @@ def main():
         t0 = time.perf_counter()
         window = MainWindow()
         builds.append(time.perf_counter() - t0)
-        window.close()
-        window.deleteLater()
-        app.processEvents()
+        close(app, window)
     print(f"window build (MainWindow() on the default example): median {statistics.median(builds):.2f} s, "
           f"p95 {percentile(builds, 95):.2f} s ({len(builds)} builds, after the first window of this process)")
 

@@ -111,13 +111,18 @@ def apply(app: QtWidgets.QApplication, root: QtWidgets.QWidget, *, theme: str | 
         if theme not in THEMES:
             raise ValueError(f"unknown theme {theme!r}; choose one of {', '.join(THEMES)}")
         STYLE.theme = THEMES[theme]
-        app.setStyle("Fusion")  # the one style whose palette is fully ours on every platform
-        app.setPalette(palette(STYLE.theme))
+        # Setting the style or palette again re-polishes every widget of the
+        # application (slow with a window open): only when the theme changes.
+        if app.property("attnStudioTheme") != theme:
+            app.setStyle("Fusion")  # the one style whose palette is fully ours on every platform
+            app.setPalette(palette(STYLE.theme))
+            app.setProperty("attnStudioTheme", theme)
     if zoom is not None:
         STYLE.zoom = float(min(max(zoom, ZOOM_STEPS[0]), ZOOM_STEPS[-1]))
         font = QtGui.QFont(STYLE.base_font)
         font.setPointSizeF(STYLE.base_font.pointSizeF() * STYLE.zoom)
-        app.setFont(font)
+        if app.font() != font:
+            app.setFont(font)
         # The application font reaches widgets one event-loop turn later; the
         # window's own font reaches its children at once.
         root.setFont(font)
