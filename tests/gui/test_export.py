@@ -17,7 +17,7 @@ import pytest
 from PySide6 import QtGui, QtWidgets
 
 from attn_studio.engine import tokenize
-from attn_studio.gui import export
+from attn_studio.gui import export, figures
 from attn_studio.gui.export import ExportError
 from attn_studio.state import StudioState
 from gui_helpers import settle
@@ -205,7 +205,7 @@ def test_a_failed_export_leaves_the_old_file_intact(window, tmp_path, monkeypatc
     def broken(*args, **kwargs):
         raise RuntimeError("drawing failed")
 
-    monkeypatch.setattr(export, "render_panel", broken)
+    monkeypatch.setattr(figures, "render_panel", broken)
     with pytest.raises(RuntimeError):
         export.export_png(export.find_panel(window, "heatmaps"), path)
     assert path.read_bytes() == b"the lecture's figure"
@@ -226,46 +226,17 @@ def test_copy_figure_puts_an_image_and_its_svg_on_the_clipboard(window):
 # -- matrices ------------------------------------------------------------------------
 
 
-def test_csv_round_trips_to_the_same_numbers():
-    array = np.array([[1 / 3, -1e-12, 1e300], [0.0, -2.5, np.pi]])
-    rows = ["a,b", 'say "hi"']
-    cols = ["d1", "d 2", "d;3"]
-    text = export.matrix_to_csv(array, rows, cols)
-    table = list(csv.reader(io.StringIO(text)))
-    assert table[0] == [""] + cols
-    assert [r[0] for r in table[1:]] == rows
-    back = np.array([[float(v) for v in r[1:]] for r in table[1:]])
-    np.testing.assert_array_equal(back, array)
-    with pytest.raises(ExportError):
-        export.matrix_to_csv(array, ["only one"], cols)
+def test_the_old_names_still_lead_to_their_new_rooms():
+    # The window and the command line call export.<name>; each is the very function of its room.
+    from attn_studio import matrices
 
-
-def test_latex_is_a_bmatrix():
-    array = np.arange(12, dtype=float).reshape(3, 4) / 7
-    text = export.matrix_to_latex(array)
-    assert text.startswith("\\begin{bmatrix}") and text.rstrip().endswith("\\end{bmatrix}")
-    assert text.count("&") == 3 * 3
-    assert text.count("\\\\") == 2
-    assert "0.1429" in text
-    masked = export.matrix_to_latex(np.array([[0.5, -np.inf]]))
-    assert "-\\infty" in masked
-
-
-def test_matrices_save_as_csv_npy_npz(tmp_path):
-    array = np.array([[0.1, 0.2, 0.3], [0.4, 0.5, 0.6]])
-    rows, cols = ["Your", "journey"], ["x1", "x2", "x3"]
-    export.save_matrix(tmp_path / "w.npz", array, rows, cols)
-    with np.load(tmp_path / "w.npz", allow_pickle=False) as data:
-        np.testing.assert_array_equal(data["array"], array)
-        assert list(data["row_labels"]) == rows and list(data["col_labels"]) == cols
-    export.save_matrix(tmp_path / "w.npy", array, rows, cols)
-    np.testing.assert_array_equal(np.load(tmp_path / "w.npy", allow_pickle=False), array)
-    export.save_matrix(tmp_path / "w.csv", array, rows, cols)
-    assert (tmp_path / "w.csv").read_text(encoding="utf-8") == export.matrix_to_csv(array, rows, cols)
-    with pytest.raises(ExportError, match="format"):
-        export.save_matrix(tmp_path / "w.xlsx", array, rows, cols)
-    with pytest.raises(ExportError, match="does not exist"):
-        export.save_matrix(tmp_path / "missing" / "w.csv", array, rows, cols)
+    for name in ("ExportError", "check_output_path", "matrix_to_csv", "matrix_to_latex", "save_matrix",
+                 "studio_arrays", "save_arrays"):
+        assert getattr(export, name) is getattr(matrices, name), name
+    for name in ("Panel", "find_panel", "show_panel", "export_figure", "copy_figure", "figure_format",
+                 "resolve_scale", "render_panel", "png_bytes", "check_panel_name", "setting_title"):
+        assert getattr(export, name) is getattr(figures, name), name
+    assert set(export.__all__) <= set(dir(export))
 
 
 def test_a_table_saves_with_its_headers(window, tmp_path):
@@ -276,24 +247,6 @@ def test_a_table_saves_with_its_headers(window, tmp_path):
     table = list(csv.reader(io.StringIO((tmp_path / "x.csv").read_text(encoding="utf-8"))))
     assert [r[0] for r in table[1:]] == rows
     np.testing.assert_array_equal(np.array([[float(v) for v in r[1:]] for r in table[1:]]), array)
-
-
-def test_the_whole_model_saves_as_npz(window, tmp_path):
-    window.studio.update(projections=True, heads=2, causal=True)
-    arrays = export.studio_arrays(window.studio)
-    for key in ("x", "w_q", "w_k", "w_v", "w_o", "q", "k", "v", "scores", "logits", "weights",
-                "head_outputs", "concat", "output"):
-        assert key in arrays, key
-    np.testing.assert_allclose(arrays["concat"] @ arrays["w_o"], arrays["output"], atol=1e-12)
-    export.save_arrays(tmp_path / "model.npz", arrays)
-    with np.load(tmp_path / "model.npz", allow_pickle=False) as data:
-        np.testing.assert_array_equal(data["weights"], window.studio.result.weights)
-        assert list(data["tokens"]) == window.studio.state.tokens
-    # Without projections the engine used Q = K = V = X: the file says so with identities.
-    window.studio.update(projections=False)
-    arrays = export.studio_arrays(window.studio)
-    np.testing.assert_allclose(arrays["q"][0], arrays["x"], atol=1e-12)
-    np.testing.assert_allclose(arrays["concat"] @ arrays["w_o"], arrays["output"], atol=1e-12)
 
 
 def test_copy_latex_puts_text_on_the_clipboard(qtbot):
