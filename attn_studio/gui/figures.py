@@ -37,6 +37,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from ..matrices import ExportError, check_output_path, write_output
 from ._pg import ExportMode
+from .views.heatmap import exporting
 
 # -- names -------------------------------------------------------------------------
 
@@ -418,7 +419,7 @@ def _paint_figure(painter: QtGui.QPainter, layout: _Layout, pen_scale: float) ->
         painter.drawText(layout.title_rect, int(QtCore.Qt.AlignHCenter | QtCore.Qt.AlignTop | QtCore.Qt.TextWordWrap),
                          layout.title)
         painter.restore()
-    with _RowLabels(panel), ExportMode(_scenes(panel), pen_scale):
+    with exporting(), _RowLabels(panel), ExportMode(_scenes(panel), pen_scale):
         painter.save()
         # QGraphicsView (pyqtgraph) overrides render() to draw its scene; QWidget.render draws the widget.
         QtWidgets.QWidget.render(panel.widget, painter, layout.panel_pos, QtGui.QRegion(layout.source))

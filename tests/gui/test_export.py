@@ -253,3 +253,44 @@ def test_copy_latex_puts_text_on_the_clipboard(qtbot):
     text = export.copy_latex(np.eye(2))
     assert QtWidgets.QApplication.clipboard().text() == text
     assert "\\begin{bmatrix}" in text
+
+
+def outline_pixels(image: QtGui.QImage, colour: QtGui.QColor) -> int:
+    """How many pixels are (nearly) the selected row's outline colour."""
+    pixels = rgb(image)
+    target = np.array([colour.red(), colour.green(), colour.blue()])
+    return int((np.abs(pixels - target).sum(axis=2) < 40).sum())
+
+
+def svg_texts(svg: bytes) -> list[str]:
+    return ["".join(t.itertext()).strip() for t in ET.fromstring(svg).iter(f"{SVG_NS}text")]
+
+
+def test_a_figure_has_every_token_label_and_no_on_screen_marks(window):
+    window.studio.update(projections=True, heads=4)
+    settle(window)
+    view = window.heatmap_view
+    first = view.head_maps[0]
+    outline = first.overlay.outline
+    tokens = window.studio.state.tokens
+    # On screen: head 1 (the one the stages show) is marked, the query row outlined, and
+    # its narrow column axis shows every n-th token only.
+    on_screen = view.head_canvases[0].grab().toImage()
+    assert first.title.endswith("◀")
+    assert outline_pixels(on_screen, outline) > 50
+    assert first.bottom_axis.shown_step > 1
+    panel = export.find_panel(window, "head:1")
+    image = export.render_panel(panel, scale=2, title="")
+    assert outline_pixels(image, outline) == 0
+    texts = svg_texts(export.svg_bytes(panel, title=""))
+    assert not any("◀" in t for t in texts), texts
+    # Every token twice: as a row label and as a column label.
+    for token in tokens:
+        assert texts.count(token) >= 2, (token, texts)
+    whole = svg_texts(export.svg_bytes(export.find_panel(window, "heatmaps"), title=""))
+    assert "head 1" in whole and not any("◀" in t for t in whole)
+    # The window is as it was: the mark, the outline and the thinned labels are back.
+    assert first.title.endswith("◀")
+    settle(window)
+    assert outline_pixels(view.head_canvases[0].grab().toImage(), outline) > 50
+    assert first.bottom_axis.shown_step > 1

@@ -8,7 +8,7 @@ from PySide6 import QtCore, QtWidgets
 from ...explain import cell_tooltip, logits_title, scores_title, stable_weight_tooltip
 from ...formatting import DEFAULT_DIGITS, format_number
 from .._pg import cache_static, pg
-from .heatmap import SCORES_CMAP, WEIGHTS_CMAP, Heatmap, symmetric_levels
+from .heatmap import SCORES_CMAP, SHOWN_MARK, WEIGHTS_CMAP, Heatmap, symmetric_levels
 from ..widgets import caption_label, view_layout
 
 HEADS_PER_ROW = 4
@@ -212,7 +212,7 @@ class HeatmapView(QtWidgets.QWidget):
         self._layout_heads(n_heads)
         for i in range(self._heads_shown):
             hm = self.head_maps[i]
-            hm.set_title(f"head {i + 1}" + (" ◀" if i == head else ""))
+            hm.set_title(f"head {i + 1}" + (SHOWN_MARK if i == head else ""))
             hm.set_axis_titles(row_title, col_title)
             hm.set_data(result.weights[i], masked=blocked, row_labels=q_tokens, col_labels=k_tokens,
                         levels=(0.0, 1.0), selected_row=selected)
