@@ -99,7 +99,7 @@ def test_heads_summary_shows_concat_wo_and_output(win):
     np.testing.assert_allclose(view.maps["w_o"].image.image, win.studio.state.w_o)
     np.testing.assert_allclose(view.maps["output"].image.image, r.concat @ win.studio.state.w_o)
     # head blocks of the concatenation are separated
-    lines = [ln.value() for ln in view._separators if ln.isVisible()]
+    lines = view.separators
     assert lines == [1.5, 3.5]
 
 
@@ -152,7 +152,7 @@ def test_naive_softmax_overflow_is_shown_as_overflow_beside_the_stable_result(qt
     assert overflow.any()  # exp(1600) is inf: the naive softmax fails here
     hm = w.heatmap_view.stages["weights"]
     assert np.array_equal(hm.overflow, overflow)
-    assert np.array_equal(hm.overlay._overflow, overflow)
+    assert np.array_equal(hm.overlay.overflow, overflow)
     assert "overflowed" in w.heatmap_view.header.text()
     stable = w.heatmap_view.stages["stable"]
     assert w.heatmap_view.canvases["stable"].isVisible()

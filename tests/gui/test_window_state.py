@@ -247,7 +247,7 @@ def test_projections_off_is_simplified_attention(window, qtbot):
     np.testing.assert_allclose(result.output, plain.output, atol=1e-12)
     np.testing.assert_allclose(shown_image(w.heatmap_view.stages["weights"]), plain.weights, atol=1e-12)
     np.testing.assert_allclose(w.models["output"].array(), plain.output, atol=1e-12)
-    assert w.heatmap_view._heads_shown == 0  # one head: no per-head maps
+    assert w.heatmap_view.heads_shown == 0  # one head: no per-head maps
     # scaling divides by sqrt(d_model) now
     assert state.scale and "√8" in w.heatmap_view.stages["logits"].title
 
@@ -255,7 +255,7 @@ def test_projections_off_is_simplified_attention(window, qtbot):
     settle(w)
     assert w.studio.state.projections
     assert find(w, QtWidgets.QTableView, "wQTable").isEnabled()
-    assert w.heatmap_view._heads_shown == 2
+    assert w.heatmap_view.heads_shown == 2
 
 
 def test_a_burst_of_spin_changes_is_one_repaint(window, qtbot, monkeypatch):

@@ -177,6 +177,27 @@ class CellOverlay(pg.GraphicsObject):
         self._overflow_path = _runs_path(self._overflow)
         self.update()
 
+    @property
+    def masked(self) -> np.ndarray:
+        """Which cells are drawn hatched (masked), (T, S) booleans; read-only."""
+        return self._read_only(self._masked)
+
+    @property
+    def overflow(self) -> np.ndarray:
+        """Which cells are drawn red as an overflow (inf/inf), (T, S) booleans; read-only."""
+        return self._read_only(self._overflow)
+
+    @property
+    def selected_row(self) -> int | None:
+        """The outlined query row (None: none)."""
+        return self._selected_row
+
+    @staticmethod
+    def _read_only(array: np.ndarray) -> np.ndarray:
+        view = array.view()
+        view.flags.writeable = False
+        return view
+
     def set_selected_row(self, row: int | None):
         """Outline query row ``row`` (None: no outline)."""
         self._selected_row = row

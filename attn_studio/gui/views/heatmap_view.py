@@ -130,6 +130,11 @@ class HeatmapView(QtWidgets.QWidget):
         for canvas in list(self.canvases.values()) + self.head_canvases:
             canvas.digits = self.digits
 
+    @property
+    def heads_shown(self) -> int:
+        """How many per-head heatmaps are laid out (0 with one head; -1 before the first render)."""
+        return self._heads_shown
+
     # -- rendering -----------------------------------------------------------
     def _heatmaps(self):
         return list(self.stages.values()) + self.head_maps[: max(self._heads_shown, 0)]
