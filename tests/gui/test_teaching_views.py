@@ -9,14 +9,19 @@ from attn_studio.formatting import format_number
 from attn_studio.gui import MainWindow
 
 
+WINDOW_PRESET = "animal"
+WINDOW_SIZE = (1366, 768)
+
+
 @pytest.fixture
-def win(qtbot):
-    w = MainWindow(preset="animal")
-    qtbot.addWidget(w)
-    w.resize(1366, 768)
-    w.show()
-    w.bridge.flush()
-    return w
+def win(shared_window):
+    # One window serves the module: it is put back to the animal example before each test,
+    # and the compare view's own controls to how they open.
+    view = shared_window.compare_view
+    view.mode_combo.setCurrentIndex(0)
+    view.temp_a.setValue(1.0)
+    view.temp_b.setValue(5.0)
+    return shared_window
 
 
 def _show(win, view):
