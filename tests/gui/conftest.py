@@ -11,7 +11,8 @@ and the shown tab can share one window instead::
 
 ``shared_window`` builds one window per module (its ``WINDOW_PRESET`` and
 ``WINDOW_SIZE``, if the module sets them) and puts it back before each test:
-the state it opened with, its size, the first view tab, nothing modified.
+undone to the state it opened with (so nothing to undo), its size, its view
+tab, nothing modified.
 Either way, when a test ends it fails if Qt logged a warning other than the
 offscreen platform's harmless "does not support propagateSizeHints()".
 (pytest-qt captures Qt messages only while pytest captures output: under
@@ -98,9 +99,15 @@ def shared_window(_module_window, qtlog):
     if w.size() != start["size"]:
         w.resize(start["size"])
     w.view_tabs.setCurrentIndex(start["tab"])
-    if w.studio.state != start["state"]:
-        w.studio.set_state(start["state"])
-    w.studio.mark_saved()
+    studio, state = w.studio, start["state"]
+    # Undo back to the opening state: the state and an empty undo history, as in a new window.
+    while studio.can_undo:
+        studio.undo()
+    if studio.state != state:  # only the selection differs (it is not an edit), or history ran out
+        studio.select(query=state.query_index, head=state.head_index)
+    if studio.state != state:
+        studio.set_state(state)
+    studio.mark_saved()
     settle(w)
     yield w
     settle(w)

@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from gui_helpers import stage_maps, assert_result_matches, expected_result, find, settle, shown_image
 
 Qt = QtCore.Qt
+
+
+@pytest.fixture
+def window(shared_window):
+    # One window serves the module: undone to how it opened before each test.
+    return shared_window
 
 
 def click_checkbox(qtbot, box: QtWidgets.QCheckBox):
