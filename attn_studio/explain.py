@@ -80,7 +80,7 @@ def format_value(value, digits: int = DEFAULT_DIGITS) -> str:
     return format_vector(arr, digits, MAX_COMPONENTS)
 
 
-def _factor(x: float, digits: int = DEFAULT_DIGITS) -> str:
+def format_factor(x: float, digits: int = DEFAULT_DIGITS) -> str:
     """A factor of a product: negatives in parentheses, ``0.55×(−0.03)``."""
     text = format_number(x, digits)
     return f"({text})" if text.startswith(MINUS) else text
@@ -88,7 +88,7 @@ def _factor(x: float, digits: int = DEFAULT_DIGITS) -> str:
 
 def _sum_of_products(pairs, count_label: str, digits: int) -> str:
     """``a×b + c×d + …``, shortened to the first three and the last term when long."""
-    terms = [f"{_factor(a, digits)}×{_factor(b, digits)}" for a, b in pairs]
+    terms = [f"{format_factor(a, digits)}×{format_factor(b, digits)}" for a, b in pairs]
     if len(terms) <= MAX_TERMS:
         return " + ".join(terms) if terms else "0"
     return " + ".join(terms[:3]) + " + … + " + terms[-1] + f" ({len(terms)} {count_label})"

@@ -154,6 +154,11 @@ class Studio:
         return self._result
 
     @property
+    def used_weights(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
+        """``(w_q, w_k, w_v, w_o)`` the engine uses: identities and no W_O (None) with projections off."""
+        return _used_weights(self._state)
+
+    @property
     def x(self) -> np.ndarray:
         """Query-side inputs ``(Tq, d_model)``: embeddings (+ positions if on)."""
         return self._x[0]
@@ -500,14 +505,21 @@ def _inputs(s: StudioState) -> tuple[np.ndarray, np.ndarray]:
     return x, x_kv
 
 
+def _used_weights(s: StudioState) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
+    """``(w_q, w_k, w_v, w_o)`` the engine uses for state ``s``.
+
+    With projections off, the seeds' simplified attention: Q = K = V = X
+    (identities, one head) and no W_O (None).
+    """
+    if s.projections:
+        return s.w_q, s.w_k, s.w_v, s.w_o
+    eye = np.eye(s.d_model)[None]
+    return eye, eye, eye, None
+
+
 def _attend(s: StudioState, x: np.ndarray, x_kv: np.ndarray) -> MultiHeadResult:
     """The engine's multi-head attention for state ``s`` on inputs ``x``, ``x_kv``."""
-    if s.projections:
-        w_q, w_k, w_v, w_o = s.w_q, s.w_k, s.w_v, s.w_o
-    else:
-        # The seeds' simplified attention: Q = K = V = X, one head, no W_O.
-        w_q = w_k = w_v = np.eye(s.d_model)[None]
-        w_o = None
+    w_q, w_k, w_v, w_o = _used_weights(s)
     return multi_head_attention(
         x, w_q, w_k, w_v, w_o,
         x_kv=x_kv if s.cross else None,

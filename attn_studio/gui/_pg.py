@@ -1,17 +1,131 @@
-"""pyqtgraph, configured once before any item is created."""
+"""pyqtgraph, configured once before any item is created, and what figures change in it while drawing.
 
+``ExportMode`` reaches into pyqtgraph items (pens kept in ``opts``, an axis's
+``_pen``): those patches live here, next to the configuration, and nowhere else.
+"""
+
+import numpy as np
 import pyqtgraph as pg
+from PySide6 import QtCore, QtGui, QtWidgets
 
 # Arrays are (rows = queries, columns = keys), as the seeds print them.
 pg.setConfigOptions(imageAxisOrder="row-major", antialias=True, background="w", foreground="k")
 
-__all__ = ["pg", "cache_static"]
+__all__ = ["pg", "cache_static", "wider_pen", "ExportMode"]
 
 
 def cache_static(*items) -> None:
     """Paint ``items`` from a device pixmap cache: axes and fixed curves change
     rarely, and replaying their drawing on every repaint costs a frame."""
-    from PySide6 import QtWidgets
-
     for item in items:
         item.setCacheMode(QtWidgets.QGraphicsItem.DeviceCoordinateCache)
+
+
+def wider_pen(pen, factor: float, flat: bool = False):
+    """``pen`` ``factor`` times as wide if it is cosmetic (else as it is)."""
+    if not isinstance(pen, QtGui.QPen) or not pen.isCosmetic() or pen.style() == QtCore.Qt.NoPen:
+        return pen
+    pen = QtGui.QPen(pen)
+    pen.setWidthF(max(pen.widthF(), 1.0) * factor)
+    if flat:
+        # Axes draw zero-length ticks (TokenAxis): a wide square cap would turn them into dots.
+        pen.setCapStyle(QtCore.Qt.FlatCap)
+    return pen
+
+
+class ExportMode:
+    """While drawing a figure: no item caches, pyqtgraph export mode, cosmetic pens × ``pen_scale``.
+
+    Everything is put back in ``__exit__``, whatever happened.
+    """
+
+    def __init__(self, scenes, pen_scale: float):
+        self.scenes = scenes
+        self.pen_scale = pen_scale
+        self._undo: list = []
+
+    def __enter__(self):
+        try:
+            self._enter()
+        except BaseException:
+            self.__exit__(None, None, None)
+            raise
+        return self
+
+    def _enter(self):
+        factor = self.pen_scale
+        for scene in self.scenes:
+            for item in scene.items():
+                mode = item.cacheMode()
+                if mode != QtWidgets.QGraphicsItem.NoCache:
+                    item.setCacheMode(QtWidgets.QGraphicsItem.NoCache)
+                    self._undo.append(lambda item=item, mode=mode: item.setCacheMode(mode))
+                if isinstance(item, pg.GraphicsItem) and hasattr(item, "setExportMode"):
+                    # resolutionScale stays 1: inside QWidget.render the export scale is part of the
+                    # painter's base transform, which survives the items' resetTransform().
+                    item.setExportMode(True, {"antialias": True, "resolutionScale": 1.0})
+                    self._undo.append(lambda item=item: item.setExportMode(False))
+                if factor == 1.0:
+                    continue
+                if isinstance(item, pg.PlotDataItem):
+                    # Its options are the curve's source: a view change while drawing re-applies them.
+                    keys = [k for k in ("pen", "shadowPen", "symbolPen") if isinstance(item.opts.get(k), QtGui.QPen)]
+                    old = {k: item.opts[k] for k in keys}
+                    item.opts.update({k: wider_pen(v, factor) for k, v in old.items()})
+
+                    def restore(item=item, old=old):
+                        item.opts.update(old)
+                    self._undo.append(restore)
+                elif isinstance(item, pg.AxisItem):
+                    pen, tick = item._pen, item._tickPen
+                    item._pen = wider_pen(item.pen(), factor, flat=True)
+                    item._tickPen = wider_pen(item.tickPen(), factor, flat=True) if tick is not None else None
+                    item.picture = None
+                    item.update()
+
+                    def restore(item=item, pen=pen, tick=tick):
+                        item._pen, item._tickPen = pen, tick
+                        item.picture = None
+                        item.update()
+                    self._undo.append(restore)
+                elif isinstance(item, pg.PlotCurveItem):
+                    pen, shadow = item.opts.get("pen"), item.opts.get("shadowPen")
+                    item.opts["pen"], item.opts["shadowPen"] = wider_pen(pen, factor), wider_pen(shadow, factor)
+                    item.update()
+
+                    def restore(item=item, pen=pen, shadow=shadow):
+                        item.opts["pen"], item.opts["shadowPen"] = pen, shadow
+                        item.update()
+                    self._undo.append(restore)
+                elif isinstance(item, pg.InfiniteLine):
+                    pen, current = item.pen, item.currentPen
+                    item.pen, item.currentPen = wider_pen(pen, factor), wider_pen(current, factor)
+                    item.update()
+
+                    def restore(item=item, pen=pen, current=current):
+                        item.pen, item.currentPen = pen, current
+                        item.update()
+                    self._undo.append(restore)
+                elif isinstance(item, pg.ScatterPlotItem):
+                    pen = item.opts.get("pen")
+                    spots = item.data["pen"].copy()
+                    item.opts["pen"] = wider_pen(pen, factor)
+                    item.data["pen"] = np.array([wider_pen(p, factor) for p in spots] + [None], dtype=object)[:-1]
+                    item.invalidate()
+
+                    def restore(item=item, pen=pen, spots=spots):
+                        item.opts["pen"] = pen
+                        if len(item.data) == len(spots):
+                            item.data["pen"] = spots
+                        item.invalidate()
+                    self._undo.append(restore)
+        return self
+
+    def __exit__(self, *exc):
+        while self._undo:
+            undo = self._undo.pop()
+            try:
+                undo()
+            except RuntimeError:  # the item was deleted meanwhile: nothing to restore
+                pass
+        return False

@@ -211,6 +211,11 @@ class TrainedModel:
         return (f"TrainedModel({self.name!r}, kind={self.kind!r}, layers={self.layers}, "
                 f"heads={self.heads}, d_model={self.d_model})")
 
+    @property
+    def weights(self) -> ModelWeights:
+        """The trained arrays as read from the file (read-only; edits never change them)."""
+        return self._weights
+
     # -- the trained numbers, for tables -------------------------------------------------
 
     def head_weights(self, layer: int, head: int, edits: Edits | None = None) -> dict[str, np.ndarray]:

@@ -1,20 +1,36 @@
 """Fixtures for the GUI tests: the real MainWindow, offscreen, checked for Qt warnings.
 
-Every test builds its own window (opening on the "journey" preset) and, when
-it ends, fails if Qt logged a warning other than the offscreen platform's
-harmless "does not support propagateSizeHints()". (pytest-qt captures Qt
-messages only while pytest captures output: under ``-s`` the check is off.)
+``window`` builds a fresh window for each test (opening on the "journey"
+preset). Building one costs far more than most tests (about 25 plots), so a
+module whose tests change nothing but the Studio's state, the window's size
+and the shown tab can share one window instead::
+
+    @pytest.fixture
+    def window(shared_window):
+        return shared_window
+
+``shared_window`` builds one window per module (its ``WINDOW_PRESET`` and
+``WINDOW_SIZE``, if the module sets them) and puts it back before each test:
+undone to the state it opened with (so nothing to undo), its size, its view
+tab, nothing modified.
+Either way, when a test ends it fails if Qt logged a warning other than the
+offscreen platform's harmless "does not support propagateSizeHints()".
+(pytest-qt captures Qt messages only while pytest captures output: under
+``-s`` the check is off.)
 """
 
 from __future__ import annotations
 
 import pytest
-from PySide6 import QtCore
+from PySide6 import QtCore, QtTest
 
 from gui_helpers import settle
 
-# The one message the offscreen platform logs on show() (see DESIGN.md, "Known traps").
-IGNORED_QT_MESSAGES = ("This plugin does not support propagateSizeHints()",)
+# What the offscreen platform logs on show() (see DESIGN.md, "Known traps") and when a
+# menu pops up: it has no window stacking and no keyboard to grab. Harmless there.
+IGNORED_QT_MESSAGES = ("This plugin does not support propagateSizeHints()",
+                       "This plugin does not support raise()",
+                       "This plugin does not support grabbing the keyboard")
 
 
 def _unexpected(records) -> list[str]:
@@ -28,8 +44,14 @@ def _unexpected(records) -> list[str]:
     return bad
 
 
+def _check_messages(qtlog) -> None:
+    unexpected = _unexpected(qtlog.records)
+    assert not unexpected, "unexpected Qt messages:\n" + "\n".join(unexpected)
+
+
 @pytest.fixture
 def window(qtbot, qtlog):
+    """A new window for this test alone."""
     from attn_studio.gui.window import MainWindow
 
     w = MainWindow()
@@ -39,6 +61,54 @@ def window(qtbot, qtlog):
     settle(w)
     yield w
     settle(w)
-    unexpected = _unexpected(qtlog.records)
-    assert not unexpected, "unexpected Qt messages:\n" + "\n".join(unexpected)
+    _check_messages(qtlog)
 
+
+fresh_window = window
+"""A new window for this test alone, also where a module's ``window`` is the shared one."""
+
+
+@pytest.fixture(scope="module")
+def _module_window(request, qapp, tmp_path_factory):
+    """One MainWindow for a whole module, with its own settings folder; closed after the module."""
+    from attn_studio.gui.window import MainWindow
+
+    preset = getattr(request.module, "WINDOW_PRESET", None)
+    size = getattr(request.module, "WINDOW_SIZE", None)
+    with pytest.MonkeyPatch.context() as patch:
+        # Built before any test's own data folder is set: give it one of its own.
+        patch.setenv("ATTN_STUDIO_DATA_DIR", str(tmp_path_factory.mktemp("shared-window-data")))
+        w = MainWindow(preset=preset) if preset else MainWindow()
+        if size is not None:
+            w.resize(*size)
+        w.show()
+        QtTest.QTest.qWaitForWindowExposed(w)
+        settle(w)
+        start = {"state": w.studio.state, "size": w.size(), "tab": w.view_tabs.currentIndex()}
+        yield w, start
+        w.studio.mark_saved()  # nothing to ask about on closing
+        w.close()
+        w.deleteLater()
+        settle(w)
+
+
+@pytest.fixture
+def shared_window(_module_window, qtlog):
+    """The module's window, put back as it opened: state, size, shown tab, not modified."""
+    w, start = _module_window
+    if w.size() != start["size"]:
+        w.resize(start["size"])
+    w.view_tabs.setCurrentIndex(start["tab"])
+    studio, state = w.studio, start["state"]
+    # Undo back to the opening state: the state and an empty undo history, as in a new window.
+    while studio.can_undo:
+        studio.undo()
+    if studio.state != state:  # only the selection differs (it is not an edit), or history ran out
+        studio.select(query=state.query_index, head=state.head_index)
+    if studio.state != state:
+        studio.set_state(state)
+    studio.mark_saved()
+    settle(w)
+    yield w
+    settle(w)
+    _check_messages(qtlog)

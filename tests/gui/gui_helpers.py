@@ -90,3 +90,12 @@ def shown_image(heatmap) -> np.ndarray:
 
 def axis_tokens(axis) -> list[str]:
     return [text for _, text in axis.labels()]
+
+
+def bring_forward(widget) -> None:
+    """Select the tabs that hold ``widget`` (as a person would click them), innermost first."""
+    child, parent = widget, widget.parentWidget()
+    while parent is not None:
+        if isinstance(parent, QtWidgets.QStackedWidget):
+            parent.setCurrentWidget(child)
+        child, parent = parent, parent.parentWidget()

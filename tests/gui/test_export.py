@@ -17,12 +17,18 @@ import pytest
 from PySide6 import QtGui, QtWidgets
 
 from attn_studio.engine import tokenize
-from attn_studio.gui import export
+from attn_studio.gui import export, figures
 from attn_studio.gui.export import ExportError
 from attn_studio.state import StudioState
 from gui_helpers import settle
 
 SVG_NS = "{http://www.w3.org/2000/svg}"
+
+
+@pytest.fixture
+def window(shared_window):
+    # Figures change nothing but the Studio's state: one window serves the module.
+    return shared_window
 
 
 def rgb(image: QtGui.QImage) -> np.ndarray:
@@ -205,7 +211,7 @@ def test_a_failed_export_leaves_the_old_file_intact(window, tmp_path, monkeypatc
     def broken(*args, **kwargs):
         raise RuntimeError("drawing failed")
 
-    monkeypatch.setattr(export, "render_panel", broken)
+    monkeypatch.setattr(figures, "render_panel", broken)
     with pytest.raises(RuntimeError):
         export.export_png(export.find_panel(window, "heatmaps"), path)
     assert path.read_bytes() == b"the lecture's figure"
@@ -226,46 +232,17 @@ def test_copy_figure_puts_an_image_and_its_svg_on_the_clipboard(window):
 # -- matrices ------------------------------------------------------------------------
 
 
-def test_csv_round_trips_to_the_same_numbers():
-    array = np.array([[1 / 3, -1e-12, 1e300], [0.0, -2.5, np.pi]])
-    rows = ["a,b", 'say "hi"']
-    cols = ["d1", "d 2", "d;3"]
-    text = export.matrix_to_csv(array, rows, cols)
-    table = list(csv.reader(io.StringIO(text)))
-    assert table[0] == [""] + cols
-    assert [r[0] for r in table[1:]] == rows
-    back = np.array([[float(v) for v in r[1:]] for r in table[1:]])
-    np.testing.assert_array_equal(back, array)
-    with pytest.raises(ExportError):
-        export.matrix_to_csv(array, ["only one"], cols)
+def test_the_old_names_still_lead_to_their_new_rooms():
+    # The window and the command line call export.<name>; each is the very function of its room.
+    from attn_studio import matrices
 
-
-def test_latex_is_a_bmatrix():
-    array = np.arange(12, dtype=float).reshape(3, 4) / 7
-    text = export.matrix_to_latex(array)
-    assert text.startswith("\\begin{bmatrix}") and text.rstrip().endswith("\\end{bmatrix}")
-    assert text.count("&") == 3 * 3
-    assert text.count("\\\\") == 2
-    assert "0.1429" in text
-    masked = export.matrix_to_latex(np.array([[0.5, -np.inf]]))
-    assert "-\\infty" in masked
-
-
-def test_matrices_save_as_csv_npy_npz(tmp_path):
-    array = np.array([[0.1, 0.2, 0.3], [0.4, 0.5, 0.6]])
-    rows, cols = ["Your", "journey"], ["x1", "x2", "x3"]
-    export.save_matrix(tmp_path / "w.npz", array, rows, cols)
-    with np.load(tmp_path / "w.npz", allow_pickle=False) as data:
-        np.testing.assert_array_equal(data["array"], array)
-        assert list(data["row_labels"]) == rows and list(data["col_labels"]) == cols
-    export.save_matrix(tmp_path / "w.npy", array, rows, cols)
-    np.testing.assert_array_equal(np.load(tmp_path / "w.npy", allow_pickle=False), array)
-    export.save_matrix(tmp_path / "w.csv", array, rows, cols)
-    assert (tmp_path / "w.csv").read_text(encoding="utf-8") == export.matrix_to_csv(array, rows, cols)
-    with pytest.raises(ExportError, match="format"):
-        export.save_matrix(tmp_path / "w.xlsx", array, rows, cols)
-    with pytest.raises(ExportError, match="does not exist"):
-        export.save_matrix(tmp_path / "missing" / "w.csv", array, rows, cols)
+    for name in ("ExportError", "check_output_path", "matrix_to_csv", "matrix_to_latex", "save_matrix",
+                 "studio_arrays", "save_arrays"):
+        assert getattr(export, name) is getattr(matrices, name), name
+    for name in ("Panel", "find_panel", "show_panel", "export_figure", "copy_figure", "figure_format",
+                 "resolve_scale", "render_panel", "png_bytes", "check_panel_name", "setting_title"):
+        assert getattr(export, name) is getattr(figures, name), name
+    assert set(export.__all__) <= set(dir(export))
 
 
 def test_a_table_saves_with_its_headers(window, tmp_path):
@@ -278,25 +255,59 @@ def test_a_table_saves_with_its_headers(window, tmp_path):
     np.testing.assert_array_equal(np.array([[float(v) for v in r[1:]] for r in table[1:]]), array)
 
 
-def test_the_whole_model_saves_as_npz(window, tmp_path):
-    window.studio.update(projections=True, heads=2, causal=True)
-    arrays = export.studio_arrays(window.studio)
-    for key in ("x", "w_q", "w_k", "w_v", "w_o", "q", "k", "v", "scores", "logits", "weights",
-                "head_outputs", "concat", "output"):
-        assert key in arrays, key
-    np.testing.assert_allclose(arrays["concat"] @ arrays["w_o"], arrays["output"], atol=1e-12)
-    export.save_arrays(tmp_path / "model.npz", arrays)
-    with np.load(tmp_path / "model.npz", allow_pickle=False) as data:
-        np.testing.assert_array_equal(data["weights"], window.studio.result.weights)
-        assert list(data["tokens"]) == window.studio.state.tokens
-    # Without projections the engine used Q = K = V = X: the file says so with identities.
-    window.studio.update(projections=False)
-    arrays = export.studio_arrays(window.studio)
-    np.testing.assert_allclose(arrays["q"][0], arrays["x"], atol=1e-12)
-    np.testing.assert_allclose(arrays["concat"] @ arrays["w_o"], arrays["output"], atol=1e-12)
-
-
 def test_copy_latex_puts_text_on_the_clipboard(qtbot):
     text = export.copy_latex(np.eye(2))
     assert QtWidgets.QApplication.clipboard().text() == text
     assert "\\begin{bmatrix}" in text
+
+
+def outline_pixels(image: QtGui.QImage, colour: QtGui.QColor) -> int:
+    """How many pixels are (nearly) the selected row's outline colour."""
+    pixels = rgb(image)
+    target = np.array([colour.red(), colour.green(), colour.blue()])
+    return int((np.abs(pixels - target).sum(axis=2) < 40).sum())
+
+
+def svg_texts(svg: bytes) -> list[str]:
+    return ["".join(t.itertext()).strip() for t in ET.fromstring(svg).iter(f"{SVG_NS}text")]
+
+
+def test_a_figure_has_every_token_label_and_no_on_screen_marks(fresh_window):
+    # A window of its own: the test resizes it to find where the labels just stop fitting.
+    window = fresh_window
+    window.studio.update(projections=True, heads=4)
+    settle(window)
+    view = window.heatmap_view
+    first = view.head_maps[0]
+    outline = first.overlay.outline
+    tokens = window.studio.state.tokens
+    # Narrow the window until head 1's column axis no longer has room for every token on
+    # screen (it then shows every other one), but only just: a smaller font fits them all.
+    thinned = False
+    for width in range(1500, 700, -20):
+        window.resize(width, 800)
+        settle(window)
+        if first.bottom_axis.visible_step() > 1:
+            thinned = True
+            break
+    assert thinned, "the head's axis never had to thin its labels"
+    # On screen: head 1 (the one the stages show) is marked and the query row outlined.
+    on_screen = view.head_canvases[0].grab().toImage()
+    assert first.title.endswith("◀")
+    assert outline_pixels(on_screen, outline) > 50
+    assert first.bottom_axis.shown_step > 1
+    panel = export.find_panel(window, "head:1")
+    image = export.render_panel(panel, scale=2, title="")
+    assert outline_pixels(image, outline) == 0
+    texts = svg_texts(export.svg_bytes(panel, title=""))
+    assert not any("◀" in t for t in texts), texts
+    # Every token twice: as a row label and as a column label.
+    for token in tokens:
+        assert texts.count(token) >= 2, (token, texts)
+    whole = svg_texts(export.svg_bytes(export.find_panel(window, "heatmaps"), title=""))
+    assert "head 1" in whole and not any("◀" in t for t in whole)
+    # The window is as it was: the mark, the outline and the thinned labels are back.
+    assert first.title.endswith("◀")
+    settle(window)
+    assert outline_pixels(view.head_canvases[0].grab().toImage(), outline) > 50
+    assert first.bottom_axis.shown_step > 1

@@ -9,14 +9,19 @@ from attn_studio.formatting import format_number
 from attn_studio.gui import MainWindow
 
 
+WINDOW_PRESET = "animal"
+WINDOW_SIZE = (1366, 768)
+
+
 @pytest.fixture
-def win(qtbot):
-    w = MainWindow(preset="animal")
-    qtbot.addWidget(w)
-    w.resize(1366, 768)
-    w.show()
-    w.bridge.flush()
-    return w
+def win(shared_window):
+    # One window serves the module: it is put back to the animal example before each test,
+    # and the compare view's own controls to how they open.
+    view = shared_window.compare_view
+    view.mode_combo.setCurrentIndex(0)
+    view.temp_a.setValue(1.0)
+    view.temp_b.setValue(5.0)
+    return shared_window
 
 
 def _show(win, view):
@@ -99,7 +104,7 @@ def test_heads_summary_shows_concat_wo_and_output(win):
     np.testing.assert_allclose(view.maps["w_o"].image.image, win.studio.state.w_o)
     np.testing.assert_allclose(view.maps["output"].image.image, r.concat @ win.studio.state.w_o)
     # head blocks of the concatenation are separated
-    lines = [ln.value() for ln in view._separators if ln.isVisible()]
+    lines = view.separators
     assert lines == [1.5, 3.5]
 
 
@@ -152,7 +157,7 @@ def test_naive_softmax_overflow_is_shown_as_overflow_beside_the_stable_result(qt
     assert overflow.any()  # exp(1600) is inf: the naive softmax fails here
     hm = w.heatmap_view.stages["weights"]
     assert np.array_equal(hm.overflow, overflow)
-    assert np.array_equal(hm.overlay._overflow, overflow)
+    assert np.array_equal(hm.overlay.overflow, overflow)
     assert "overflowed" in w.heatmap_view.header.text()
     stable = w.heatmap_view.stages["stable"]
     assert w.heatmap_view.canvases["stable"].isVisible()

@@ -3,12 +3,21 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from attn_studio.engine import tokenize
-from gui_helpers import stage_maps, assert_result_matches, axis_tokens, expected_inputs, expected_result, find, settle, shown_image
+from gui_helpers import bring_forward, stage_maps, assert_result_matches, axis_tokens, expected_inputs, expected_result, find, settle, shown_image
 
 Qt = QtCore.Qt
+
+
+@pytest.fixture
+def window(shared_window):
+    # One window serves the module: undone to how it opened before each test, with the
+    # embedding table in front (a test may have switched to a weight table).
+    bring_forward(find(shared_window, QtWidgets.QTableView, "embeddingTable"))
+    return shared_window
 
 
 def row_headers(model) -> list[str]:
@@ -125,12 +134,18 @@ def test_edit_sticks_to_the_word_everywhere_it_appears(window, qtbot):
     assert_result_matches(w.studio, expected_result(w.studio.state))
 
 
+def open_editor(table) -> QtWidgets.QLineEdit | None:
+    """The table's open cell editor (a closed one from an earlier edit may linger, hidden)."""
+    shown = [e for e in table.findChildren(QtWidgets.QLineEdit) if e.isVisible()]
+    return shown[0] if shown else None
+
+
 def _open_editor(qtbot, table, index, first_key: str) -> QtWidgets.QLineEdit:
     """Select a cell and start typing: the table opens its editor with the first key in it."""
     table.setFocus()
     table.setCurrentIndex(index)
     qtbot.keyClicks(table, first_key)
-    editor = table.findChild(QtWidgets.QLineEdit)
+    editor = open_editor(table)
     assert editor is not None and editor.isVisible(), "typing on a cell did not open an editor"
     return editor
 
@@ -164,7 +179,7 @@ def test_double_click_edit_of_a_weight_table(window, qtbot):
     model = table.model()
     index = model.index(1, 2)
     table.edit(index)  # what a double click does
-    editor = table.findChild(QtWidgets.QLineEdit)
+    editor = open_editor(table)
     assert editor is not None
     editor.selectAll()
     # The typographic minus of slides is accepted. QTest.keyClicks aborts the

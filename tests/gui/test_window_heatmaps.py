@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from gui_helpers import stage_maps, assert_result_matches, expected_result, find, settle, shown_image
 
 Qt = QtCore.Qt
+
+
+@pytest.fixture
+def window(shared_window):
+    # One window serves the module: undone to how it opened before each test.
+    return shared_window
 
 
 def click_checkbox(qtbot, box: QtWidgets.QCheckBox):
@@ -56,7 +63,7 @@ def test_causal_mask_blanks_the_future(window, qtbot):
         image = shown_image(heatmap)
         assert np.all(np.isnan(image[future])), key
         assert not np.any(np.isnan(image[~future])), key
-        np.testing.assert_array_equal(heatmap.overlay._masked, future)
+        np.testing.assert_array_equal(heatmap.overlay.masked, future)
     np.testing.assert_allclose(shown_image(w.heatmap_view.stages["weights"])[~future], want["weights"][0][~future])
     assert "causal" in w.heatmap_view.header.text()
 
@@ -64,7 +71,7 @@ def test_causal_mask_blanks_the_future(window, qtbot):
     settle(w)
     assert not w.studio.state.causal
     assert not np.any(np.isnan(shown_image(w.heatmap_view.stages["weights"])))
-    assert not w.heatmap_view.stages["weights"].overlay._masked.any()
+    assert not w.heatmap_view.stages["weights"].overlay.masked.any()
 
 
 def test_masked_cells_look_different_from_zero_weight(window, qtbot):
@@ -135,7 +142,7 @@ def test_head_count_follows_the_spin_box(window, qtbot):
         shown = visible_head_maps(view)
         # one head: the stage heatmaps say it all; more: one heatmap per head
         expected_shown = heads if heads > 1 else 0
-        assert view._heads_shown == expected_shown
+        assert view.heads_shown == expected_shown
         assert len(shown) == expected_shown
         assert view.heads_widget.isVisible() == (heads > 1)
         for i, hm in enumerate(shown):
@@ -206,7 +213,7 @@ def click_row(w, qtbot, target_row, col):
     assert w.studio.state.query_index == target_row
     assert query.currentIndex() == target_row
     for hm in dict(stage_maps(view)).values():
-        assert hm.overlay._selected_row == target_row
+        assert hm.overlay.selected_row == target_row
     assert f"“{w.studio.state.query_tokens[target_row]}”" in view.header.text()
     # selecting is not an edit
     assert not w.studio.can_undo
@@ -217,7 +224,7 @@ def test_clicking_a_head_heatmap_selects_head_and_query(window, qtbot):
     w.load_preset("animal")
     settle(w)
     view = w.heatmap_view
-    assert view._heads_shown == 2
+    assert view.heads_shown == 2
     heatmap, canvas = view.head_maps[1], view.head_canvases[1]
     pos = cell_pos(canvas, heatmap, 3, 3)
     qtbot.mouseClick(canvas.viewport(), Qt.LeftButton, pos=pos)

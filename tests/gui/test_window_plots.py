@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from PySide6 import QtCore, QtWidgets
 
 from attn_studio.formatting import format_number
 from gui_helpers import find, settle
 
 Qt = QtCore.Qt
+
+
+@pytest.fixture
+def window(shared_window):
+    # These tests change the Studio's state and the window's size only: one window serves the module.
+    return shared_window
 
 
 def marker_xy(plot) -> tuple[np.ndarray, np.ndarray]:

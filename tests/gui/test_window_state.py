@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from attn_studio.engine import attention, tokenize
@@ -10,6 +11,12 @@ from attn_studio.session import load_preset, preset_names
 from gui_helpers import stage_maps, assert_result_matches, expected_embeddings, expected_inputs, expected_result, find, settle, shown_image
 
 Qt = QtCore.Qt
+
+
+@pytest.fixture
+def window(shared_window):
+    # One window serves the module: undone to how it opened before each test.
+    return shared_window
 
 
 def test_undo_redo_restore_state_and_widgets(window, qtbot):
@@ -148,9 +155,10 @@ def test_bank_preset_shows_the_seed_numbers(window):
     assert texts[0] == "\u22120.1061"  # a true minus sign, as the seed prints it
 
 
-def test_presets_by_keyboard(window, qtbot):
+def test_presets_by_keyboard(fresh_window, qtbot):
     """Arrow keys on the focused preset box load each preset in turn."""
-    w = window
+    # A new window: the preset combo starts on the example the window opened with.
+    w = fresh_window
     combo = find(w, QtWidgets.QComboBox, "presetCombo")
     combo.setFocus()
     names = preset_names()
@@ -247,7 +255,7 @@ def test_projections_off_is_simplified_attention(window, qtbot):
     np.testing.assert_allclose(result.output, plain.output, atol=1e-12)
     np.testing.assert_allclose(shown_image(w.heatmap_view.stages["weights"]), plain.weights, atol=1e-12)
     np.testing.assert_allclose(w.models["output"].array(), plain.output, atol=1e-12)
-    assert w.heatmap_view._heads_shown == 0  # one head: no per-head maps
+    assert w.heatmap_view.heads_shown == 0  # one head: no per-head maps
     # scaling divides by sqrt(d_model) now
     assert state.scale and "√8" in w.heatmap_view.stages["logits"].title
 
@@ -255,7 +263,7 @@ def test_projections_off_is_simplified_attention(window, qtbot):
     settle(w)
     assert w.studio.state.projections
     assert find(w, QtWidgets.QTableView, "wQTable").isEnabled()
-    assert w.heatmap_view._heads_shown == 2
+    assert w.heatmap_view.heads_shown == 2
 
 
 def test_a_burst_of_spin_changes_is_one_repaint(window, qtbot, monkeypatch):

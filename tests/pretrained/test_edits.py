@@ -79,9 +79,9 @@ def test_replacing_w_q_changes_that_head_as_the_formula_says(model):
     # bias, the unchanged keys; scaled dot product, softmax.
     x = run.hidden_states[layer]
     if model.kind == "gpt2":
-        gamma, beta = model._weights.layers[layer].ln_1
+        gamma, beta = model.weights.layers[layer].ln_1
         x = (x - x.mean(-1, keepdims=True)) / np.sqrt(x.var(-1, keepdims=True) + model.config.eps) * gamma + beta
-    q = x @ new_w_q + model._weights.layers[layer].b_q[head]
+    q = x @ new_w_q + model.weights.layers[layer].b_q[head]
     logits = q @ run.k[layer, head].T / np.sqrt(model.d_head)
     if model.kind == "gpt2":
         logits[np.triu(np.ones_like(logits, dtype=bool), 1)] = -np.inf
@@ -91,7 +91,7 @@ def test_replacing_w_q_changes_that_head_as_the_formula_says(model):
     np.testing.assert_array_equal(edited.attentions[layer, others], run.attentions[layer, others])
     np.testing.assert_array_equal(edited.attentions[:layer], run.attentions[:layer])
     # The trained weights themselves are untouched, and reset brings them back.
-    np.testing.assert_array_equal(model.head_weights(layer, head)["q"], model._weights.layers[layer].w_q[head])
+    np.testing.assert_array_equal(model.head_weights(layer, head)["q"], model.weights.layers[layer].w_q[head])
     reset = edited.rerun(edited.edits.reset_head(layer, head))
     np.testing.assert_allclose(reset.attentions, run.attentions, atol=1e-14)
 

@@ -139,8 +139,8 @@ def test_long_dot_products_show_first_three_and_last_terms():
     assert " + … + " in text and "(8 terms)" in text
     q, k = r.q[0, 1], r.k[0, 2]
     terms = text.split(" = ")[1]
-    assert terms.startswith(f"{explain._factor(q[0])}×{explain._factor(k[0])} + ")
-    assert f"+ … + {explain._factor(q[7])}×{explain._factor(k[7])} (8 terms)" in terms
+    assert terms.startswith(f"{explain.format_factor(q[0])}×{explain.format_factor(k[0])} + ")
+    assert f"+ … + {explain.format_factor(q[7])}×{explain.format_factor(k[7])} (8 terms)" in terms
     assert f"= {fmt(float(np.dot(q, k)))}" in text
 
 

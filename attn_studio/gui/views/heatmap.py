@@ -8,6 +8,8 @@ the cells rather than one graphics item per cell.
 
 from __future__ import annotations
 
+import contextlib
+import weakref
 from dataclasses import dataclass
 
 import numpy as np
@@ -24,6 +26,45 @@ MIN_TEXT_PX = 7.0   # below this the values are not drawn (the colours still are
 MASK_FILL = QtGui.QColor(200, 200, 200)
 OVERFLOW_FILL = QtGui.QColor(200, 30, 30)
 MASK_HATCH = QtGui.QColor(120, 120, 120)
+SHOWN_MARK = " ◀"   # after the title of the head the stages show: an on-screen pointer, not in figures
+MIN_EXPORT_LABEL_SCALE = 0.6  # a figure's token labels may shrink this far before some are left out
+
+_export_depth = 0
+_heatmaps: "weakref.WeakSet[Heatmap]" = weakref.WeakSet()
+
+
+@contextlib.contextmanager
+def exporting():
+    """While a figure is drawn: none of the on-screen-only marks, every token label.
+
+    Inside this context every heatmap leaves out the selected row's outline and
+    the shown head's ``◀``, and its axes draw every token label, in a smaller
+    font if that makes them fit (down to ``MIN_EXPORT_LABEL_SCALE``), instead
+    of every n-th. Everything is as it was when the context ends.
+    """
+    global _export_depth
+    _export_depth += 1
+    if _export_depth == 1:
+        _redraw_marks()
+    try:
+        yield
+    finally:
+        _export_depth -= 1
+        if _export_depth == 0:
+            _redraw_marks()
+
+
+def is_exporting() -> bool:
+    """True inside :func:`exporting`."""
+    return _export_depth > 0
+
+
+def _redraw_marks() -> None:
+    for heatmap in list(_heatmaps):
+        try:
+            heatmap.redraw_marks()
+        except RuntimeError:  # its Qt items were deleted with their window
+            pass
 
 
 def nice_ceil(m: float) -> float:
@@ -136,6 +177,27 @@ class CellOverlay(pg.GraphicsObject):
         self._overflow_path = _runs_path(self._overflow)
         self.update()
 
+    @property
+    def masked(self) -> np.ndarray:
+        """Which cells are drawn hatched (masked), (T, S) booleans; read-only."""
+        return self._read_only(self._masked)
+
+    @property
+    def overflow(self) -> np.ndarray:
+        """Which cells are drawn red as an overflow (inf/inf), (T, S) booleans; read-only."""
+        return self._read_only(self._overflow)
+
+    @property
+    def selected_row(self) -> int | None:
+        """The outlined query row (None: none)."""
+        return self._selected_row
+
+    @staticmethod
+    def _read_only(array: np.ndarray) -> np.ndarray:
+        view = array.view()
+        view.flags.writeable = False
+        return view
+
     def set_selected_row(self, row: int | None):
         """Outline query row ``row`` (None: no outline)."""
         self._selected_row = row
@@ -198,7 +260,7 @@ class CellOverlay(pg.GraphicsObject):
                         continue
                     painter.setPen(dark if self._dark_text[i, j] else light)
                     painter.drawText(rect, flags, self.cell_text(i, j))
-        if self._selected_row is not None and 0 <= self._selected_row < rows:
+        if self._selected_row is not None and 0 <= self._selected_row < rows and not is_exporting():
             rect = transform.mapRect(QtCore.QRectF(-0.5, self._selected_row - 0.5, cols, 1))
             pen = QtGui.QPen(self.outline, max(2.0, cell_h * 0.06))
             painter.setPen(pen)
@@ -265,16 +327,20 @@ class TokenAxis(pg.AxisItem):
 
     def visible_step(self) -> int:
         """Label every n-th token: as many as fit without overlapping at the current size."""
+        return max(1, int(np.ceil(self._crowding())))
+
+    def _crowding(self, font: QtGui.QFont | None = None) -> float:
+        """Room the labels need over the room they have (above 1: they would overlap)."""
         view = self.linkedView()
         if view is None or len(self._labels) < 2:
-            return 1
-        metrics = QtGui.QFontMetricsF(self.style.get("tickFont") or QtGui.QFont())
+            return 0.0
+        metrics = QtGui.QFontMetricsF(font or self.style.get("tickFont") or QtGui.QFont())
         a = self.mapFromScene(view.mapViewToScene(QtCore.QPointF(self._labels[0][0], self._labels[0][0])))
         b = self.mapFromScene(view.mapViewToScene(QtCore.QPointF(self._labels[1][0], self._labels[1][0])))
         spacing = abs(b.x() - a.x()) if self.orientation == "bottom" else abs(b.y() - a.y())
         # Slanted labels need their height / sin(45°) along the axis; upright ones their height.
         needed = metrics.height() * (1.45 if self.orientation == "bottom" else 1.05)
-        return max(1, int(np.ceil(needed / max(spacing, 1e-6))))
+        return needed / max(spacing, 1e-6)
 
     def drawPicture(self, p, axisSpec, tickSpecs, textSpecs):
         super().drawPicture(p, axisSpec, tickSpecs, [])
@@ -284,10 +350,21 @@ class TokenAxis(pg.AxisItem):
         font = self.style.get("tickFont")
         if font is not None:
             p.setFont(font)
+        step = self.visible_step()
+        if step > 1 and is_exporting():
+            # A figure carries every token: a smaller font rather than every n-th label, if that fits.
+            shrink = 1.0 / self._crowding(p.font())
+            if shrink >= MIN_EXPORT_LABEL_SCALE:
+                small = QtGui.QFont(p.font())
+                if small.pixelSize() > 0:
+                    small.setPixelSize(max(1, int(small.pixelSize() * shrink)))
+                else:
+                    small.setPointSizeF(small.pointSizeF() * shrink)
+                p.setFont(small)
+                step = 1
         p.setPen(self.textPen())
         metrics = QtGui.QFontMetricsF(p.font())
         bounds = self.boundingRect()
-        step = self.visible_step()
         self.shown_step = step
         for value, text in self._labels[::step]:
             point = self.mapFromScene(view.mapViewToScene(QtCore.QPointF(value, value)))
@@ -360,6 +437,7 @@ class Heatmap:
         self.plot.addItem(self.overlay)
         self.title = title
         self.plot.setTitle(title, size=presentation.title_size(), color=presentation.STYLE.theme.ink)
+        _heatmaps.add(self)
         self.bar = None  # the colour bar beside it, if any (set by its canvas)
         self.role = "weights" if cmap == WEIGHTS_CMAP else "scores"
         if self.role == "weights":
@@ -416,7 +494,22 @@ class Heatmap:
     def set_title(self, title: str):
         if title != self.title:
             self.title = title
-            self.plot.setTitle(title, size=presentation.title_size(), color=presentation.STYLE.theme.ink)
+            self._show_title()
+
+    def _show_title(self):
+        title = self.title
+        if is_exporting() and title.endswith(SHOWN_MARK):
+            title = title[: -len(SHOWN_MARK)]
+        self.plot.setTitle(title, size=presentation.title_size(), color=presentation.STYLE.theme.ink)
+
+    def redraw_marks(self):
+        """Draw the title, outline and labels again for the screen or a figure (see :func:`exporting`)."""
+        if self.title.endswith(SHOWN_MARK):
+            self._show_title()
+        for axis in (self.left_axis, self.bottom_axis):
+            axis.picture = None
+            axis.update()
+        self.overlay.update()
 
     def set_data(self, values: np.ndarray, *, masked: np.ndarray, row_labels: list[str], col_labels: list[str],
                  levels: tuple[float, float], selected_row: int | None = None):

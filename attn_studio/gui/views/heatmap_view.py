@@ -8,7 +8,7 @@ from PySide6 import QtCore, QtWidgets
 from ...explain import cell_tooltip, logits_title, scores_title, stable_weight_tooltip
 from ...formatting import DEFAULT_DIGITS, format_number
 from .._pg import cache_static, pg
-from .heatmap import SCORES_CMAP, WEIGHTS_CMAP, Heatmap, symmetric_levels
+from .heatmap import SCORES_CMAP, SHOWN_MARK, WEIGHTS_CMAP, Heatmap, symmetric_levels
 from ..widgets import caption_label, view_layout
 
 HEADS_PER_ROW = 4
@@ -130,6 +130,11 @@ class HeatmapView(QtWidgets.QWidget):
         for canvas in list(self.canvases.values()) + self.head_canvases:
             canvas.digits = self.digits
 
+    @property
+    def heads_shown(self) -> int:
+        """How many per-head heatmaps are laid out (0 with one head; -1 before the first render)."""
+        return self._heads_shown
+
     # -- rendering -----------------------------------------------------------
     def _heatmaps(self):
         return list(self.stages.values()) + self.head_maps[: max(self._heads_shown, 0)]
@@ -212,7 +217,7 @@ class HeatmapView(QtWidgets.QWidget):
         self._layout_heads(n_heads)
         for i in range(self._heads_shown):
             hm = self.head_maps[i]
-            hm.set_title(f"head {i + 1}" + (" ◀" if i == head else ""))
+            hm.set_title(f"head {i + 1}" + (SHOWN_MARK if i == head else ""))
             hm.set_axis_titles(row_title, col_title)
             hm.set_data(result.weights[i], masked=blocked, row_labels=q_tokens, col_labels=k_tokens,
                         levels=(0.0, 1.0), selected_row=selected)

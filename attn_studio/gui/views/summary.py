@@ -35,6 +35,11 @@ class HeadsSummaryView(QtWidgets.QWidget):
         # Vertical lines between the heads' blocks of the concatenation.
         self._separators: list[pg.InfiniteLine] = []
 
+    @property
+    def separators(self) -> list[float]:
+        """Where the visible lines between the heads' blocks of the concatenation are (column positions)."""
+        return [line.value() for line in self._separators if line.isVisible()]
+
     def set_digits(self, digits: int):
         """Write hover numbers with ``digits`` decimals (the precision setting)."""
         for canvas in self.canvases.values():
