@@ -420,7 +420,8 @@ class TrainedStudio:
         self._redo: list[tuple[TrainedState, Computed | None]] = []
         self._subscribers: list[Callable[[TrainedChange], None]] = []
         self._weights_with: dict[str, tuple[MultiHeadResult, np.ndarray]] = {}
-        first = Pending(self._retokenized(state, None), state, None, 0, frozenset({"sentence"}), record=False)
+        state = self._retokenized(state, None)  # the tokens always come from this model's tokenizer
+        first = Pending(state, state, None, 0, frozenset({"sentence"}), record=False)
         self._computed = self.compute(first)
         self._state = self._computed.state
         self._saved_state: TrainedState | None = self._state
@@ -453,21 +454,28 @@ class TrainedStudio:
 
     def _retokenized(self, state: TrainedState, old: TrainedState | None) -> TrainedState:
         """``state`` with its tokens from the model's tokenizer (refuses text longer than the positions)."""
-        changes = {}
-        if old is None or state.sentence != old.sentence or not state.tokens:
-            try:
-                tokens = self.model.encode(state.sentence).tokens
-            except ModelError as exc:
-                raise ModelError(f"the sentence: {exc}") from None
-            changes["tokens"] = tokens
-            changes["query_index"] = min(state.query_index, max(len(tokens) - 1, 0))
-        if old is None or state.second_sentence != old.second_sentence:
-            try:
-                changes["second_tokens"] = self.model.encode(state.second_sentence).tokens \
-                    if state.second_sentence else ()
-            except ModelError as exc:
-                raise ModelError(f"the second sentence: {exc}") from None
+        changes = self._token_changes({"sentence": state.sentence, "second_sentence": state.second_sentence,
+                                       "query_index": state.query_index}, old)
         return dataclasses.replace(state, **changes) if changes else state
+
+    def _token_changes(self, changes: dict, old: TrainedState | None) -> dict:
+        """The tokens (and a query index kept inside them) for new sentences in ``changes``."""
+        out = {}
+        for key, tokens_key in (("sentence", "tokens"), ("second_sentence", "second_tokens")):
+            if key not in changes or (old is not None and changes[key] == getattr(old, key)):
+                continue
+            text = check_text(key, changes[key])  # length first: never tokenize a huge text
+            label = "the sentence" if key == "sentence" else "the second sentence"
+            try:
+                tokens = self.model.encode(text).tokens if text or key == "sentence" else ()
+            except ModelError as exc:
+                raise ModelError(f"{label}: {exc}") from None
+            out[tokens_key] = tokens
+            if key == "sentence":
+                query = changes.get("query_index", old.query_index if old is not None else 0)
+                if isinstance(query, (int, np.integer)) and not isinstance(query, bool):
+                    out["query_index"] = min(int(query), max(len(tokens) - 1, 0))
+        return out
 
     # -- reading ---------------------------------------------------------------
     @property
@@ -605,16 +613,21 @@ class TrainedStudio:
         """Validate ``changes`` (field names of :class:`TrainedState`) and tokenize; cheap, GUI thread.
 
         Raises ``StateError`` / ``ModelError`` (e.g. a text longer than the
-        model's positions) and changes nothing. Every call makes earlier
-        pending changes stale.
+        model's positions) and changes nothing. A change of more than the
+        selection makes every earlier pending change stale; a selection-only
+        change does not (a result computed meanwhile is installed with the new
+        selection kept).
         """
+        if "tokens" in changes or "second_tokens" in changes:
+            raise StateError("the tokens follow the sentences; change the sentence instead")
+        changes = {**changes, **self._token_changes(changes, self._state)}
         return self._prepare(self._state.replace(**changes), coalesce=coalesce)
 
     def _prepare(self, new: TrainedState, *, coalesce: str | None = None, record: bool = True) -> Pending:
-        new = self._retokenized(new, self._state)
-        self._generation += 1
-        return Pending(new, self._state, self._computed, self._generation,
-                       new.changed_fields(self._state), coalesce, record)
+        changed = new.changed_fields(self._state)
+        if not changed <= SELECTION_FIELDS:
+            self._generation += 1
+        return Pending(new, self._state, self._computed, self._generation, changed, coalesce, record)
 
     def compute(self, pending: Pending) -> Computed:
         """Run the engine for ``pending.state``; pure and thread-safe (see the module docstring).
@@ -626,10 +639,8 @@ class TrainedStudio:
         s, base = pending.state, pending.base_computed
         m = self.model
         if base is not None and base.state.sentence == s.sentence:
-            old = base.state
-            if not (pending.changed - SELECTION_FIELDS) or (
-                    old.edits is s.edits and not (pending.changed & (_TEXT_FIELDS | _SECOND_FIELDS | {"edits"}))):
-                return dataclasses.replace(base, pending=pending)
+            if not pending.changed & (_TEXT_FIELDS | _SECOND_FIELDS | {"edits"}):
+                return dataclasses.replace(base, pending=pending)  # nothing the engine computes changed
             trained_run = base.trained_run
             run = base.run.rerun(s.edits)
         else:
@@ -653,8 +664,18 @@ class TrainedStudio:
         ``prepare`` was made, or the state changed since it was prepared).
         """
         p = computed.pending
-        if p.generation != self._generation or p.base is not self._state:
+        if p.generation != self._generation:
             return False
+        if p.base is not self._state:
+            moved = self._state.changed_fields(p.base)
+            if not moved <= SELECTION_FIELDS or p.changed <= SELECTION_FIELDS:
+                return False
+            # The person moved the selection while this was computed: keep where they are now.
+            kept = {key: getattr(self._state, key) for key in moved}
+            if "query_index" in kept:
+                kept["query_index"] = min(kept["query_index"], max(len(p.state.tokens) - 1, 0))
+            p = dataclasses.replace(p, state=dataclasses.replace(p.state, **kept), base=self._state)
+            computed = dataclasses.replace(computed, pending=p)
         old = self._state
         changed = p.state.changed_fields(old)
         self._state, self._computed = p.state, computed
@@ -673,11 +694,14 @@ class TrainedStudio:
         return True
 
     def _forget_old_results(self) -> None:
-        # Keep the results of the last few undo entries only: memory stays bounded.
+        # Keep the results of the last few undo and redo entries only: memory stays bounded.
         for i in range(max(0, len(self._undo) - KEEP_COMPUTED)):
             entry = self._undo[i]
             if entry[3] is not None:
                 self._undo[i] = entry[:3] + (None,)
+        for i in range(max(0, len(self._redo) - KEEP_COMPUTED)):
+            if self._redo[i][1] is not None:
+                self._redo[i] = (self._redo[i][0], None)
 
     def _notify(self, change: TrainedChange) -> None:
         errors = []
@@ -707,7 +731,7 @@ class TrainedStudio:
     def set_state(self, state: TrainedState) -> None:
         """Replace the whole state (opening a session of the same model); undoable."""
         self._check_same_model(state)
-        self.install(self.compute(self._prepare(state)))
+        self.install(self.compute(self._prepare(self._retokenized(state, None))))
 
     def undo(self) -> bool:
         """Go back one edit; returns False when there is nothing to undo."""
@@ -715,6 +739,7 @@ class TrainedStudio:
             return False
         previous, _, _, computed = self._undo.pop()
         self._redo.append((self._state, self._computed))
+        self._forget_old_results()
         self._restore(previous, computed)
         return True
 
