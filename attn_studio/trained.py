@@ -880,7 +880,7 @@ def _missing(ref: ModelRef, why: str) -> ModelError:
             if ref.name == DEFAULT_MODEL and ref.folder is None else
             "put it in the Hugging Face cache or open its folder")
     return ModelError(f"This session uses model {ref.name} (sha {ref.sha256[:12]}…), which is not on this "
-                      f"machine{why}: {hint}. The current session was left as it was.")
+                      f"machine{why}: {hint}")
 
 
 def resolve_model(ref: ModelRef, loaded=()) -> TrainedModel:
