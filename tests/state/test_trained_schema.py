@@ -68,6 +68,7 @@ def test_a_good_file_parses_without_the_model():
     (("edits", "weights"), [[-1, 0, "q", [[1.0]]]], "whole number >= 0"),
     (("edits", "extra"), [], "“edits” must be"),
     (("surprise",), 1, "unknown field"),
+    (("kind",), _DELETE, "format version 4"),
 ])
 def test_every_field_is_checked(path, value, match):
     with pytest.raises(SessionError, match=match):
