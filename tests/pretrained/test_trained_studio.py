@@ -399,3 +399,43 @@ class TestMiniLM:
         np.testing.assert_allclose(cosine, expected, atol=1e-12)
         assert ia == ib and cosine[0] == pytest.approx(1.0, abs=1e-12)  # same token, same position
         assert cosine[-3:].max() < 0.95
+
+
+def test_old_results_are_let_go(tiny_bert):
+    # Each result once held the one before it: memory grew with every edit.
+    import gc
+    import weakref
+
+    from attn_studio.trained import KEEP_COMPUTED
+
+    studio = TrainedStudio(tiny_bert)
+    refs = []
+    for i in range(30):
+        studio.set_head_scale(i % tiny_bert.layers, i % tiny_bert.heads, 0.05 * (i + 1))
+        refs.append(weakref.ref(studio.run))
+    gc.collect()
+    assert len({id(r()) for r in refs if r() is not None}) == len([r for r in refs if r() is not None])
+    alive = sum(r() is not None for r in refs)
+    assert alive <= KEEP_COMPUTED + 1
+    for _ in range(30):
+        studio.undo()
+    assert studio.state.edits.is_trained
+    np.testing.assert_array_equal(studio.run.hidden_states, tiny_bert.run(TEXT).hidden_states)
+
+
+def test_the_shared_plane_of_wide_vectors_needs_little_memory():
+    # Two 7-layer paths of 384-wide vectors: the plane once built hundreds of
+    # identity matrices on the way (450 MB for a picture of 14 points).
+    import tracemalloc
+
+    from attn_studio.engine import pca_2d
+
+    points = np.random.default_rng(0).standard_normal((14, 384))
+    tracemalloc.start()
+    try:
+        projection = pca_2d(points)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 20 * 2**20
+    np.testing.assert_allclose(projection.components @ projection.components.T, np.eye(2), atol=1e-12)
