@@ -58,9 +58,11 @@ UNDO_LIMIT = 500
 # Consecutive edits with the same coalesce key within this many seconds share
 # one undo entry (typing a sentence, dragging a head's scale).
 COALESCE_SECONDS = 1.0
-# The results of this many recent undo entries are kept, so that undoing a few
-# steps is instant; older ones are recomputed when reached.
-KEEP_COMPUTED = 8
+# The results of this many recent undo (and redo) entries are kept, so that
+# undoing the last step is instant; older ones are recomputed when reached (for
+# an edit that is a rerun from the edited layer). At 128 tokens one result of
+# MiniLM is some 60 MB: keeping more would break the memory budget.
+KEEP_COMPUTED = 1
 
 # What the lecturer looks at, not what the model is: no undo entry, no
 # "unsaved" mark, no recompute.
@@ -77,7 +79,12 @@ def model_ref(model: TrainedModel) -> ModelRef:
     """The :class:`ModelRef` of a loaded model: its name, its folder (None for the bundled
     default) and the SHA-256 of its weights file (hashed once per model)."""
     folder = None if is_default_model(model) else str(Path(model.path).resolve())
-    return ModelRef(model.name, folder, model.weights_sha256())
+    try:
+        sha = model.weights_sha256()
+    except OSError as exc:
+        raise ModelError(f"the weights file of {model.name} cannot be read any more "
+                         f"({exc.strerror or exc}); open the model again") from None
+    return ModelRef(model.name, folder, sha)
 
 
 def is_default_model(model: TrainedModel) -> bool:
@@ -637,6 +644,9 @@ class TrainedStudio:
         reuses everything.
         """
         s, base = pending.state, pending.base_computed
+        # The result keeps its pending change without the base's result: a chain of
+        # results, each holding the one before, would keep every run ever made alive.
+        pending = dataclasses.replace(pending, base_computed=None)
         m = self.model
         if base is not None and base.state.sentence == s.sentence:
             if not pending.changed & (_TEXT_FIELDS | _SECOND_FIELDS | {"edits"}):
@@ -676,7 +686,7 @@ class TrainedStudio:
                 kept["query_index"] = min(kept["query_index"], max(len(p.state.tokens) - 1, 0))
             p = dataclasses.replace(p, state=dataclasses.replace(p.state, **kept), base=self._state)
             computed = dataclasses.replace(computed, pending=p)
-        old = self._state
+        old, old_computed = self._state, self._computed
         changed = p.state.changed_fields(old)
         self._state, self._computed = p.state, computed
         if p.record and not (changed <= SELECTION_FIELDS):
@@ -685,7 +695,7 @@ class TrainedStudio:
             if p.coalesce and top and top[1] == p.coalesce and now - top[2] < COALESCE_SECONDS:
                 self._undo[-1] = (top[0], p.coalesce, now, top[3])
             else:
-                self._undo.append((old, p.coalesce, now, p.base_computed))
+                self._undo.append((old, p.coalesce, now, old_computed))
                 del self._undo[:-UNDO_LIMIT]
                 self._forget_old_results()
             self._redo.clear()
@@ -883,6 +893,13 @@ def _missing(ref: ModelRef, why: str) -> ModelError:
                       f"machine{why}: {hint}")
 
 
+def _sha_or_none(model: TrainedModel) -> str | None:
+    try:
+        return model.weights_sha256()
+    except OSError:  # the weights file went away since the model was loaded
+        return None
+
+
 def resolve_model(ref: ModelRef, loaded=()) -> TrainedModel:
     """The model a session names: one of ``loaded`` (models already in memory), the bundled
     default, the session's folder, or a model of that name in the Hugging Face cache.
@@ -894,7 +911,7 @@ def resolve_model(ref: ModelRef, loaded=()) -> TrainedModel:
     from .pretrained import available_models, load_pretrained
 
     for model in loaded:
-        if model.name == ref.name and model.weights_sha256() == ref.sha256:
+        if model.name == ref.name and _sha_or_none(model) == ref.sha256:
             return model
     candidates: list = []
     if ref.folder is not None and Path(ref.folder).is_dir():
@@ -915,7 +932,9 @@ def resolve_model(ref: ModelRef, loaded=()) -> TrainedModel:
             model = load_pretrained(path)
         except ModelError:
             continue
-        sha = model.weights_sha256()
+        sha = _sha_or_none(model)
+        if sha is None:
+            continue
         if sha == ref.sha256:
             return model
         other_sha = other_sha or sha
@@ -931,9 +950,10 @@ def state_from_session(session: TrainedSession, model: TrainedModel) -> TrainedS
     ``StateError`` (or ``ModelError`` for a sentence longer than the model's
     positions) before anything changes.
     """
-    if model.weights_sha256() != session.model.sha256:
+    sha = _sha_or_none(model)
+    if sha != session.model.sha256:
         raise ModelError(f"this session belongs to {session.model.describe()}, not to {model.name} "
-                         f"(sha {model.weights_sha256()[:12]}…)")
+                         f"(sha {(sha or 'unreadable')[:12]}…)")
     ref = session.model
     base = TrainedState(ref, model.kind, model.layers, model.heads, model.d_model, model.d_head,
                         model.max_positions, sentence="")
