@@ -29,11 +29,26 @@ Threading rules (the window computes off the GUI thread):
   read-only arrays) and the :class:`Pending` it is given, and returns a new
   :class:`Computed`. Call it from any thread, several at once if you like.
 - ``install`` refuses (returns False, changes nothing) a computation that is
-  stale: a later ``prepare`` was made, or the state changed since this one was
-  prepared. So a worker may finish late and the window simply drops its result.
+  stale: a later ``prepare`` that changes more than the selection was made
+  (an edit, a new sentence, an undo), or such a change was installed since.
+  So a worker may finish late and the window simply drops its result. A
+  selection moved meanwhile (layer, head, query, the view switches) does not
+  make it stale: it is installed with the selection the person has now.
 - Reading ``state``, ``result``, ``drift()`` and the other derived numbers on the
   GUI thread is always safe: they come from the installed :class:`Computed`,
   which is immutable and computed in full by ``compute``.
+- ``undo``, ``redo``, ``select`` and the ``set_*`` edits compute on the calling
+  thread (an undone edit is a rerun from the edited layer only; the last step's
+  result is kept, so undoing it is instant).
+
+A window's keystroke, off the GUI thread::
+
+    pending = studio.prepare(sentence=text, coalesce="sentence")   # GUI thread; may raise
+    computed = studio.compute(pending)                              # worker thread
+    studio.install(computed)                                        # GUI thread; False: dropped
+
+and an edit the same way with ``prepare(edits=studio.edits_with_head_scale(l, h, s))``
+(or ``edits_with_head_reset``, ``edits_with_cell``, ``Edits()`` for all).
 """
 
 from __future__ import annotations
