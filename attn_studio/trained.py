@@ -62,7 +62,7 @@ from types import MappingProxyType
 
 import numpy as np
 
-from .engine import MultiHeadResult, Projection2D, layerwise_cosine, pca_2d, softmax
+from .engine import MultiHeadResult, Projection2D, layer_norm, layerwise_cosine, pca_2d, softmax
 from .limits import MAX_ABS_VALUE, MAX_SENTENCE_CHARS
 from .pretrained import DEFAULT_MODEL, Edits, ModelError, ModelRun, TrainedModel
 from .pretrained.model import MAX_HEAD_SCALE, PROJECTIONS
@@ -136,8 +136,8 @@ class TrainedState:
     ``projections`` = True, ``softmax`` = "stable", ``temperature`` = 1.0,
     ``score`` = "dot", ``scale`` = True (both BERT and GPT-2 divide by √d_k),
     ``causal`` (True for GPT-2), ``positional`` = False (the toy's sinusoidal
-    switch; a trained model's learned positions are already inside the layer
-    inputs, ``studio.x``), ``seed`` = 0 and ``embedding_edits`` = {} (no toy
+    switch; a trained model's learned positions are already inside
+    ``studio.x``, the vectors the selected layer projects), ``seed`` = 0 and ``embedding_edits`` = {} (no toy
     vocabulary), ``pinned`` = None, ``d_k`` = ``d_head``, ``effective_heads``
     = ``heads``, ``shown_head`` = ``head_index``.
     """
@@ -442,6 +442,7 @@ class TrainedStudio:
         self._redo: list[tuple[TrainedState, Computed | None]] = []
         self._subscribers: list[Callable[[TrainedChange], None]] = []
         self._weights_with: dict[str, tuple[MultiHeadResult, np.ndarray]] = {}
+        self._x_cache: tuple | None = None
         state = self._retokenized(state, None)  # the tokens always come from this model's tokenizer
         first = Pending(state, state, None, 0, frozenset({"sentence"}), record=False)
         self._computed = self.compute(first)
@@ -522,9 +523,19 @@ class TrainedStudio:
 
     @property
     def x(self) -> np.ndarray:
-        """The selected layer's input hidden states ``(T, d_model)`` (for BERT what W_Q, W_K, W_V see;
-        for GPT-2 the residual stream before the layer's first layer norm)."""
-        return self._computed.run._stream[self._state.layer_index]
+        """The vectors the selected layer's W_Q, W_K, W_V are applied to, ``(T, d_model)``, read-only:
+        ``result.q[h] = x · W_Q[h] + b_Q[h]``. For BERT the layer's input hidden states; for
+        GPT-2 (pre-LayerNorm) the input after the layer's first layer norm."""
+        run, layer = self._computed.run, self._state.layer_index
+        cached = self._x_cache
+        if cached is not None and cached[0] is run and cached[1] == layer:
+            return cached[2]
+        x = run._stream[layer]
+        if self.model.kind == "gpt2":
+            x = layer_norm(x, *self.model._weights.layers[layer].ln_1, eps=self.model.config.eps)
+        x = _ro(np.array(x))
+        self._x_cache = (run, layer, x)
+        return x
 
     @property
     def x_kv(self) -> np.ndarray:

@@ -91,8 +91,14 @@ def test_the_state_speaks_the_views_language(studio, model):
     np.testing.assert_array_equal(studio.result.weights, run.attentions[1])
     np.testing.assert_array_equal(studio.result.q, run.q[1])
     np.testing.assert_array_equal(studio.result.logits, run.logits[1])
-    np.testing.assert_array_equal(studio.x, run.hidden_states[1])
-    assert studio.x_kv is studio.x
+    # x is what the layer projects: q = x·W_Q + b_Q for every head (GPT-2 normalises first).
+    lw = model._weights.layers[1]
+    for h in range(model.heads):
+        np.testing.assert_allclose(studio.x @ lw.w_q[h] + lw.b_q[h], studio.result.q[h], atol=1e-12)
+        np.testing.assert_allclose(studio.x @ lw.w_v[h] + lw.b_v[h], studio.result.v[h], atol=1e-12)
+    if model.kind == "bert":
+        np.testing.assert_array_equal(studio.x, run.hidden_states[1])
+    assert studio.x_kv is studio.x and not studio.x.flags.writeable
     assert studio.result.blocked.any() is np.bool_(model.kind == "gpt2")
 
 
