@@ -161,6 +161,8 @@ class TrainedState:
     rollout: bool = False
     mean_heads: bool = False
     name: str = ""
+    # The loaded model, for the weight matrices below (never stored, never compared).
+    source: TrainedModel | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self):
         set_ = lambda k, v: object.__setattr__(self, k, v)  # noqa: E731 (frozen dataclass)
@@ -206,6 +208,8 @@ class TrainedState:
         """Names of the fields whose values differ between ``self`` and ``other``."""
         changed = set()
         for f in dataclasses.fields(self):
+            if f.name == "source":
+                continue
             a, b = getattr(self, f.name), getattr(other, f.name)
             if a is b:
                 continue
@@ -295,6 +299,39 @@ class TrainedState:
     def shown_head(self) -> int:
         return self.head_index
 
+    def _matrices(self) -> dict:
+        cached = self.__dict__.get("_matrix_cache")
+        if cached is None:
+            if self.source is None:
+                raise StateError("this state has no model attached; build it with TrainedStudio")
+            m, layer = self.source, self.layer_index
+            per_head = [m.head_weights(layer, h, self.edits) for h in range(self.heads)]
+            cached = {which: _ro(np.stack([w[which] for w in per_head])) for which in PROJECTIONS}
+            cached["o"] = m._weights.layers[layer].w_o
+            object.__setattr__(self, "_matrix_cache", cached)
+        return cached
+
+    @property
+    def w_q(self) -> np.ndarray:
+        """W_Q of the selected layer, ``(heads, d_model, d_head)``, edits applied (read-only)."""
+        return self._matrices()["q"]
+
+    @property
+    def w_k(self) -> np.ndarray:
+        """W_K of the selected layer, ``(heads, d_model, d_head)``, edits applied (read-only)."""
+        return self._matrices()["k"]
+
+    @property
+    def w_v(self) -> np.ndarray:
+        """W_V of the selected layer, ``(heads, d_model, d_head)``, edits applied (read-only)."""
+        return self._matrices()["v"]
+
+    @property
+    def w_o(self) -> np.ndarray:
+        """W_O of the selected layer, ``(heads * d_head, d_model)`` (read-only; head scales act
+        before it, on each head's weighted values)."""
+        return self._matrices()["o"]
+
     @property
     def is_trained(self) -> bool:
         """True when no head of the model is edited."""
@@ -307,7 +344,7 @@ class TrainedState:
         Only the studio retokenizes: use ``TrainedStudio.prepare`` or
         ``update`` to change the sentences.
         """
-        fixed = {"model", "kind", "layers", "heads", "d_model", "d_head", "max_positions"}
+        fixed = {"model", "kind", "layers", "heads", "d_model", "d_head", "max_positions", "source"}
         unknown = set(changes) - {f.name for f in dataclasses.fields(self)}
         if unknown:
             raise StateError(f"unknown setting{'s' if len(unknown) > 1 else ''}: {', '.join(sorted(unknown))}")
@@ -476,9 +513,12 @@ class TrainedStudio:
             raise StateError(f"this state belongs to {state.model.describe()}, not to {self.ref.describe()}")
 
     def _retokenized(self, state: TrainedState, old: TrainedState | None) -> TrainedState:
-        """``state`` with its tokens from the model's tokenizer (refuses text longer than the positions)."""
+        """``state`` with its tokens from the model's tokenizer (refuses text longer than the positions),
+        and this studio's model attached."""
         changes = self._token_changes({"sentence": state.sentence, "second_sentence": state.second_sentence,
                                        "query_index": state.query_index}, old)
+        if state.source is not self.model:
+            changes["source"] = self.model
         return dataclasses.replace(state, **changes) if changes else state
 
     def _token_changes(self, changes: dict, old: TrainedState | None) -> dict:
@@ -1014,7 +1054,7 @@ def state_from_session(session: TrainedSession, model: TrainedModel) -> TrainedS
         base, sentence=session.sentence, tokens=tokens, second_sentence=session.second_sentence,
         second_tokens=second, word=session.word, layer_index=session.layer, head_index=session.head,
         query_index=session.query, edits=session.edits, rollout=session.rollout,
-        mean_heads=session.mean_heads, name=session.name)
+        mean_heads=session.mean_heads, name=session.name, source=model)
 
 
 def session_from_dict(data) -> TrainedSession:

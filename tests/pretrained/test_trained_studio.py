@@ -102,6 +102,23 @@ def test_the_state_speaks_the_views_language(studio, model):
     assert studio.result.blocked.any() is np.bool_(model.kind == "gpt2")
 
 
+def test_the_state_shows_the_selected_layers_weights(studio, model):
+    studio.select(layer=1)
+    studio.set_weight("q", 1, 2, 0, 1, "0.5")
+    s = studio.state
+    lw = model._weights.layers[1]
+    assert s.w_q.shape == (model.heads, model.d_model, model.d_head)
+    assert s.w_q[2, 0, 1] == 0.5 and lw.w_q[2, 0, 1] != 0.5
+    np.testing.assert_array_equal(np.delete(s.w_q, 2, axis=0), np.delete(lw.w_q, 2, axis=0))
+    np.testing.assert_array_equal(s.w_k, lw.w_k)
+    np.testing.assert_array_equal(s.w_o, lw.w_o)
+    # The concatenated heads times W_O (plus its bias) is the attention's output.
+    np.testing.assert_allclose(studio.result.concat @ s.w_o + lw.b_o, studio.result.output, atol=1e-12)
+    assert "source" not in s.changed_fields(studio.state) and "w_q" not in s.to_dict()
+    studio.select(layer=0)
+    np.testing.assert_array_equal(studio.state.w_q, model._weights.layers[0].w_q)
+
+
 def test_weights_with_and_score_variance_use_the_selected_layer(studio):
     studio.select(layer=1)
     logits = studio.result.logits
