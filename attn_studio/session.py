@@ -18,12 +18,17 @@ import stat
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .limits import MAX_JSON_DEPTH, MAX_SESSION_BYTES, MAX_WEIGHT_EDITS
 from .resources import presets_dir
+from .schema import TRAINED_SCHEMA_VERSION, TrainedSession, trained_session_from_dict
 from .state import StateError, StudioState
+
+if TYPE_CHECKING:
+    from .trained import TrainedState
 
 SESSION_SUFFIX = ".attn.json"
 # One budget for saving and opening: a save that would not open again is refused.
@@ -64,21 +69,56 @@ def _depth_ok(text: str) -> bool:
     return int(np.cumsum(steps, dtype=np.int32).max()) <= MAX_JSON_DEPTH
 
 
-def state_from_json(text: str) -> StudioState:
-    """Parse and check a session's JSON text; raises ``SessionError`` with the reason."""
+def _parse_json(text: str):
+    """The checked JSON value of a session's text (size, depth, duplicates, constants); ``SessionError``."""
     if len(text) > MAX_FILE_BYTES:
         raise SessionError(f"the file is larger than {MAX_FILE_BYTES // 2**20} MB; it is not an Attention Studio session")
     if not _depth_ok(text):
         raise SessionError(f"the file nests deeper than {MAX_JSON_DEPTH} levels; it is not an Attention Studio session")
     try:
-        data = json.loads(text, parse_constant=_refuse_constant, object_pairs_hook=_refuse_duplicates,
+        return json.loads(text, parse_constant=_refuse_constant, object_pairs_hook=_refuse_duplicates,
                           parse_int=_parse_int)
     except _DuplicateKey as exc:
         raise SessionError(str(exc)) from None
     except (json.JSONDecodeError, RecursionError, ValueError) as exc:
         raise SessionError(f"the file is not valid JSON ({str(exc)[:200]})") from None
+
+
+def _is_trained(data) -> bool:
+    return isinstance(data, dict) and data.get("schema_version") == TRAINED_SCHEMA_VERSION
+
+
+def state_from_json(text: str) -> StudioState:
+    """Parse and check a toy session's JSON text; raises ``SessionError`` with the reason.
+
+    A session of a trained model is refused with a message saying so (read
+    it with :func:`session_from_json`).
+    """
+    data = _parse_json(text)
+    if _is_trained(data):
+        model = data.get("model")
+        name = model.get("name") if isinstance(model, dict) else None
+        raise SessionError(f"this session uses the trained model {str(name)[:80]}, not the toy model; "
+                           "open it with the model chooser set to that model")
     try:
         return StudioState.from_dict(data)
+    except StateError as exc:
+        raise SessionError(str(exc)) from None
+
+
+def session_from_json(text: str) -> StudioState | TrainedSession:
+    """Parse and check either kind of session: a toy ``StudioState``, or a ``TrainedSession``.
+
+    A ``TrainedSession`` is checked field by field but needs its model before
+    it becomes a state: ``trained.resolve_model(session.model)`` then
+    ``trained.TrainedStudio.from_session(session, model)``. ``SessionError``
+    with the reason on anything malformed.
+    """
+    data = _parse_json(text)
+    if not _is_trained(data):
+        return state_from_json(text)
+    try:
+        return trained_session_from_dict(data)
     except StateError as exc:
         raise SessionError(str(exc)) from None
 
@@ -161,19 +201,28 @@ def read_bytes_bounded(path, limit: int = MAX_FILE_BYTES) -> bytes:
         os.close(fd)
 
 
-def read_session(path) -> StudioState:
-    """Read a ``.attn.json`` session (or preset) file into a checked state."""
+def _read_text(path) -> str:
     path = Path(path)
     raw = read_bytes_bounded(path)
     try:
-        text = raw.decode("utf-8-sig")  # a byte-order mark from some editors is fine
+        return raw.decode("utf-8-sig")  # a byte-order mark from some editors is fine
     except UnicodeDecodeError:
         raise SessionError(f"{path.name} is not a text (UTF-8) file") from None
-    return state_from_json(text)
 
 
-def state_to_json(state: StudioState) -> str:
-    """The JSON text of a session file for ``state``; ``SessionError`` if it could not be opened again."""
+def read_session(path) -> StudioState:
+    """Read a toy ``.attn.json`` session (or preset) file into a checked state."""
+    return state_from_json(_read_text(path))
+
+
+def read_any_session(path) -> StudioState | TrainedSession:
+    """Read a session file of either kind (see :func:`session_from_json`)."""
+    return session_from_json(_read_text(path))
+
+
+def state_to_json(state: StudioState | TrainedState) -> str:
+    """The JSON text of a session file for ``state`` (a toy or a trained-model state);
+    ``SessionError`` if it could not be opened again."""
     try:
         text = json.dumps(state.to_dict(), indent=1, ensure_ascii=False, allow_nan=False) + "\n"
     except StateError as exc:
@@ -181,7 +230,7 @@ def state_to_json(state: StudioState) -> str:
     return text
 
 
-def session_bytes(state: StudioState) -> bytes:
+def session_bytes(state: StudioState | TrainedState) -> bytes:
     """The bytes of a session file for ``state``, checked against the size budget before anything is written."""
     try:
         data = state_to_json(state).encode("utf-8")
@@ -264,7 +313,7 @@ def write_atomic(path, data: bytes) -> None:
         raise
 
 
-def write_session(path, state: StudioState) -> None:
+def write_session(path, state: StudioState | TrainedState) -> None:
     """Save ``state`` to ``path`` atomically; raises ``SessionError`` on failure.
 
     The file's size is checked before anything is written, so every file saved
@@ -384,8 +433,8 @@ class RecoveryStore:
         os.close(self._lock_fd)  # releases the lock
         self._lock_fd = None
 
-    def save(self, state: StudioState) -> None:
-        """Write ``state`` to this studio's recovery file (atomically); ``SessionError``/``OSError`` on failure."""
+    def save(self, state: StudioState | TrainedState) -> None:
+        """Write ``state`` (toy or trained) to this studio's recovery file (atomically); ``SessionError``/``OSError`` on failure."""
         self.folder.mkdir(parents=True, exist_ok=True)
         self._lock()
         write_session(self.path, state)
@@ -466,7 +515,7 @@ class RecoveryStore:
             return f"{path.name} could not be examined ({exc.strerror or exc}); it was left where it is"
         if stat.S_ISREG(info.st_mode):
             try:
-                read_session(path)
+                read_any_session(path)
             except SessionError:
                 return self.quarantine(path)
             try:
