@@ -43,6 +43,12 @@ class MeaningData:
     shown: float
 
     @classmethod
+    def from_words(cls, words, sentence_a: str, sentence_b: str) -> MeaningData:
+        """From a trained studio's ``WordPaths`` (cosine and paths already on one plane)."""
+        return cls(words.word, sentence_a, sentence_b, np.asarray(words.cosine), np.asarray(words.path_a),
+                   np.asarray(words.path_b), words.projection.shown)
+
+    @classmethod
     def from_comparison(cls, comparison) -> MeaningData:
         """From a ``pretrained.WordComparison``; the plane comes from the engine's ``pca_2d``."""
         va, vb = np.asarray(comparison.vectors_a), np.asarray(comparison.vectors_b)

@@ -48,6 +48,13 @@ class ModelViewData:
         summary = run.rollout() if rollout else run.mean_attention()
         return cls(run.attentions, summary, np.asarray(run.head_scale, dtype=np.float64), tuple(run.tokens), rollout)
 
+    @classmethod
+    def from_computed(cls, computed) -> ModelViewData:
+        """The data of a trained studio's ``Computed`` (``trained.Computed``), with its state's rollout switch."""
+        run, rollout = computed.run, bool(computed.state.rollout)
+        summary = computed.rollout if rollout else computed.mean_attention
+        return cls(run.attentions, summary, np.asarray(run.head_scale, dtype=np.float64), tuple(run.tokens), rollout)
+
 
 def _gap(T: int) -> int:
     # A gap of about an eighth of a cell keeps the cells apart at every length.
