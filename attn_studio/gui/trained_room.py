@@ -22,7 +22,7 @@ from pathlib import Path
 from PySide6 import QtCore
 
 from ..pretrained import DEFAULT_MODEL, Edits, load_pretrained
-from ..trained import SELECTION_FIELDS, TrainedStudio
+from ..trained import SELECTION_FIELDS, TrainedStudio, is_default_model
 from . import export
 from .model_panel import ModelPanel
 from .model_worker import LOAD, RUN, ModelWorker
@@ -100,7 +100,6 @@ class TrainedRoom(QtCore.QObject):
 
         def loaded(studio):
             self.set_studio(studio)
-            self.panel.set_current_model(None if path is None else Path(path), name=studio.model.name)
 
         return self.worker.submit(lambda: _open_studio(path, sentence), loaded, self._on_error,
                                   kind=LOAD, label=f"Loading {name}…")
@@ -121,6 +120,8 @@ class TrainedRoom(QtCore.QObject):
         self.studio = studio
         if studio is not None:
             self._unsubscribe = studio.subscribe(lambda change: self.render())
+            path = None if is_default_model(studio.model) else studio.model.path
+            self.panel.set_current_model(path, name=studio.model.name)
         self.render()
         self.show_message("")
         self.studioChanged.emit(studio)

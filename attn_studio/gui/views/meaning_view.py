@@ -83,7 +83,7 @@ class MeaningView(QtWidgets.QWidget):
         self.canvas.setMinimumSize(560, 260)
 
         self.cosine_plot = self.canvas.addPlot(row=0, col=0)
-        self.cosine_plot.setTitle("Same word, two sentences: cosine similarity")
+        self.cosine_plot.setTitle("Cosine, sentence 1 vs 2")
         self.cosine_plot.setLabel("bottom", "layer (0 = embeddings)")
         self.cosine_plot.setLabel("left", "cosine similarity")
         self.cosine_plot.showGrid(x=True, y=True, alpha=0.25)
@@ -91,9 +91,9 @@ class MeaningView(QtWidgets.QWidget):
                                                   symbol="o", symbolSize=7, symbolBrush=COSINE_COLOR)
 
         self.path_plot = self.canvas.addPlot(row=0, col=1)
-        self.path_plot.setTitle("The word's path through the layers")
-        self.path_plot.setLabel("bottom", "first principal axis")
-        self.path_plot.setLabel("left", "second principal axis")
+        self.path_plot.setTitle("Path through the layers")
+        self.path_plot.setLabel("bottom", "principal axis 1")
+        self.path_plot.setLabel("left", "principal axis 2")
         self.path_plot.setAspectLocked(True)
         self.path_a = self.path_plot.plot([], [], pen=pg.mkPen(COLOR_A, width=2), symbol="o", symbolSize=8,
                                           symbolBrush=COLOR_A, symbolPen=None)
