@@ -257,12 +257,14 @@ def test_model_combo_lists_toy_default_and_open(qtbot):
 def test_opening_a_bad_folder_says_why_and_keeps_the_model(qtbot, room, tmp_path):
     studio = room.studio
     combo = room.panel.model_combo
+    before = combo.currentIndex()
+    assert combo.itemText(before).startswith("all-MiniLM-L6-v2")
     room.panel.choose_folder = lambda: str(tmp_path)
     combo.activated.emit(combo.count() - 1)
     settle(qtbot, room)
     assert room.studio is studio
     assert "config.json" in room.panel.status.text() or str(tmp_path.name) in room.panel.status.text()
-    assert combo.currentIndex() == 0  # nothing loaded was replaced
+    assert combo.currentIndex() == before  # nothing loaded was replaced
 
 
 def test_loading_the_default_model_through_the_worker_and_back_to_toy(qtbot, minilm):
