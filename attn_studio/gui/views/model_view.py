@@ -61,13 +61,19 @@ def _gap(T: int) -> int:
     return max(1, T // 8)
 
 
-def _mosaic(cells: np.ndarray, gap: int) -> np.ndarray:
-    """``cells (rows, cols, T, T)`` laid out as one image, NaN between them."""
+def _mosaic(cells: np.ndarray, gap: int, out: np.ndarray | None = None) -> np.ndarray:
+    """``cells (rows, cols, T, T)`` laid out as one image, NaN between them.
+
+    ``out``: the buffer of the previous call; reused when the shape is the
+    same (the gaps stay NaN), which saves allocating ~1.5 M floats at 128 tokens.
+    """
     rows, cols, T, _ = cells.shape
     step = T + gap
-    big = np.full((rows, step, cols, step), np.nan)
-    big[:, :T, :, :T] = cells.transpose(0, 2, 1, 3)
-    return big.reshape(rows * step, cols * step)[: rows * step - gap, : cols * step - gap]
+    shape = (rows, step, cols, step)
+    if out is None or out.shape != shape:
+        out = np.full(shape, np.nan)
+    out[:, :T, :, :T] = cells.transpose(0, 2, 1, 3)
+    return out
 
 
 class _Marks(pg.GraphicsObject):
@@ -208,7 +214,9 @@ class ModelView(QtWidgets.QWidget):
         layers, heads, T, _ = attentions.shape
         cells = np.concatenate([attentions, np.asarray(data.summary)[:, None]], axis=1)
         gap = _gap(T)
-        image = _mosaic(cells, gap)
+        self._buffer = _mosaic(cells, gap, getattr(self, "_buffer", None))
+        step = T + gap
+        image = self._buffer.reshape(layers * step, (heads + 1) * step)[: layers * step - gap, : (heads + 1) * step - gap]
         self.image.setImage(image, levels=(0.0, 1.0), autoLevels=False)
         self.image.setRect(QtCore.QRectF(-0.5, -0.5, image.shape[1], image.shape[0]))
         if self._shape != (layers, heads + 1, T):
