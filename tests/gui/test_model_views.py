@@ -82,7 +82,7 @@ def test_model_view_shows_every_layer_and_head_and_the_mean(room):
                                     (5, H, computed.mean_attention[5])):
         rect = view.cell_rect(layer, column)
         top, left = int(rect.top() + 0.5), int(rect.left() + 0.5)
-        np.testing.assert_array_equal(image[top:top + T, left:left + T], expected)
+        np.testing.assert_array_equal(image[top:top + T, left:left + T], expected.astype(np.float32))
     # The gaps between cells are empty (drawn transparent), so the cells read as separate maps.
     assert np.isnan(image[T, 0]) and np.isnan(image[0, T])
     top_ticks = [label for _, label in view.plot.getAxis("top")._tickLevels[0]]
@@ -165,7 +165,8 @@ def test_rollout_switch_shows_the_engines_rollout(qtbot, room):
     T = computed.run.attentions.shape[-1]
     rect = room.model_view.cell_rect(4, 12)
     top, left = int(rect.top() + 0.5), int(rect.left() + 0.5)
-    np.testing.assert_array_equal(room.model_view.image.image[top:top + T, left:left + T], computed.rollout[4])
+    np.testing.assert_array_equal(room.model_view.image.image[top:top + T, left:left + T],
+                                  computed.rollout[4].astype(np.float32))
     assert room.model_view.plot.getAxis("top")._tickLevels[0][-1][1] == "rollout"
     assert "rollout up to layer 5" in room.model_view.hover_text(4, 12)
 

@@ -117,6 +117,23 @@ class MeaningView(QtWidgets.QWidget):
         layout.addWidget(self.key)
         self.show_data(None)
 
+    def _place_labels(self, data: MeaningData) -> None:
+        # One label per point, created once per path length and moved afterwards: a keystroke
+        # then costs no new graphics items.
+        n = data.path_a.shape[0]
+        if len(self._labels) != 2 * n:
+            for label in self._labels:
+                self.path_plot.removeItem(label)
+            self._labels = []
+            for color, anchor in ((COLOR_A, (0, 1)), (COLOR_B, (1, 0))):
+                for i in range(n):
+                    label = pg.TextItem(str(i), color=color, anchor=anchor)
+                    self.path_plot.addItem(label)
+                    self._labels.append(label)
+        for label, (x, y) in zip(self._labels, np.concatenate([data.path_a, data.path_b])):
+            label.setPos(float(x), float(y))
+            label.show()
+
     @property
     def data(self) -> MeaningData | None:
         """The comparison shown now (None when cleared)."""
@@ -130,10 +147,9 @@ class MeaningView(QtWidgets.QWidget):
     def show_data(self, data: MeaningData | None) -> None:
         """Draw ``data``; None clears both plots."""
         self._data = data
-        for label in self._labels:
-            self.path_plot.removeItem(label)
-        self._labels = []
         if data is None:
+            for label in self._labels:
+                label.hide()
             self.cosine_curve.setData([], [])
             self.path_a.setData([], [])
             self.path_b.setData([], [])
@@ -152,12 +168,7 @@ class MeaningView(QtWidgets.QWidget):
             f"<span style='color:{_css(COLOR_A)}'>● sentence 1:</span> {html.escape(_short(data.sentence_a, 70))}"
             f"&nbsp;&nbsp;&nbsp;<span style='color:{_css(COLOR_B)}'>■ sentence 2:</span> "
             f"{html.escape(_short(data.sentence_b, 70))}")
-        for path, color, anchor in ((data.path_a, COLOR_A, (0, 1)), (data.path_b, COLOR_B, (1, 0))):
-            for i, (x, y) in enumerate(path):
-                label = pg.TextItem(str(i), color=color, anchor=anchor)
-                label.setPos(float(x), float(y))
-                self.path_plot.addItem(label)
-                self._labels.append(label)
+        self._place_labels(data)
         self.path_plot.autoRange(padding=0.15)
         last = float(cosine[-1]) if cosine.size else float("nan")
         self.header.setText(
