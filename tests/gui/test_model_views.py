@@ -104,9 +104,13 @@ def test_clicking_a_cell_selects_that_layer_and_head(qtbot, room):
     assert room.panel.head_label.text() == "layer 4, head 6"
 
 
-def test_hover_names_the_head_from_one_and_its_largest_weight(room):
+def test_hover_names_the_head_from_one_and_its_largest_weight(qtbot, room):
     layer, head, weight = it_animal_head(room.studio)
-    text = room.model_view.hover_text(layer, head)
+    view = room.model_view
+    qtbot.mouseMove(view.canvas.viewport(), view.cell_center(layer, head))
+    qtbot.waitUntil(lambda: view.canvas.toolTip() != "", timeout=5_000)
+    text = view.canvas.toolTip()
+    assert text == view.hover_text(layer, head)
     matrix = room.studio.computed.run.attentions[layer, head]
     assert text.startswith(f"layer {layer + 1}, head {head + 1}\n")
     assert f"max weight {matrix.max():.2f}" in text
