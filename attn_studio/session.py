@@ -85,7 +85,8 @@ def _parse_json(text: str):
 
 
 def _is_trained(data) -> bool:
-    return isinstance(data, dict) and data.get("schema_version") == TRAINED_SCHEMA_VERSION
+    return (isinstance(data, dict) and data.get("schema_version") == TRAINED_SCHEMA_VERSION
+            and data.get("kind") == "trained")
 
 
 def state_from_json(text: str) -> StudioState:

@@ -58,9 +58,11 @@ UNDO_LIMIT = 500
 # Consecutive edits with the same coalesce key within this many seconds share
 # one undo entry (typing a sentence, dragging a head's scale).
 COALESCE_SECONDS = 1.0
-# The results of this many recent undo entries are kept, so that undoing a few
-# steps is instant; older ones are recomputed when reached.
-KEEP_COMPUTED = 8
+# The results of this many recent undo (and redo) entries are kept, so that
+# undoing the last step is instant; older ones are recomputed when reached (for
+# an edit that is a rerun from the edited layer). At 128 tokens one result of
+# MiniLM is some 60 MB: keeping more would break the memory budget.
+KEEP_COMPUTED = 1
 
 # What the lecturer looks at, not what the model is: no undo entry, no
 # "unsaved" mark, no recompute.
@@ -77,7 +79,12 @@ def model_ref(model: TrainedModel) -> ModelRef:
     """The :class:`ModelRef` of a loaded model: its name, its folder (None for the bundled
     default) and the SHA-256 of its weights file (hashed once per model)."""
     folder = None if is_default_model(model) else str(Path(model.path).resolve())
-    return ModelRef(model.name, folder, model.weights_sha256())
+    try:
+        sha = model.weights_sha256()
+    except OSError as exc:
+        raise ModelError(f"the weights file of {model.name} cannot be read any more "
+                         f"({exc.strerror or exc}); open the model again") from None
+    return ModelRef(model.name, folder, sha)
 
 
 def is_default_model(model: TrainedModel) -> bool:
@@ -420,7 +427,8 @@ class TrainedStudio:
         self._redo: list[tuple[TrainedState, Computed | None]] = []
         self._subscribers: list[Callable[[TrainedChange], None]] = []
         self._weights_with: dict[str, tuple[MultiHeadResult, np.ndarray]] = {}
-        first = Pending(self._retokenized(state, None), state, None, 0, frozenset({"sentence"}), record=False)
+        state = self._retokenized(state, None)  # the tokens always come from this model's tokenizer
+        first = Pending(state, state, None, 0, frozenset({"sentence"}), record=False)
         self._computed = self.compute(first)
         self._state = self._computed.state
         self._saved_state: TrainedState | None = self._state
@@ -453,21 +461,28 @@ class TrainedStudio:
 
     def _retokenized(self, state: TrainedState, old: TrainedState | None) -> TrainedState:
         """``state`` with its tokens from the model's tokenizer (refuses text longer than the positions)."""
-        changes = {}
-        if old is None or state.sentence != old.sentence or not state.tokens:
-            try:
-                tokens = self.model.encode(state.sentence).tokens
-            except ModelError as exc:
-                raise ModelError(f"the sentence: {exc}") from None
-            changes["tokens"] = tokens
-            changes["query_index"] = min(state.query_index, max(len(tokens) - 1, 0))
-        if old is None or state.second_sentence != old.second_sentence:
-            try:
-                changes["second_tokens"] = self.model.encode(state.second_sentence).tokens \
-                    if state.second_sentence else ()
-            except ModelError as exc:
-                raise ModelError(f"the second sentence: {exc}") from None
+        changes = self._token_changes({"sentence": state.sentence, "second_sentence": state.second_sentence,
+                                       "query_index": state.query_index}, old)
         return dataclasses.replace(state, **changes) if changes else state
+
+    def _token_changes(self, changes: dict, old: TrainedState | None) -> dict:
+        """The tokens (and a query index kept inside them) for new sentences in ``changes``."""
+        out = {}
+        for key, tokens_key in (("sentence", "tokens"), ("second_sentence", "second_tokens")):
+            if key not in changes or (old is not None and changes[key] == getattr(old, key)):
+                continue
+            text = check_text(key, changes[key])  # length first: never tokenize a huge text
+            label = "the sentence" if key == "sentence" else "the second sentence"
+            try:
+                tokens = self.model.encode(text).tokens if text or key == "sentence" else ()
+            except ModelError as exc:
+                raise ModelError(f"{label}: {exc}") from None
+            out[tokens_key] = tokens
+            if key == "sentence":
+                query = changes.get("query_index", old.query_index if old is not None else 0)
+                if isinstance(query, (int, np.integer)) and not isinstance(query, bool):
+                    out["query_index"] = min(int(query), max(len(tokens) - 1, 0))
+        return out
 
     # -- reading ---------------------------------------------------------------
     @property
@@ -605,16 +620,21 @@ class TrainedStudio:
         """Validate ``changes`` (field names of :class:`TrainedState`) and tokenize; cheap, GUI thread.
 
         Raises ``StateError`` / ``ModelError`` (e.g. a text longer than the
-        model's positions) and changes nothing. Every call makes earlier
-        pending changes stale.
+        model's positions) and changes nothing. A change of more than the
+        selection makes every earlier pending change stale; a selection-only
+        change does not (a result computed meanwhile is installed with the new
+        selection kept).
         """
+        if "tokens" in changes or "second_tokens" in changes:
+            raise StateError("the tokens follow the sentences; change the sentence instead")
+        changes = {**changes, **self._token_changes(changes, self._state)}
         return self._prepare(self._state.replace(**changes), coalesce=coalesce)
 
     def _prepare(self, new: TrainedState, *, coalesce: str | None = None, record: bool = True) -> Pending:
-        new = self._retokenized(new, self._state)
-        self._generation += 1
-        return Pending(new, self._state, self._computed, self._generation,
-                       new.changed_fields(self._state), coalesce, record)
+        changed = new.changed_fields(self._state)
+        if not changed <= SELECTION_FIELDS:
+            self._generation += 1
+        return Pending(new, self._state, self._computed, self._generation, changed, coalesce, record)
 
     def compute(self, pending: Pending) -> Computed:
         """Run the engine for ``pending.state``; pure and thread-safe (see the module docstring).
@@ -624,12 +644,13 @@ class TrainedStudio:
         reuses everything.
         """
         s, base = pending.state, pending.base_computed
+        # The result keeps its pending change without the base's result: a chain of
+        # results, each holding the one before, would keep every run ever made alive.
+        pending = dataclasses.replace(pending, base_computed=None)
         m = self.model
         if base is not None and base.state.sentence == s.sentence:
-            old = base.state
-            if not (pending.changed - SELECTION_FIELDS) or (
-                    old.edits is s.edits and not (pending.changed & (_TEXT_FIELDS | _SECOND_FIELDS | {"edits"}))):
-                return dataclasses.replace(base, pending=pending)
+            if not pending.changed & (_TEXT_FIELDS | _SECOND_FIELDS | {"edits"}):
+                return dataclasses.replace(base, pending=pending)  # nothing the engine computes changed
             trained_run = base.trained_run
             run = base.run.rerun(s.edits)
         else:
@@ -653,9 +674,19 @@ class TrainedStudio:
         ``prepare`` was made, or the state changed since it was prepared).
         """
         p = computed.pending
-        if p.generation != self._generation or p.base is not self._state:
+        if p.generation != self._generation:
             return False
-        old = self._state
+        if p.base is not self._state:
+            moved = self._state.changed_fields(p.base)
+            if not moved <= SELECTION_FIELDS or p.changed <= SELECTION_FIELDS:
+                return False
+            # The person moved the selection while this was computed: keep where they are now.
+            kept = {key: getattr(self._state, key) for key in moved}
+            if "query_index" in kept:
+                kept["query_index"] = min(kept["query_index"], max(len(p.state.tokens) - 1, 0))
+            p = dataclasses.replace(p, state=dataclasses.replace(p.state, **kept), base=self._state)
+            computed = dataclasses.replace(computed, pending=p)
+        old, old_computed = self._state, self._computed
         changed = p.state.changed_fields(old)
         self._state, self._computed = p.state, computed
         if p.record and not (changed <= SELECTION_FIELDS):
@@ -664,7 +695,7 @@ class TrainedStudio:
             if p.coalesce and top and top[1] == p.coalesce and now - top[2] < COALESCE_SECONDS:
                 self._undo[-1] = (top[0], p.coalesce, now, top[3])
             else:
-                self._undo.append((old, p.coalesce, now, p.base_computed))
+                self._undo.append((old, p.coalesce, now, old_computed))
                 del self._undo[:-UNDO_LIMIT]
                 self._forget_old_results()
             self._redo.clear()
@@ -673,11 +704,14 @@ class TrainedStudio:
         return True
 
     def _forget_old_results(self) -> None:
-        # Keep the results of the last few undo entries only: memory stays bounded.
+        # Keep the results of the last few undo and redo entries only: memory stays bounded.
         for i in range(max(0, len(self._undo) - KEEP_COMPUTED)):
             entry = self._undo[i]
             if entry[3] is not None:
                 self._undo[i] = entry[:3] + (None,)
+        for i in range(max(0, len(self._redo) - KEEP_COMPUTED)):
+            if self._redo[i][1] is not None:
+                self._redo[i] = (self._redo[i][0], None)
 
     def _notify(self, change: TrainedChange) -> None:
         errors = []
@@ -707,7 +741,7 @@ class TrainedStudio:
     def set_state(self, state: TrainedState) -> None:
         """Replace the whole state (opening a session of the same model); undoable."""
         self._check_same_model(state)
-        self.install(self.compute(self._prepare(state)))
+        self.install(self.compute(self._prepare(self._retokenized(state, None))))
 
     def undo(self) -> bool:
         """Go back one edit; returns False when there is nothing to undo."""
@@ -715,6 +749,7 @@ class TrainedStudio:
             return False
         previous, _, _, computed = self._undo.pop()
         self._redo.append((self._state, self._computed))
+        self._forget_old_results()
         self._restore(previous, computed)
         return True
 
@@ -855,7 +890,14 @@ def _missing(ref: ModelRef, why: str) -> ModelError:
             if ref.name == DEFAULT_MODEL and ref.folder is None else
             "put it in the Hugging Face cache or open its folder")
     return ModelError(f"This session uses model {ref.name} (sha {ref.sha256[:12]}…), which is not on this "
-                      f"machine{why}: {hint}. The current session was left as it was.")
+                      f"machine{why}: {hint}")
+
+
+def _sha_or_none(model: TrainedModel) -> str | None:
+    try:
+        return model.weights_sha256()
+    except OSError:  # the weights file went away since the model was loaded
+        return None
 
 
 def resolve_model(ref: ModelRef, loaded=()) -> TrainedModel:
@@ -869,7 +911,7 @@ def resolve_model(ref: ModelRef, loaded=()) -> TrainedModel:
     from .pretrained import available_models, load_pretrained
 
     for model in loaded:
-        if model.name == ref.name and model.weights_sha256() == ref.sha256:
+        if model.name == ref.name and _sha_or_none(model) == ref.sha256:
             return model
     candidates: list = []
     if ref.folder is not None and Path(ref.folder).is_dir():
@@ -890,7 +932,9 @@ def resolve_model(ref: ModelRef, loaded=()) -> TrainedModel:
             model = load_pretrained(path)
         except ModelError:
             continue
-        sha = model.weights_sha256()
+        sha = _sha_or_none(model)
+        if sha is None:
+            continue
         if sha == ref.sha256:
             return model
         other_sha = other_sha or sha
@@ -906,9 +950,10 @@ def state_from_session(session: TrainedSession, model: TrainedModel) -> TrainedS
     ``StateError`` (or ``ModelError`` for a sentence longer than the model's
     positions) before anything changes.
     """
-    if model.weights_sha256() != session.model.sha256:
+    sha = _sha_or_none(model)
+    if sha != session.model.sha256:
         raise ModelError(f"this session belongs to {session.model.describe()}, not to {model.name} "
-                         f"(sha {model.weights_sha256()[:12]}…)")
+                         f"(sha {(sha or 'unreadable')[:12]}…)")
     ref = session.model
     base = TrainedState(ref, model.kind, model.layers, model.heads, model.d_model, model.d_head,
                         model.max_positions, sentence="")

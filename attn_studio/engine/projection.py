@@ -107,15 +107,10 @@ def _orthonormal_rows(rows: np.ndarray) -> np.ndarray:
     """Two orthonormal rows: ``rows`` (0-2 of them) kept where usable, completed deterministically."""
     d = rows.shape[1]
     out: list[np.ndarray] = []
-    # The unit vectors are made one at a time, as needed: building the identity once per
-    # candidate cost O(d^3) (0.3 s at d = 384, a trained model's width) for a two-row answer.
-    def units():
-        for j in range(d):
-            e = np.zeros(d)
-            e[j] = 1.0
-            yield e
-
-    for v in itertools.chain(rows, units()):
+    # The unit vectors are made one at a time: a list of np.eye(d)[j] would build
+    # d identity matrices (450 MB for d = 384) just to complete two rows.
+    units = (np.eye(1, d, j)[0] for j in range(d))
+    for v in itertools.chain(rows, units):
         v = np.array(v, dtype=np.float64)
         for u in out:
             v = v - np.dot(v, u) * u
