@@ -101,7 +101,8 @@ class TrainedRoom(QtCore.QObject):
         def loaded(studio):
             self.set_studio(studio)
 
-        return self.worker.submit(lambda: _open_studio(path, sentence), loaded, self._on_error,
+        # A failed load only says why: the model shown and the changes computing for it stay.
+        return self.worker.submit(lambda: _open_studio(path, sentence), loaded, self.show_message,
                                   kind=LOAD, label=f"Loading {name}…")
 
     def use_toy(self) -> None:
