@@ -320,8 +320,10 @@ class ModelView(QtWidgets.QWidget):
         cell = self._cell_from_scene(scene_pos)
         text = "" if cell is None else self.hover_text(*cell)
         if text != self.canvas.toolTip():
+            # Qt shows the widget's tooltip after the usual hover delay; one already
+            # on screen is moved to the new cell's text at once.
             self.canvas.setToolTip(text)
-            if text:
+            if text and QtWidgets.QToolTip.isVisible():
                 QtWidgets.QToolTip.showText(QtGui.QCursor.pos(), text, self.canvas)
 
     def _on_mouse_clicked(self, event) -> None:
