@@ -347,3 +347,7 @@ def test_model_view_exports_as_a_png_of_the_right_size_with_the_heatmaps_in_it(q
     for name in ("drift", "meaning"):
         img = export.render_panel(panels[name], scale=1.0)
         assert img.width() == panels[name].widget.width() + 2 * export.MARGIN
+    # Vector formats keep the labels as text.
+    svg = export.svg_bytes(panels["model"]).decode("utf-8")
+    assert "layer 6" in svg and "mean" in svg
+    assert export.pdf_bytes(panels["drift"]).startswith(b"%PDF")
