@@ -152,6 +152,15 @@ def test_clicking_a_cell_selects_that_layer_and_head(qtbot, room):
     assert (room.studio.state.layer_index, room.studio.state.head_index) == (1, 5)
 
 
+def test_layer_spin_counts_from_one_and_moves_the_outline(qtbot, room):
+    room.select(head=2)
+    room.panel.layer_spin.setValue(5)
+    settle(qtbot, room)
+    assert room.studio.state.layer_index == 4
+    assert room.model_view.outline.rect() == room.model_view.cell_rect(4, 2)
+    assert room.panel.layer_spin.maximum() == 6 and room.panel.layer_spin.minimum() == 1
+
+
 def test_hover_names_the_head_from_one_and_its_largest_weight(qtbot, room):
     layer, head, weight = it_animal_head(room.studio)
     view = room.model_view
