@@ -12,6 +12,7 @@ from PySide6 import QtCore, QtWidgets
 
 from ...formatting import format_number
 from .._pg import cache_static, pg
+from .heatmap import nice_ceil
 
 BAR_BRUSH = (60, 110, 200)
 EDIT_PEN = (230, 60, 20)
@@ -25,6 +26,7 @@ class DriftPlot(QtWidgets.QWidget):
         self.setObjectName("driftPlot")
         self._drift: np.ndarray | None = None
         self._edited: tuple = ()
+        self._range_key = None  # (bars, y top) the axes were last drawn for
         self.header = QtWidgets.QLabel()
         self.header.setObjectName("driftHeader")
         self.header.setWordWrap(True)
@@ -70,10 +72,15 @@ class DriftPlot(QtWidgets.QWidget):
         self._drift, self._edited = drift, tuple(sorted(int(l) for l in edited_layers))
         x = np.arange(drift.size)
         self.bars.setOpts(x=x, height=drift, width=0.7)
-        self.plot.getAxis("bottom").setTicks([[(int(i), str(int(i))) for i in x], []])
         top = float(drift.max()) if drift.size else 0.0
-        # A fixed floor keeps an unedited model's flat zero line from filling the plot with noise.
-        self.plot.setRange(xRange=(-0.6, drift.size - 0.4), yRange=(0, max(top * 1.15, 1e-6)), padding=0)
+        # The axes are redrawn only when their range or ticks change: the y range ends at a
+        # round number (it holds still while the lecturer types), with a floor that keeps an
+        # unedited model's flat zero line from filling the plot with rounding noise.
+        view = (drift.size, nice_ceil(max(top * 1.05, 1e-6)))
+        if view != self._range_key:
+            self._range_key = view
+            self.plot.getAxis("bottom").setTicks([[(int(i), str(int(i))) for i in x], []])
+            self.plot.setRange(xRange=(-0.6, drift.size - 0.4), yRange=(0, view[1]), padding=0)
         if self._edited:
             # Edits in model layer l change the output of layer l + 1 on screen.
             self.edit_line.setValue(self._edited[0] + 0.5)

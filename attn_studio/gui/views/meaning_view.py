@@ -75,6 +75,7 @@ class MeaningView(QtWidgets.QWidget):
         self.setObjectName("meaningView")
         self._data: MeaningData | None = None
         self._labels: list[pg.TextItem] = []
+        self._cosine_range = None  # (points, y bottom) the cosine axes were last drawn for
         self.header = QtWidgets.QLabel()
         self.header.setObjectName("meaningHeader")
         self.header.setWordWrap(True)
@@ -159,9 +160,14 @@ class MeaningView(QtWidgets.QWidget):
         cosine = np.asarray(data.cosine)
         layers = np.arange(cosine.size)
         self.cosine_curve.setData(layers, cosine)
-        self.cosine_plot.getAxis("bottom").setTicks([[(int(i), str(int(i))) for i in layers], []])
         low = min(0.0, float(np.min(cosine))) if cosine.size else 0.0
-        self.cosine_plot.setRange(xRange=(-0.3, cosine.size - 0.7), yRange=(low, 1.05), padding=0)
+        low = -1.0 if low < 0 else 0.0  # a fixed scale: a negative cosine shows the full range
+        # Axes are redrawn only when their range or ticks change, not on every keystroke.
+        view = (cosine.size, low)
+        if view != self._cosine_range:
+            self._cosine_range = view
+            self.cosine_plot.getAxis("bottom").setTicks([[(int(i), str(int(i))) for i in layers], []])
+            self.cosine_plot.setRange(xRange=(-0.3, cosine.size - 0.7), yRange=(low, 1.05), padding=0)
         self.path_a.setData(data.path_a[:, 0], data.path_a[:, 1])
         self.path_b.setData(data.path_b[:, 0], data.path_b[:, 1])
         self.key.setText(
