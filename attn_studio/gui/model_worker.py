@@ -1,0 +1,242 @@
+"""Trained-model work off the GUI thread: loading a checkpoint, running it, stale results dropped.
+
+A forward pass of a trained model takes tens to hundreds of milliseconds and
+loading one takes a second or more; done on the GUI thread, either freezes
+the window while the lecturer types. :class:`ModelWorker` runs such work on
+one background thread and hands the result back to the GUI thread by a
+queued signal.
+
+Every request gets a generation number. Only the newest request of its kind
+("load" or "run") may deliver: an older one still running finishes and is
+dropped, and an older one still waiting never starts (typing five letters
+while a pass runs costs one more pass, not five). Loads and runs are kinds
+apart, so typing while a model loads does not cancel the load.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from PySide6 import QtCore
+
+LOAD = "load"
+RUN = "run"
+
+
+@dataclass
+class _Request:
+    kind: str
+    generation: int
+    work: Callable[[], object]
+    on_result: Callable[[object], None] | None
+    on_error: Callable[[str], None] | None
+    label: str
+
+
+_BLAS_SETTERS = ("openblas_set_num_threads", "scipy_openblas_set_num_threads64_",
+                 "scipy_openblas_set_num_threads", "openblas_set_num_threads64_")
+
+
+def _openblas_paths() -> list[str]:
+    paths = []
+    try:
+        with open("/proc/self/maps") as maps:
+            paths = sorted({line.split()[-1] for line in maps if "openblas" in line.lower() and "/" in line})
+    except OSError:
+        import numpy
+
+        root = Path(numpy.__file__).resolve().parent
+        for folder in (root.parent / "numpy.libs", root / ".dylibs"):
+            paths += [str(p) for p in folder.glob("*openblas*")]
+    return paths
+
+
+def limit_blas_threads(n: int = 1) -> bool:
+    """Ask the OpenBLAS that NumPy loaded to use ``n`` threads; True if it was found.
+
+    Measured on a loaded 2-core machine: a MiniLM forward pass at 8 tokens
+    takes 40 ms with one BLAS thread and over a second with two, because
+    OpenBLAS's threads spin for cores the GUI thread and the worker need.
+    One model thread doing single-threaded BLAS keeps the window responsive.
+    """
+    for path in _openblas_paths():
+        try:
+            lib = ctypes.CDLL(path)
+        except OSError:
+            continue
+        for name in _BLAS_SETTERS:
+            setter = getattr(lib, name, None)
+            if setter is not None:
+                setter(int(n))
+                return True
+    return False
+
+
+def error_message(exc: BaseException) -> str:
+    """A one-line message for a person: a ``ValueError``'s own words (``ModelError``,
+    ``EngineError`` are written for people), the type and text of anything else."""
+    if isinstance(exc, ValueError):
+        return str(exc) or type(exc).__name__
+    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+
+
+class _Relay(QtCore.QObject):
+    """Carries a finished request from the worker thread to the GUI thread."""
+
+    done = QtCore.Signal(object, object, object)  # request, result, error message (None when it worked)
+
+
+class _Job(QtCore.QRunnable):
+    def __init__(self, request: _Request, relay: _Relay):
+        super().__init__()
+        self.request = request
+        self.relay = relay
+
+    def run(self) -> None:
+        try:
+            result = self.request.work()
+        except Exception as exc:  # every failure becomes a message; the window keeps running
+            message = error_message(exc)
+            if not isinstance(exc, ValueError):
+                traceback.print_exc()
+            self.relay.done.emit(self.request, None, message)
+        else:
+            self.relay.done.emit(self.request, result, None)
+
+
+class ModelWorker(QtCore.QObject):
+    """Runs model work on one background thread; results come back on the GUI thread.
+
+    Signals: ``busy(bool)`` when work starts and when the last of it ends (for
+    a busy indicator); ``progress(str)`` what is being done ("Loading
+    all-MiniLM-L6-v2…"); ``resultReady(str kind, int generation, object)``
+    and ``failed(str kind, str message)`` for the newest request of a kind;
+    ``modelLoaded(object)`` for a loaded model.
+
+    ``single_blas_thread`` (default) sets NumPy's OpenBLAS to one thread for
+    the whole process (see :func:`limit_blas_threads`).
+    """
+
+    busy = QtCore.Signal(bool)
+    progress = QtCore.Signal(str)
+    resultReady = QtCore.Signal(str, int, object)
+    failed = QtCore.Signal(str, str)
+    modelLoaded = QtCore.Signal(object)
+
+    def __init__(self, parent=None, *, single_blas_thread: bool = True):
+        super().__init__(parent)
+        if single_blas_thread:
+            limit_blas_threads(1)
+        self._pool = QtCore.QThreadPool(self)
+        # One thread: runs queue behind each other instead of fighting for the two cores the GUI needs too.
+        self._pool.setMaxThreadCount(1)
+        self._relay = _Relay(self)
+        self._relay.done.connect(self._on_done, QtCore.Qt.QueuedConnection)
+        self._latest = {LOAD: 0, RUN: 0}
+        self._pending: dict[str, _Request] = {}
+        self._running: _Request | None = None
+        self._busy = False
+        self.dropped = 0  # stale results thrown away (a figure for tests and benchmarks)
+
+    # -- requests ------------------------------------------------------------------------
+
+    def submit(self, work: Callable[[], object], on_result=None, on_error=None, *,
+               kind: str = RUN, label: str = "") -> int:
+        """Run ``work()`` off the GUI thread; returns the request's generation.
+
+        ``on_result(result)`` or ``on_error(message)`` is called on the GUI
+        thread, and only if no newer request of the same ``kind`` was made
+        meanwhile. ``work`` must not touch widgets; it gets what it needs from
+        its closure (an immutable state, a model run).
+        """
+        if kind not in self._latest:
+            raise ValueError(f"kind must be {LOAD!r} or {RUN!r}, got {kind!r}")
+        self._latest[kind] += 1
+        request = _Request(kind, self._latest[kind], work, on_result, on_error, label)
+        # A waiting request of the same kind is now stale: it never starts.
+        if kind in self._pending:
+            self.dropped += 1
+        self._pending[kind] = request
+        self._start_next()
+        return request.generation
+
+    def load_model(self, path=None, on_result=None, on_error=None, *, name: str | None = None) -> int:
+        """Load a trained model (``pretrained.load_pretrained(path)``) off the GUI thread.
+
+        Emits ``progress`` with what is loading, then ``modelLoaded(model)``
+        (and ``on_result(model)``) or ``failed("load", message)``.
+        """
+        from ..pretrained import DEFAULT_MODEL, load_pretrained
+
+        what = name or (DEFAULT_MODEL if path is None else str(path))
+
+        def done(model):
+            self.modelLoaded.emit(model)
+            if on_result is not None:
+                on_result(model)
+
+        return self.submit(lambda: load_pretrained(path), done, on_error, kind=LOAD, label=f"Loading {what}…")
+
+    def is_busy(self) -> bool:
+        """True while a request runs or waits."""
+        return self._running is not None or bool(self._pending)
+
+    def latest(self, kind: str = RUN) -> int:
+        """The generation of the newest request of ``kind`` (0 before any)."""
+        return self._latest[kind]
+
+    def cancel(self, kind: str = RUN) -> None:
+        """Make every request of ``kind`` made so far stale (e.g. when the model changes)."""
+        self._latest[kind] += 1
+        if self._pending.pop(kind, None) is not None:
+            self.dropped += 1
+            if self._running is None:
+                self._set_busy(False)
+
+    def wait(self, msecs: int = 30_000) -> bool:
+        """Block until the background thread is idle (for closing the window and for scripts)."""
+        return self._pool.waitForDone(msecs)
+
+    # -- the queue -----------------------------------------------------------------------
+
+    def _start_next(self) -> None:
+        if self._running is not None or not self._pending:
+            return
+        # A model load goes first: the runs waiting behind it are for the model it brings.
+        kind = LOAD if LOAD in self._pending else RUN
+        request = self._pending.pop(kind)
+        self._running = request
+        self._set_busy(True)
+        if request.label:
+            self.progress.emit(request.label)
+        self._pool.start(_Job(request, self._relay))
+
+    def _on_done(self, request: _Request, result, message) -> None:
+        self._running = None
+        current = request.generation == self._latest[request.kind]
+        try:
+            if not current:
+                self.dropped += 1
+            elif message is None:
+                self.resultReady.emit(request.kind, request.generation, result)
+                if request.on_result is not None:
+                    request.on_result(result)
+            else:
+                self.failed.emit(request.kind, message)
+                if request.on_error is not None:
+                    request.on_error(message)
+        finally:
+            if self._pending:
+                self._start_next()
+            else:
+                self.progress.emit("")
+                self._set_busy(False)
+
+    def _set_busy(self, busy: bool) -> None:
+        if busy != self._busy:
+            self._busy = busy
+            self.busy.emit(busy)

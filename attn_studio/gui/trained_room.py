@@ -1,0 +1,288 @@
+"""The trained-model room: the model panel, the model view, the drift plot and the meaning view,
+driven by one :class:`~attn_studio.trained.TrainedStudio` whose heavy work runs off the GUI thread.
+
+A window adds it in a few lines::
+
+    room = TrainedRoom(window)
+    layout.addWidget(room.panel)                       # the controls, in the Model panel
+    tabs.addTab(room.model_view, "Model view")         # and the three views wherever they fit
+    room.studioChanged.connect(window.on_trained_studio)   # None: back to the toy model
+
+Every change the lecturer asks for goes ``prepare`` (GUI thread, cheap) →
+``compute`` (the worker thread) → ``install`` (GUI thread; a stale result is
+refused by the studio and dropped). Changes asked for while a computation
+runs are merged, so a head silenced just before a keystroke is not lost when
+the keystroke's computation supersedes the silencing one.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6 import QtCore
+
+from ..pretrained import DEFAULT_MODEL, Edits, load_pretrained
+from ..trained import SELECTION_FIELDS, TrainedStudio, is_default_model
+from . import export
+from .model_panel import ModelPanel
+from .model_worker import LOAD, RUN, ModelWorker
+from .views.drift_plot import DriftPlot
+from .views.meaning_view import MeaningData, MeaningView
+from .views.model_view import ModelView, ModelViewData
+
+PANEL_TITLES = {
+    "model": "All layers and heads",
+    "drift": "How far each layer moved from the trained model",
+    "meaning": "One word in two sentences",
+}
+
+
+def _open_studio(path, sentence: str | None) -> TrainedStudio:
+    """Load a model and compute its first state (runs on the worker thread)."""
+    studio = TrainedStudio(load_pretrained(path))
+    if sentence:
+        try:
+            studio.update(sentence=sentence)
+        except ValueError:
+            pass  # e.g. longer than the model's positions: the model's own example sentence stays
+    return studio
+
+
+class TrainedRoom(QtCore.QObject):
+    """Owns the trained-model widgets and the studio they show; see the module docstring.
+
+    Signals: ``studioChanged(object)`` with the new :class:`TrainedStudio`, or
+    None when the lecturer went back to the toy model; ``message(str)`` a
+    line for the status bar (also shown in the panel).
+    """
+
+    studioChanged = QtCore.Signal(object)
+    message = QtCore.Signal(str)
+
+    def __init__(self, parent=None, models=None):
+        super().__init__(parent)
+        self.studio: TrainedStudio | None = None
+        self.worker = ModelWorker(self)
+        self.panel = ModelPanel(models=models)
+        self.model_view = ModelView()
+        self.drift_plot = DriftPlot()
+        self.meaning_view = MeaningView()
+        self._wanted: dict = {}      # changes asked for and not installed yet
+        self._unsubscribe = None
+        self._shown = None           # the Computed drawn last
+
+        self.worker.busy.connect(self.panel.set_busy)
+        self.worker.progress.connect(self._on_progress)
+        p = self.panel
+        p.toyRequested.connect(self.use_toy)
+        p.modelRequested.connect(self.load_model)
+        p.layerChanged.connect(lambda layer: self.select(layer=layer))
+        p.headScaleChanged.connect(self.set_head_scale)
+        p.headReset.connect(self.reset_head)
+        p.allReset.connect(lambda: self.request(edits=Edits()))
+        p.secondSentenceChanged.connect(lambda text: self.request(coalesce="second sentence", second_sentence=text))
+        p.wordChanged.connect(lambda text: self.request(coalesce="word", word=text))
+        self.model_view.headClicked.connect(lambda layer, head: self.select(layer=layer, head=head))
+        self.model_view.layerClicked.connect(lambda layer: self.select(layer=layer))
+        self.model_view.rolloutToggled.connect(lambda on: self.request(rollout=bool(on)))
+
+    # -- the model -----------------------------------------------------------------------
+
+    def load_model(self, path=None, sentence: str | None = None) -> int:
+        """Load a model folder (None: the default model) off the GUI thread and show it.
+
+        ``sentence``: the text to open on (default: the current one, if any).
+        A model that fails to load leaves everything as it was and says why.
+        """
+        if sentence is None and self.studio is not None:
+            sentence = self.studio.state.sentence
+        name = DEFAULT_MODEL if path is None else Path(path).name
+
+        def loaded(studio):
+            self.set_studio(studio)
+
+        # A failed load only says why: the model shown and the changes computing for it stay.
+        return self.worker.submit(lambda: _open_studio(path, sentence), loaded, self.show_message,
+                                  kind=LOAD, label=f"Loading {name}…")
+
+    def use_toy(self) -> None:
+        """Back to the toy model: the trained studio is let go, the window shows its toy session."""
+        self.worker.cancel(LOAD)
+        self.set_studio(None)
+        self.panel.set_current_model(toy=True)
+
+    def set_studio(self, studio: TrainedStudio | None) -> None:
+        """Show ``studio`` (None: no trained model) and announce it with ``studioChanged``."""
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+        self.worker.cancel(RUN)
+        self._wanted = {}
+        self.studio = studio
+        if studio is not None:
+            self._unsubscribe = studio.subscribe(lambda change: self.render())
+            path = None if is_default_model(studio.model) else studio.model.path
+            self.panel.set_current_model(path, name=studio.model.name)
+        self.render()
+        self.show_message("")
+        self.studioChanged.emit(studio)
+
+    # -- changes -------------------------------------------------------------------------
+
+    def request(self, coalesce: str | None = None, **changes) -> bool:
+        """Ask for ``changes`` (fields of ``TrainedState``); computed off the GUI thread.
+
+        Returns False (and shows why, keeping the old state) when the studio
+        refuses them at once.
+        """
+        studio = self.studio
+        if studio is None:
+            return False
+        wanted = {**self._wanted, **changes}
+        try:
+            pending = studio.prepare(coalesce=coalesce, **wanted)
+        except ValueError as exc:
+            self.show_message(str(exc))
+            return False
+        self._wanted = wanted
+        self.show_message("")
+        if not (pending.changed - SELECTION_FIELDS) and pending.base_computed is not None:
+            # Only what is looked at moved: nothing to compute, install now.
+            self._install(studio, studio.compute(pending))
+        else:
+            self.worker.submit(lambda: studio.compute(pending), lambda c: self._install(studio, c),
+                               self._on_error, kind=RUN)
+        return True
+
+    def set_sentence(self, text: str) -> bool:
+        """The window's sentence box for a trained model."""
+        return self.request(coalesce="sentence", sentence=text)
+
+    def select(self, layer: int | None = None, head: int | None = None, query: int | None = None) -> None:
+        """Select a layer, head and/or query (0-based)."""
+        changes = {k: v for k, v in (("layer_index", layer), ("head_index", head), ("query_index", query))
+                   if v is not None}
+        if changes:
+            self.request(**changes)
+
+    def _edits(self) -> Edits:
+        return self._wanted.get("edits", self.studio.state.edits)
+
+    def set_head_scale(self, layer: int, head: int, scale) -> bool:
+        """Scale a head (0 silences, up to 2); one undo step per head while dragging."""
+        if self.studio is None:
+            return False
+        try:
+            self.studio.edits_with_head_scale(layer, head, scale)  # checks the value; the edits come next
+        except ValueError as exc:
+            self.show_message(str(exc))
+            return False
+        return self.request(coalesce=f"scale {layer} {head}",
+                            edits=self._edits().with_head_scale(layer, head, float(scale)))
+
+    def reset_head(self, layer: int, head: int) -> bool:
+        """A head back to the trained model."""
+        if self.studio is None:
+            return False
+        return self.request(edits=self._edits().reset_head(layer, head))
+
+    def undo(self) -> bool:
+        """Undo the last installed edit (changes still computing are dropped)."""
+        return self._step(lambda s: s.undo())
+
+    def redo(self) -> bool:
+        """Redo the last undone edit."""
+        return self._step(lambda s: s.redo())
+
+    def _step(self, action) -> bool:
+        if self.studio is None:
+            return False
+        self.worker.cancel(RUN)
+        self._wanted = {}
+        return action(self.studio)
+
+    def _install(self, studio: TrainedStudio, computed) -> None:
+        if studio is not self.studio:
+            return  # a result for a model no longer shown
+        if studio.install(computed) and not self.worker.is_busy():
+            self._wanted = {}
+
+    def _on_error(self, text: str) -> None:
+        self._wanted = {}
+        self.show_message(text)
+
+    def _on_progress(self, text: str) -> None:
+        if text:
+            self.show_message(text)
+        elif self.panel.status.text().startswith("Loading "):
+            self.show_message("")
+
+    def show_message(self, text: str) -> None:
+        """Say ``text`` in the panel and to the window."""
+        self.panel.show_message(text)
+        self.message.emit(text)
+
+    # -- drawing -------------------------------------------------------------------------
+
+    def render(self) -> None:
+        """Draw the current computed numbers in every view and set the panel's controls."""
+        studio = self.studio
+        if studio is None:
+            self._shown = None
+            self.panel.show_state(None)
+            self.model_view.show_data(None)
+            self.drift_plot.show_drift(None)
+            self.meaning_view.show_data(None)
+            return
+        computed, state = studio.computed, studio.state
+        old = self._shown
+        self._shown = computed
+        self.panel.show_state(_PanelState(state, studio.head_scale(state.layer_index, state.head_index)))
+        if old is None or old.run is not computed.run or old.state.rollout != state.rollout:
+            self.model_view.show_data(ModelViewData.from_computed(computed))
+        self.model_view.set_selection(state.layer_index, state.head_index)
+        if old is None or old.drift is not computed.drift:
+            self.drift_plot.show_drift(computed.drift, state.edits.layers_touched())
+        if old is None or old.words is not computed.words or old.word_message != computed.word_message:
+            if computed.words is not None:
+                self.meaning_view.show_data(MeaningData.from_words(computed.words, state.sentence,
+                                                                   state.second_sentence))
+            elif computed.word_message:
+                self.meaning_view.show_message(computed.word_message)
+            else:
+                self.meaning_view.show_data(None)
+
+    # -- export ----------------------------------------------------------------------------
+
+    def panels(self) -> dict[str, export.Panel]:
+        """The room's figures by name ("model", "drift", "meaning") for ``export.render_panel``."""
+        widgets = {"model": self.model_view, "drift": self.drift_plot, "meaning": self.meaning_view}
+        return {name: export.Panel(w, name=name, title=self._title(name)) for name, w in widgets.items()}
+
+    def _title(self, name: str) -> str:
+        title = PANEL_TITLES[name]
+        if self.studio is None:
+            return title
+        s, model = self.studio.state, self.studio.model.name
+        if name == "meaning":
+            return f"“{s.word}” in two sentences — {model}" if s.word else title
+        return f"{s.sentence} — {model}: {title.lower()}"
+
+    def close(self) -> None:
+        """Stop listening and wait for the worker thread (the window calls it when it closes)."""
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+        self.worker.cancel(RUN)
+        self.worker.cancel(LOAD)
+        self.worker.wait()
+
+
+class _PanelState:
+    """What :meth:`ModelPanel.show_state` reads, from a ``TrainedState``."""
+
+    def __init__(self, state, head_scale: float):
+        self.layers, self.heads = state.layers, state.heads
+        self.layer_index, self.head_index = state.layer_index, state.head_index
+        self.head_scale = head_scale
+        self.second_sentence, self.word = state.second_sentence, state.word

@@ -1,0 +1,100 @@
+"""How far each layer's output moved from the trained model: an ablation seen propagating upward.
+
+Per layer, the mean cosine distance between the token vectors of the edited
+run and of the trained run (``ModelRun.drift``, computed before it reaches
+the view). Layer 0 is the embeddings; layers count from 1 as on screen.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from PySide6 import QtCore, QtWidgets
+
+from ...formatting import format_number
+from .._pg import cache_static, pg
+from .heatmap import nice_ceil
+
+BAR_BRUSH = (60, 110, 200)
+EDIT_PEN = (230, 60, 20)
+
+
+class DriftPlot(QtWidgets.QWidget):
+    """Bars of the mean cosine distance from the trained model after the embeddings and each layer."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setObjectName("driftPlot")
+        self._drift: np.ndarray | None = None
+        self._edited: tuple = ()
+        self._range_key = None  # (bars, y top) the axes were last drawn for
+        self.header = QtWidgets.QLabel()
+        self.header.setObjectName("driftHeader")
+        self.header.setWordWrap(True)
+        self.canvas = pg.PlotWidget()
+        self.canvas.setObjectName("driftCanvas")
+        self.canvas.setMinimumSize(320, 220)
+        self.plot = self.canvas.getPlotItem()
+        self.plot.setMenuEnabled(False)
+        self.plot.setMouseEnabled(x=False, y=False)
+        self.plot.hideButtons()
+        self.plot.setTitle("How far each layer moved from the trained model")
+        self.plot.setLabel("bottom", "layer (0 = embeddings)")
+        self.plot.setLabel("left", "mean cosine distance")
+        self.plot.showGrid(y=True, alpha=0.25)
+        self.bars = pg.BarGraphItem(x=[], height=[], width=0.7, brush=BAR_BRUSH, pen=None)
+        self.plot.addItem(self.bars)
+        self.edit_line = pg.InfiniteLine(angle=90, movable=False,
+                                         pen=pg.mkPen(EDIT_PEN, width=2, style=QtCore.Qt.DashLine),
+                                         label="edited", labelOpts={"position": 0.92, "color": EDIT_PEN})
+        self.edit_line.hide()
+        self.plot.addItem(self.edit_line)
+        cache_static(self.plot.getAxis("bottom"), self.plot.getAxis("left"))
+        layout = QtWidgets.QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addWidget(self.header)
+        layout.addWidget(self.canvas, 1)
+        self.show_drift(None)
+
+    @property
+    def drift(self) -> np.ndarray | None:
+        """The distances shown now, ``(layers + 1,)``; None when nothing is shown."""
+        return self._drift
+
+    def show_drift(self, drift, edited_layers=()) -> None:
+        """Draw ``drift (layers + 1,)``; mark the lowest of ``edited_layers`` (0-based model layers)."""
+        if drift is None:
+            self._drift, self._edited = None, ()
+            self.bars.setOpts(x=[], height=[])
+            self.edit_line.hide()
+            self.header.setText("No trained model: nothing to compare.")
+            return
+        drift = np.asarray(drift, dtype=np.float64)
+        self._drift, self._edited = drift, tuple(sorted(int(l) for l in edited_layers))
+        x = np.arange(drift.size)
+        self.bars.setOpts(x=x, height=drift, width=0.7)
+        top = float(drift.max()) if drift.size else 0.0
+        # The axes are redrawn only when their range or ticks change: the y range ends at a
+        # round number (it holds still while the lecturer types), with a floor that keeps an
+        # unedited model's flat zero line from filling the plot with rounding noise.
+        view = (drift.size, nice_ceil(max(top * 1.05, 1e-6)))
+        if view != self._range_key:
+            self._range_key = view
+            self.plot.getAxis("bottom").setTicks([[(int(i), str(int(i))) for i in x], []])
+            self.plot.setRange(xRange=(-0.6, drift.size - 0.4), yRange=(0, view[1]), padding=0)
+        if self._edited:
+            # Edits in model layer l change the output of layer l + 1 on screen.
+            self.edit_line.setValue(self._edited[0] + 0.5)
+            self.edit_line.show()
+        else:
+            self.edit_line.hide()
+        if not self._edited and top < 1e-12:
+            self.header.setText("The trained model, unedited: every layer at distance 0. "
+                                "Silence or scale a head to see its effect climb the layers.")
+        else:
+            worst = int(np.argmax(drift))
+            first = f"first edit in layer {self._edited[0] + 1}; " if self._edited else ""
+            self.header.setText(f"{first}largest change after layer {worst}: "
+                                f"{format_number(float(drift[worst]), 3)} (0 = unchanged, 1 = orthogonal)")
+        tips = "\n".join(f"layer {i}{' (embeddings)' if i == 0 else ''}: {format_number(float(d), 4)}"
+                         for i, d in enumerate(drift))
+        self.canvas.setToolTip("Mean cosine distance from the trained model\n" + tips)
