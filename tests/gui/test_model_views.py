@@ -332,7 +332,7 @@ def test_opening_a_bad_folder_says_why_and_keeps_the_model(qtbot, room, tmp_path
 # -- export ---------------------------------------------------------------------------------
 
 def test_model_view_exports_as_a_png_of_the_right_size_with_the_heatmaps_in_it(qtbot, room, tmp_path):
-    from attn_studio.gui import export
+    from attn_studio.gui import figures as export
 
     panels = room.panels()
     assert set(panels) == {"model", "drift", "meaning"}
