@@ -174,14 +174,14 @@ def test_a_head_alone_shows_its_row_labels_and_the_window_is_left_as_it_was(wind
     settle(window)
     view = window.heatmap_view
     second = view.head_maps[1]
-    assert not second.left_axis.style["showValues"]
+    assert second.left_axis.style["showValues"]  # every head carries its row labels on screen too
     width_before = second.left_axis.width()
     panel = export.find_panel(window, "head:2")
     assert panel.widget is view.head_canvases[1]
     svg = export.svg_bytes(panel, title="")
     texts = {"".join(t.itertext()).strip() for t in ET.fromstring(svg).iter(f"{SVG_NS}text")}
     assert "query" in texts and window.studio.state.tokens[0] in texts
-    assert not second.left_axis.style["showValues"]
+    assert second.left_axis.style["showValues"]
     assert second.left_axis.width() == width_before
     # With one head, head:1 is the weights heatmap.
     window.studio.update(heads=1)

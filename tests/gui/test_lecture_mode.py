@@ -70,7 +70,7 @@ def test_zoomed_cell_values_are_drawn_larger(win, qtbot):
         canvas.grab()  # paints the scene
         return overlay.last_text_px
 
-    w.resize(1900, 1000)  # cells large enough that the zoom, not the cell, sets the size
+    w.resize(2400, 1100)  # cells large enough that the zoom, not the cell, sets the size
     w.bridge.flush()
     w.set_zoom(0.8)
     small = drawn_px()

@@ -15,6 +15,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from ... import explain
 from ...formatting import DEFAULT_DIGITS
+from ..widgets import no_widen, short_token
 
 Qt = QtCore.Qt
 
@@ -173,7 +174,7 @@ class PipelineModel(QtCore.QAbstractTableModel):
         if orientation == Qt.Horizontal:
             if role == _DISPLAY:
                 if section < len(self._keys):
-                    return self._keys[section]
+                    return short_token(self._keys[section], 24)
                 return "result" if section == len(self._keys) else None
             if role == _TOOLTIP and section < len(self._keys):
                 return f"key {section + 1}: “{self._keys[section]}”"
@@ -182,7 +183,7 @@ class PipelineModel(QtCore.QAbstractTableModel):
             return None
         if role == _DISPLAY:
             marker = "▶ " if section == self._current else "   "
-            return f"{marker}{section + 1}. {self._steps[section].title}"
+            return f"{marker}{section + 1}. {short_token(self._steps[section].title, 48)}"
         if role == _FONT:
             return self._bold if section == self._current else None
         if role == _ALIGN:
@@ -261,6 +262,7 @@ class PipelineView(QtWidgets.QWidget):
         palette.setColor(QtGui.QPalette.WindowText, QtGui.QColor("#1a1a1a"))
         self.explanation.setPalette(palette)
         self.explanation.setMinimumHeight(self.explanation.fontMetrics().lineSpacing() * 3 + 16)
+        no_widen(self.explanation)
         layout.addWidget(self.explanation)
 
         self.model = PipelineModel(self)

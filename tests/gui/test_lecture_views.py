@@ -1,0 +1,244 @@
+"""What a lecturer sees in front of a room: true labels, lasting tooltips, a pinned formula,
+an even grid of heads, every label at a dozen tokens, bounded long words, the pointer."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from PySide6 import QtCore, QtTest, QtWidgets
+
+from attn_studio.gui.views.heatmap_view import TOOLTIP_MS
+from gui_helpers import find, settle
+
+Qt = QtCore.Qt
+
+
+def shown_heatmaps(view):
+    """(name, Heatmap, canvas) of every heatmap of the Attention tab that is on screen."""
+    out = [(key, view.stages[key], view.canvases[key]) for key in view.stages if view.canvases[key].isVisible()]
+    out += [(f"head {i + 1}", hm, c) for i, (hm, c) in enumerate(zip(view.head_maps, view.head_canvases))
+            if c.isVisible()]
+    return out
+
+
+def assert_labels_are_the_tokens(w, tag):
+    settle(w)
+    state = w.studio.state
+    view = w.heatmap_view
+    checked = 0
+    for name, hm, canvas in shown_heatmaps(view):
+        canvas.grab()  # paint: what the axes draw now
+        rows, cols = hm.labels()
+        assert rows == list(state.query_tokens), f"{tag}: {name} row labels {rows}"
+        assert cols == list(state.key_tokens), f"{tag}: {name} column labels {cols}"
+        checked += 1
+    assert checked >= 3, tag
+
+
+def big_window(w, width=1900, height=1000):
+    # After the window restored its settings: the offscreen screen would clamp it to 800×800.
+    w.resize(width, height)
+    settle(w)
+
+
+def test_every_heatmap_shows_the_current_tokens_after_every_change(window):
+    w = window
+    big_window(w)
+    w.load_preset("animal")
+    assert_labels_are_the_tokens(w, "animal")
+    w.studio.update(projections=True, heads=4)
+    assert_labels_are_the_tokens(w, "animal, 4 heads")
+    w.load_preset("journey")
+    w.studio.update(projections=True, heads=4)
+    assert_labels_are_the_tokens(w, "journey, 4 heads")
+    # Same number of tokens, other words: nothing may be kept from the last sentence.
+    w.studio.update(sentence="one step starts with your journey")
+    assert_labels_are_the_tokens(w, "same length")
+    w.studio.update(causal=True)
+    assert_labels_are_the_tokens(w, "causal")
+    w.studio.update(heads=8)
+    assert_labels_are_the_tokens(w, "8 heads")
+    w.studio.update(sentence="the cat sat on the mat because it was warm there")
+    assert_labels_are_the_tokens(w, "11 tokens")
+    w.studio.update(heads=2, causal=False)
+    assert_labels_are_the_tokens(w, "2 heads")
+    big_window(w, 1366, 768)
+    assert_labels_are_the_tokens(w, "1366×768")
+    w.load_preset("journey")
+    assert_labels_are_the_tokens(w, "journey again")
+
+
+@pytest.mark.parametrize("heads, shape", [(4, (2, 2)), (8, (2, 4)), (12, (3, 4)), (16, (4, 4))])
+def test_heads_are_an_even_grid_of_equal_cells(window, heads, shape):
+    w = window
+    big_window(w)
+    w.studio.update(projections=True, d_model=32, d_head=2, heads=heads)
+    settle(w)
+    view = w.heatmap_view
+    grid = find(w, QtWidgets.QWidget, "headsGrid")
+    canvases = [c for c in view.head_canvases if c.isVisible()]
+    assert len(canvases) == heads
+    assert view.grid_shape == shape
+    layout = grid.layout()
+    cells = {layout.getItemPosition(layout.indexOf(c))[:2] for c in canvases}
+    assert cells == {(r, c) for r in range(shape[0]) for c in range(shape[1])}
+    widths = [c.width() for c in canvases]
+    sizes = [c.height() for c in canvases]
+    assert max(widths) - min(widths) <= 2 and max(sizes) - min(sizes) <= 2
+    # Square-ish: no slivers.
+    assert 0.5 <= canvases[0].height() / canvases[0].width() <= 2.0
+    # The plots inside are equal too (each head carries the same axes).
+    plot_widths = [hm.plot.vb.width() for hm in view.head_maps[:heads]]
+    assert max(plot_widths) - min(plot_widths) <= 2
+
+
+@pytest.mark.parametrize("n", [6, 9, 12])
+def test_a_dozen_tokens_show_every_label_and_equal_stages(window, n):
+    w = window
+    w.resize(1280, 720)
+    settle(w)
+    words = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu".split()
+    w.studio.update(sentence=" ".join(words[:n]))
+    settle(w)
+    view = w.heatmap_view
+    for key in ("scores", "logits", "weights"):
+        view.canvases[key].grab()
+        rows, cols = view.stages[key].labels()
+        assert rows == words[:n] and cols == words[:n], key
+    widths = [view.stages[key].plot.vb.width() for key in ("scores", "logits", "weights")]
+    assert max(widths) - min(widths) <= 2, widths  # the scores heatmap is as wide as the others
+    # When they do not fit beside each other, the panel scrolls with a visible bar.
+    scroll = find(w, QtWidgets.QScrollArea, "heatmapScroll")
+    body = scroll.widget()
+    if body.width() > scroll.viewport().width():
+        assert scroll.horizontalScrollBar().isVisible()
+
+
+def test_a_20000_character_word_is_elided_and_the_tabs_still_render(window):
+    w = window
+    big_window(w, 1280, 720)
+    word = "x" * 19_990  # the sentence limit is 20,000 characters
+    w.studio.update(sentence=f"a {word} b")
+    settle(w)
+    view = w.heatmap_view
+    for name, hm, canvas in shown_heatmaps(view):
+        canvas.grab()
+        rows, cols = hm.labels()
+        assert rows[0] == "a" and cols[2] == "b"
+        assert cols[1].endswith("…") and len(cols[1]) < 200
+        for axis in (hm.left_axis, hm.bottom_axis):
+            assert axis.widest_label_px() <= axis.max_label_px() + 1
+            assert axis.width() < 400 and axis.height() < 400
+        # The whole word is in the label's tooltip.
+        assert hm.bottom_axis.full_label(1) == word
+    tabs = [t for t in w.findChildren(QtWidgets.QTabWidget) if t.indexOf(w.pipeline_view) >= 0][0]
+    for index in range(tabs.count()):
+        tabs.setCurrentIndex(index)
+        settle(w)
+        image = tabs.currentWidget().grab()
+        assert image.width() < 4000 and not image.isNull()
+    assert w.width() < 2000
+
+
+def _click(canvas, scene_pos, button=Qt.LeftButton):
+    point = canvas.mapFromScene(scene_pos)
+    QtTest.QTest.mouseClick(canvas.viewport(), button, Qt.NoModifier, point)
+    settle(canvas.window())
+
+
+def _cell_center(hm, i, j):
+    return hm.cell_scene_rect(i, j).center()
+
+
+def test_a_hovered_formula_stays_and_a_click_pins_it(window, monkeypatch):
+    w = window
+    big_window(w)
+    w.load_preset("bank")
+    settle(w)
+    view = w.heatmap_view
+    hm, canvas = view.stages["weights"], view.canvases["weights"]
+    shown = []
+    # Record what would be shown (the offscreen platform cannot raise a tooltip window).
+    monkeypatch.setattr(QtWidgets.QToolTip, "showText", lambda *args: shown.append(args))
+    monkeypatch.setattr(QtWidgets.QToolTip, "isVisible", lambda: bool(shown))
+    centre = _cell_center(hm, 2, 3)
+    canvas.scene().sigMouseMoved.emit(centre)
+    assert shown, "no tooltip"
+    pos, text, widget, rect, msec = shown[-1]
+    assert text == view.tooltip_for(hm, 2, 3)
+    assert msec >= TOOLTIP_MS >= 60_000  # not Qt's short default: it stays while the pointer rests
+    assert rect.contains(canvas.mapFromScene(centre))  # tied to the cell it explains
+    # Moving within the same cell neither hides nor re-shows it (no flicker).
+    count = len(shown)
+    canvas.scene().sigMouseMoved.emit(centre + QtCore.QPointF(1, 1))
+    assert len(shown) == count
+
+    panel = find(w, QtWidgets.QLabel, "formulaPanel")
+    assert panel.textInteractionFlags() & Qt.TextSelectableByMouse
+    assert panel.font().pointSizeF() >= 12
+    _click(canvas, centre)
+    assert w.studio.state.query_index == 2  # a click still selects the query
+    assert view.tooltip_for(hm, 2, 3) in panel.text()
+    assert "query 3, key 4" in panel.text()
+    # New numbers: the pinned formula follows.
+    before = panel.text()
+    w.studio.update(temperature=2.0)
+    settle(w)
+    assert panel.text() != before and view.tooltip_for(hm, 2, 3) in panel.text()
+    # Another cell replaces it.
+    _click(canvas, _cell_center(hm, 0, 1))
+    assert view.tooltip_for(hm, 0, 1) in panel.text()
+    # A cell that no longer exists says so.
+    view.pin_formula("weights", 7, 7)
+    w.studio.update(sentence="two words")
+    settle(w)
+    assert "no longer exists" in panel.text()
+
+
+def test_clicking_labels_highlights_rows_and_columns_everywhere_and_esc_clears(window):
+    w = window
+    big_window(w)
+    w.studio.update(projections=True, heads=4)
+    settle(w)
+    view = w.heatmap_view
+    compare = w.compare_view
+    hm, canvas = view.stages["scores"], view.canvases["scores"]
+    canvas.grab()
+    query = w.studio.state.query_index
+    # A column label: x of the column, just below the image, where its slanted label starts.
+    col_rect = hm.cell_scene_rect(len(w.studio.state.query_tokens) - 1, 3)
+    label_point = QtCore.QPointF(col_rect.center().x() - 2, hm.bottom_axis.sceneBoundingRect().top() + 4)
+    assert hm.label_hit(label_point) == ("col", 3)
+    _click(canvas, label_point)
+    every = [h for _, h, _ in shown_heatmaps(view)] + list(getattr(compare, "maps", {}).values())
+    assert all(h.highlighted == (None, 3) for h in every)
+    assert w.studio.state.query_index == query  # a label click does not move the query
+    row_point = QtCore.QPointF(hm.left_axis.sceneBoundingRect().right() - 6, hm.cell_scene_rect(4, 0).center().y())
+    assert hm.label_hit(row_point) == ("row", 4)
+    _click(canvas, row_point)
+    assert all(h.highlighted == (4, None) for h in every)
+    QtTest.QTest.keyClick(view, Qt.Key_Escape)
+    settle(w)
+    assert all(h.highlighted == (None, None) for h in every)
+    # Not part of the model: nothing to save or undo.
+    assert not hasattr(w.studio.state, "highlight")
+
+
+def test_the_highlight_band_is_painted(window):
+    w = window
+    big_window(w)
+    view = w.heatmap_view
+    hm, canvas = view.stages["weights"], view.canvases["weights"]
+    before = canvas.grab().toImage()
+    view.highlight.set(None, 2)
+    settle(w)
+    after = canvas.grab().toImage()
+    band = canvas.mapFromScene(hm.cell_scene_rect(0, 2).center())
+    other = canvas.mapFromScene(hm.cell_scene_rect(0, 4).center() + QtCore.QPointF(0, 8))
+    assert before.pixelColor(band) != after.pixelColor(band)
+    assert before.pixelColor(other) == after.pixelColor(other)
+    hm.overlay.exporting = True  # figures show no pointer
+    hm.overlay.update()
+    exported = canvas.grab().toImage()
+    assert exported.pixelColor(band) == before.pixelColor(band)
+    hm.overlay.exporting = False
