@@ -242,3 +242,47 @@ def test_the_highlight_band_is_painted(window):
     exported = canvas.grab().toImage()
     assert exported.pixelColor(band) == before.pixelColor(band)
     hm.overlay.exporting = False
+
+
+def _attention_texts(w):
+    settle(w)
+    view = w.heatmap_view
+    texts = [view.header.text()] + [hm.title for _, hm, _ in shown_heatmaps(view)]
+    pipeline = w.pipeline_view
+    pipeline.render()
+    model = pipeline.model
+    texts += [pipeline.header.text(), pipeline.explanation.text()]
+    texts += [model.headerData(r, Qt.Vertical) for r in range(model.rowCount())]
+    return " | ".join(texts)
+
+
+@pytest.mark.parametrize("score", ["dot", "additive"])
+def test_captions_say_scaled_only_when_the_engine_scaled(window, score):
+    w = window
+    w.studio.update(projections=True, score=score)
+    for scale in (False, True):
+        for temperature in (1.0, 2.0):
+            w.studio.update(scale=scale, temperature=temperature)
+            text = _attention_texts(w)
+            scaled = w.studio.result.scale_factor != 1.0
+            assert scaled == (scale and score == "dot")
+            tag = f"{score}, scale={scale}, T={temperature}: {text}"
+            assert ("scaled logits" in text) == scaled, tag
+            assert ("÷ √" in text or "÷√" in text) == scaled, tag
+            assert ("÷ T" in text) == (temperature != 1.0), tag
+            if not scaled:
+                assert "scaled" not in text.replace("unscaled", "").replace("not scaled", ""), tag
+
+
+def test_geometry_pairs_count_from_one_like_the_query_list(window):
+    w = window
+    w.load_preset("journey")
+    settle(w)
+    w.geometry_view.render()
+    pair_a = find(w, QtWidgets.QComboBox, "geometryPairA")
+    pair_b = find(w, QtWidgets.QComboBox, "geometryPairB")
+    tokens = w.studio.state.tokens
+    for combo in (pair_a, pair_b):
+        assert [combo.itemText(i) for i in range(combo.count())] == [f"{i + 1}: {t}" for i, t in enumerate(tokens)]
+    queries = find(w, QtWidgets.QComboBox, "queryCombo")
+    assert queries.itemText(0).startswith("1")

@@ -1,4 +1,4 @@
-"""The heatmap panel: raw scores -> scaled logits -> weights of the chosen head, then every head."""
+"""The heatmap panel: raw scores -> logits (scaled when scaling is on) -> weights of the chosen head, then every head."""
 
 from __future__ import annotations
 
@@ -244,8 +244,14 @@ class HeatmapView(QtWidgets.QWidget):
         scores = result.scores[head]
         logits = result.logits[head]
         head_label = f"head {head + 1}: " if n_heads > 1 else ""
-        # What the engine did, not what the switch says: additive scores are never scaled.
-        scaled = result.scale_factor != 1.0 or state.temperature != 1.0
+        # What the engine did, not what the switch says: additive scores are never scaled,
+        # and a temperature alone divides by T, not by √d_k.
+        if result.scale_factor != 1.0:
+            logits_word = "scaled logits"
+        elif state.temperature != 1.0:
+            logits_word = "logits ÷ T"
+        else:
+            logits_word = "logits"
         query = f"“{short_token(q_tokens[selected])}”" if selected is not None else "(no tokens)"
         mask_note = ", causal mask" if state.causal else ""
         overflow = int(np.sum(~np.isfinite(result.weights[head]) & ~blocked))
@@ -256,7 +262,7 @@ class HeatmapView(QtWidgets.QWidget):
         long_note = (f" <span style='color:#a05a00'><b>Long input ({n} tokens):</b> labels are thinned to fit and "
                      f"values hidden in small cells; hover a cell for its numbers.</span>" if n > LONG_INPUT else "")
         self.header.setText(
-            f"<b>{head_label}</b>scores → {'scaled ' if scaled else ''}logits → weights{mask_note}; "
+            f"<b>{head_label}</b>scores → {logits_word} → weights{mask_note}; "
             f"the outlined row is the query {query}. Click a row to follow another token.{overflow_note}{long_note}")
         self.stages["scores"].set_title(scores_title(state))
         self.stages["logits"].set_title(logits_title(state, result, self.digits))
