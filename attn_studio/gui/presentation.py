@@ -11,7 +11,7 @@ import weakref
 from dataclasses import dataclass
 
 import shiboken6
-from PySide6 import QtGui, QtWidgets
+from PySide6 import QtCore, QtGui, QtWidgets
 
 from ._pg import pg
 
@@ -54,6 +54,7 @@ class _Style:
     zoom: float = 1.0
     weights_cmap: str = "viridis"
     base_font: QtGui.QFont | None = None
+    digits: int | None = None  # the precision setting (None: each view's own default)
 
 
 STYLE = _Style()
@@ -163,3 +164,22 @@ def set_weights_colormap(name: str) -> None:
     for heatmap in list(_WEIGHT_HEATMAPS):
         if shiboken6.isValid(heatmap.image):  # skip heatmaps of closed windows
             heatmap.set_colormap(name)
+
+
+DIGIT_CHOICES = (2, 4)
+
+
+def set_digits(digits: int, root: QtWidgets.QWidget | None = None) -> None:
+    """The precision setting: every view and table under ``root`` (default: every open
+    window) writes its numbers with ``digits`` decimals, 2 or 4."""
+    digits = int(digits)
+    if digits not in DIGIT_CHOICES:
+        raise ValueError(f"precision must be one of {', '.join(map(str, DIGIT_CHOICES))} decimals, got {digits}")
+    STYLE.digits = digits
+    roots = [root] if root is not None else QtWidgets.QApplication.topLevelWidgets()
+    for top in roots:
+        # Views and table models each know how to write their numbers (``set_digits``).
+        for obj in [top] + top.findChildren(QtCore.QObject):
+            setter = getattr(obj, "set_digits", None)
+            if callable(setter):
+                setter(digits)

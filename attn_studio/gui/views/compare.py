@@ -103,6 +103,7 @@ class CompareView(QtWidgets.QWidget):
         self.digits = int(digits)
         for canvas in self.canvases.values():
             canvas.digits = self.digits
+            canvas.heatmap.set_digits(self.digits)
         self.render()
 
     def comparison(self):

@@ -7,6 +7,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from ...explain import cell_tooltip, logits_title, scores_title, stable_weight_tooltip
 from ...formatting import DEFAULT_DIGITS, format_number
+from .. import presentation
 from .._pg import cache_static, pg
 from .highlight import highlight_for
 from .heatmap import SCORES_CMAP, WEIGHTS_CMAP, Heatmap, symmetric_levels
@@ -187,10 +188,11 @@ class HeatmapView(QtWidgets.QWidget):
         self.digits = DEFAULT_DIGITS  # decimals in tooltips (cells keep their own, shorter ones)
 
     def set_digits(self, digits: int):
-        """Write tooltip numbers with ``digits`` decimals (the precision setting)."""
+        """Write cell values, tooltips and the pinned formula with ``digits`` decimals (the precision setting)."""
         self.digits = int(digits)
         for canvas in list(self.canvases.values()) + self.head_canvases:
             canvas.digits = self.digits
+            canvas.heatmap.set_digits(self.digits)
         self._show_pinned()
 
     # -- rendering -----------------------------------------------------------
@@ -210,6 +212,8 @@ class HeatmapView(QtWidgets.QWidget):
             canvas.scene().sigMouseClicked.connect(self._on_click)
             canvas.tooltip_provider = self.tooltip_for
             canvas.digits = self.digits
+            if presentation.STYLE.digits is not None:  # the precision setting, once chosen
+                hm.set_digits(presentation.STYLE.digits)
             hm.set_highlight(self.highlight.row, self.highlight.col)
             self.head_maps.append(hm)
             self.head_canvases.append(canvas)

@@ -39,6 +39,7 @@ class HeadsSummaryView(QtWidgets.QWidget):
         """Write hover numbers with ``digits`` decimals (the precision setting)."""
         for canvas in self.canvases.values():
             canvas.digits = int(digits)
+            canvas.heatmap.set_digits(int(digits))
 
     def render(self):
         """Redraw from the studio's current state and result."""
