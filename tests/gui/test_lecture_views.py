@@ -341,3 +341,26 @@ def test_one_precision_setting_reaches_every_number(window, reset_precision):
         positional = w.positional_view
         positional.render()
         assert positional.heatmap.overlay.cell_text(3, 1) == format_value(positional.matrix[3, 1], digits)
+
+
+def _show_tab(w, view):
+    tabs = [t for t in w.findChildren(QtWidgets.QTabWidget) if t.indexOf(view) >= 0][0]
+    tabs.setCurrentWidget(view)
+    settle(w)
+
+
+@pytest.mark.parametrize("size", [(1280, 720), (1366, 768)])
+def test_the_step_view_shows_every_key_at_projector_sizes(window, size):
+    w = window
+    w.load_preset("journey")
+    w.resize(*size)  # after the window restored its settings
+    _show_tab(w, w.pipeline_view)
+    settle(w)
+    table = find(w, QtWidgets.QTableView, "pipelineTable")
+    n_keys = len(w.studio.state.key_tokens)
+    assert n_keys == 6
+    viewport = table.viewport().width()
+    for c in range(n_keys):
+        left = table.columnViewportPosition(c)
+        assert 0 <= left and left + table.columnWidth(c) <= viewport, f"key column {c + 1} is cut"
+    assert w.width() == size[0]

@@ -370,9 +370,17 @@ class PipelineView(QtWidgets.QWidget):
             return
         if n - 1 <= RESIZE_COLUMNS_UP_TO:
             self.table.resizeColumnsToContents()
-            for c in range(n):
-                width = hh.sectionSize(c) + 16  # breathing room around the numbers
-                hh.resizeSection(c, max(MIN_COLUMN_WIDTH, min(width, MAX_COLUMN_WIDTH)))
+            widths = [max(MIN_COLUMN_WIDTH, min(hh.sectionSize(c) + 16, MAX_COLUMN_WIDTH)) for c in range(n)]
+            # On a small screen (a 1280×720 projector) narrow the columns so that every
+            # key shows: vectors wrap onto more lines, numbers still fit. Beyond that the
+            # table scrolls sideways with a visible bar.
+            room = self.width() - self.table.verticalHeader().width() - 2 * self.table.frameWidth() - 24
+            total = sum(widths)
+            if total > room > 0:
+                share = room / total
+                widths = [max(MIN_COLUMN_WIDTH, int(w * share)) for w in widths]
+            for c, width in enumerate(widths):
+                hh.resizeSection(c, width)
             self.table.resizeRowsToContents()
             vh = self.table.verticalHeader()
             for r in range(self.model.rowCount()):
@@ -380,6 +388,11 @@ class PipelineView(QtWidgets.QWidget):
         else:
             for c in range(n):
                 hh.resizeSection(c, hh.defaultSectionSize())
+
+    def resizeEvent(self, event):
+        super().resizeEvent(event)
+        if event.oldSize().width() != event.size().width() and self.model.columnCount():
+            self._fit_columns()
 
     def _row_height(self) -> int:
         return self.table.fontMetrics().lineSpacing() + 14
