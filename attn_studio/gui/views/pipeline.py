@@ -209,6 +209,7 @@ class PipelineView(QtWidgets.QWidget):
         self.setObjectName("pipelineView")
         self.studio = studio
         self._current = 0
+        self._natural_widths: list[int] | None = None
         self.setFocusPolicy(Qt.StrongFocus)
         font = self.font()
         if font.pointSizeF() < MIN_POINT_SIZE:
@@ -310,14 +311,19 @@ class PipelineView(QtWidgets.QWidget):
         table.setVerticalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
         table.setFrameShape(QtWidgets.QFrame.NoFrame)
         live_h, live_v = self.table.horizontalHeader(), self.table.verticalHeader()
-        for c in range(self.model.columnCount()):
-            table.setColumnWidth(c, live_h.sectionSize(c))
-        for r in range(self.model.rowCount()):
-            table.setRowHeight(r, live_v.sectionSize(r))
+        natural = getattr(self, "_natural_widths", None)
+        if natural is None or len(natural) != self.model.columnCount():
+            natural = [live_h.sectionSize(c) for c in range(self.model.columnCount())]
+        for c, w in enumerate(natural):
+            table.setColumnWidth(c, w)
+        # Rows as tall as their text at these (unnarrowed) widths.
         table.verticalHeader().setFixedWidth(live_v.width())
         table.horizontalHeader().setFixedHeight(live_h.height())
-        width = live_v.width() + sum(live_h.sectionSize(c) for c in range(self.model.columnCount())) + 2
-        height = live_h.height() + sum(live_v.sectionSize(r) for r in range(self.model.rowCount())) + 2
+        table.resizeRowsToContents()
+        for r in range(self.model.rowCount()):
+            table.setRowHeight(r, max(table.rowHeight(r) + 8, self._row_height()))
+        width = live_v.width() + sum(natural) + 2
+        height = live_h.height() + sum(table.rowHeight(r) for r in range(self.model.rowCount())) + 2
         table.resize(width, height)
         table.ensurePolished()
         return table
@@ -371,6 +377,7 @@ class PipelineView(QtWidgets.QWidget):
         if n - 1 <= RESIZE_COLUMNS_UP_TO:
             self.table.resizeColumnsToContents()
             widths = [max(MIN_COLUMN_WIDTH, min(hh.sectionSize(c) + 16, MAX_COLUMN_WIDTH)) for c in range(n)]
+            self._natural_widths = list(widths)  # what a figure uses: it has no screen to fit
             # On a small screen (a 1280×720 projector) narrow the columns so that every
             # key shows: vectors wrap onto more lines, numbers still fit. Beyond that the
             # table scrolls sideways with a visible bar.
