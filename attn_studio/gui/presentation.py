@@ -33,7 +33,10 @@ class Theme:
 
 THEMES = {
     "light": Theme("light", "#efefef", "#ffffff", "#111111", "#e4e4e4", "#2a6fdb", "#ffffff", "#111111", "#ff4040"),
-    "dark": Theme("dark", "#2b2b2b", "#1f1f1f", "#e8e8e8", "#3a3a3a", "#4a8fff", "#1b1b1b", "#e8e8e8", "#ff6060"),
+    # Dark for a projector: dark grey rather than black behind the heatmaps and light grey
+    # rather than white text, so that large areas and letters do not glare (contrast
+    # about 10:1 instead of 16:1, still far above what reading needs).
+    "dark": Theme("dark", "#2f2f2f", "#282828", "#d2d2d2", "#3c3c3c", "#3f7fe0", "#2a2a2a", "#cccccc", "#ff6a6a"),
     "high contrast": Theme("high contrast", "#000000", "#000000", "#ffffff", "#000000", "#ffff00",
                            "#000000", "#ffffff", "#ffff00"),
 }

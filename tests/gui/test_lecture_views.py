@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from PySide6 import QtCore, QtTest, QtWidgets
+from PySide6 import QtCore, QtGui, QtTest, QtWidgets
 
 from attn_studio.gui.views.heatmap_view import TOOLTIP_MS
 from gui_helpers import find, settle
@@ -364,3 +364,50 @@ def test_the_step_view_shows_every_key_at_projector_sizes(window, size):
         left = table.columnViewportPosition(c)
         assert 0 <= left and left + table.columnWidth(c) <= viewport, f"key column {c + 1} is cut"
     assert w.width() == size[0]
+
+
+@pytest.fixture
+def light_again(window):
+    yield
+    window.set_theme("light")  # the theme is application-wide: leave it as the next test expects
+
+
+def test_the_dark_theme_has_no_glaring_areas_and_stays_legible(window, light_again):
+    from attn_studio.gui import presentation
+
+    w = window
+    big_window(w)
+    w.studio.update(causal=True)
+    settle(w)
+    view = w.heatmap_view
+    hm, canvas = view.stages["weights"], view.canvases["weights"]
+
+    def looks():
+        settle(w)
+        image = canvas.grab().toImage()
+        masked = image.pixelColor(canvas.mapFromScene(hm.cell_scene_rect(0, 5).center()))
+        brightest = hm.image.lut[:, :3].max()
+        bar = hm.bar.colorMap().getLookupTable(nPts=256)[:, :3]
+        return masked.lightness(), brightest, bar, hm.image.lut[:, :3]
+
+    light_mask, light_max, _, _ = looks()
+    w.set_theme("dark")
+    dark_mask, dark_max, bar, lut = looks()
+    theme = presentation.THEMES["dark"]
+    assert QtGui.QColor(theme.canvas).lightness() >= 30  # dark grey, not black
+    assert QtGui.QColor(theme.text).lightness() <= 225 and QtGui.QColor(theme.ink).lightness() <= 225
+    assert light_mask > 170 and dark_mask < 110  # masked cells: no light patch on a dark canvas
+    assert dark_max < light_max  # the colour map's bright end is toned down...
+    np.testing.assert_array_equal(bar, lut)  # ...and the colour bar shows the same colours
+    # The step view's highlighted row: a dark background, light text.
+    model = w.pipeline_view.model
+    current = model.index(w.pipeline_view.current_step, 0)
+    bg = model.data(current, Qt.BackgroundRole)
+    fg = model.data(current, Qt.ForegroundRole)
+    assert bg.lightness() < 128 and fg.lightness() > 160
+    explanation = find(w, QtWidgets.QLabel, "pipelineExplanation")
+    w.pipeline_view.render()
+    assert explanation.palette().color(QtGui.QPalette.Window).lightness() < 128
+    w.set_theme("light")
+    settle(w)
+    assert model.data(current, Qt.BackgroundRole).lightness() > 160

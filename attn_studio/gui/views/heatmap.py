@@ -21,9 +21,36 @@ WEIGHTS_CMAP = "viridis"
 SCORES_CMAP = "CET-CBD1"  # colour-blind-safe diverging map for signed scores
 TEXT_PX = 13.0      # cell values at zoom 1, in screen pixels, when the cell is large enough
 MIN_TEXT_PX = 7.0   # below this the values are not drawn (the colours still are)
-MASK_FILL = QtGui.QColor(200, 200, 200)
 OVERFLOW_FILL = QtGui.QColor(200, 30, 30)
-MASK_HATCH = QtGui.QColor(120, 120, 120)
+
+
+def _blend(a: str, b: str, t: float) -> QtGui.QColor:
+    ca, cb = QtGui.QColor(a), QtGui.QColor(b)
+    return QtGui.QColor(*(round(x + (y - x) * t) for x, y in ((ca.red(), cb.red()), (ca.green(), cb.green()),
+                                                             (ca.blue(), cb.blue()))))
+
+
+DARK_DIM = 0.82  # on a dark theme colour maps are drawn this much darker: no glaring light cells
+
+
+def themed_colormap(name: str):
+    """Colour map ``name`` for the current theme: as it is on light themes; on the dark theme
+    every colour scaled by DARK_DIM, so that the map's bright end (viridis' yellow, the
+    near-white middle of the diverging scores map) does not glare on a projector. The
+    colour bar shows the same dimmed map, so colours still read against it."""
+    cmap = pg.colormap.get(name)
+    if presentation.STYLE.theme.name != "dark":
+        return cmap
+    colors = cmap.getColors(mode="byte").astype(np.float64)
+    colors[:, :3] *= DARK_DIM
+    return pg.ColorMap(cmap.pos, np.round(colors).astype(np.uint8), name=cmap.name)
+
+
+def mask_colours() -> tuple[QtGui.QColor, QtGui.QColor]:
+    """(fill, hatch) of masked cells in the current theme: a quiet tone between the canvas
+    and the ink (light grey on white; dark grey, not a glaring light patch, on dark)."""
+    theme = presentation.STYLE.theme
+    return _blend(theme.canvas, theme.ink, 0.22), _blend(theme.canvas, theme.ink, 0.5)
 HIGHLIGHT_FILL = QtGui.QColor(255, 200, 0, 70)   # the pointer's band: a soft amber tint...
 HIGHLIGHT_EDGE = QtGui.QColor(255, 170, 0, 230)  # ...with a clear edge
 LABEL_EM = 8  # a token label is elided past this many font heights (the full word is in the tooltip)
@@ -100,6 +127,7 @@ class CellOverlay(pg.GraphicsObject):
         self.digits = CELL_DIGITS
         self.highlight: tuple[int | None, int | None] = (None, None)  # the pointer's row and column
         self.exporting = False  # figures show no pointer
+        self.restyled = None  # called after a theme or zoom change (the heatmap recolours)
 
     def set_digits(self, digits: int):
         """Write the cell values with ``digits`` decimals (the precision setting)."""
@@ -120,6 +148,8 @@ class CellOverlay(pg.GraphicsObject):
         """Text size of the cell values follows the app's zoom; the outline the theme."""
         self.zoom = zoom
         self.outline = outline
+        if self.restyled is not None:
+            self.restyled()
         self.update()
 
     def set_data(self, values: np.ndarray, masked: np.ndarray, dark_text: np.ndarray, selected_row: int | None,
@@ -173,8 +203,9 @@ class CellOverlay(pg.GraphicsObject):
         painter.resetTransform()
         if not self._mask_path.isEmpty():
             device_path = transform.map(self._mask_path)
-            painter.fillPath(device_path, MASK_FILL)
-            painter.fillPath(device_path, QtGui.QBrush(MASK_HATCH, QtCore.Qt.BDiagPattern))
+            fill, hatch = mask_colours()
+            painter.fillPath(device_path, fill)
+            painter.fillPath(device_path, QtGui.QBrush(hatch, QtCore.Qt.BDiagPattern))
         if not self._overflow_path.isEmpty():
             device_path = transform.map(self._overflow_path)
             painter.fillPath(device_path, OVERFLOW_FILL)
@@ -407,10 +438,12 @@ class Heatmap:
         self.plot.setAspectLocked(False)
         cache_static(*(self.plot.getAxis(n) for n in ("left", "bottom", "top", "right")))
         self.image = pg.ImageItem()
-        self.colormap = pg.colormap.get(cmap)
+        self._cmap_name = cmap
+        self.colormap = themed_colormap(cmap)
         self.image.setLookupTable(self.colormap.getLookupTable(nPts=256))
         self.plot.addItem(self.image)
         self.overlay = CellOverlay()
+        self.overlay.restyled = self._restyled
         self.overlay.setZValue(10)
         self.plot.addItem(self.overlay)
         self.title = title
@@ -427,12 +460,19 @@ class Heatmap:
 
     def set_colormap(self, name: str):
         """Draw with colour map ``name`` (and recolour the attached colour bar)."""
-        self.colormap = pg.colormap.get(name)
+        self._cmap_name = name
+        self.colormap = themed_colormap(name)
         self.image.setLookupTable(self.colormap.getLookupTable(nPts=256))
         if self.bar is not None:
             self.bar.setColorMap(self.colormap)
         if self._last is not None:
             self.set_data(*self._last[0], **self._last[1])
+
+    def _restyled(self):
+        # A theme change: colours dim on a dark theme (see themed_colormap).
+        if self.colormap.getLookupTable(nPts=256).tobytes() != themed_colormap(self._cmap_name) \
+                .getLookupTable(nPts=256).tobytes():
+            self.set_colormap(self._cmap_name)
 
     def set_axis_titles(self, rows: str, cols: str):
         if self.left_axis.style["showValues"] and self.left_axis.labelText != rows:

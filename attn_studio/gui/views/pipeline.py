@@ -15,6 +15,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from ... import explain
 from ...formatting import DEFAULT_DIGITS
+from .. import presentation
 from ..widgets import no_widen, short_token
 
 Qt = QtCore.Qt
@@ -27,6 +28,20 @@ MASKED_BG = QtGui.QColor("#cfcfcf")    # masked keys: visibly different from a w
 MASKED_FG = QtGui.QColor("#4a4a4a")
 ERROR_BG = QtGui.QColor("#f4a3a3")     # overflow / underflow / undefined
 ERROR_FG = QtGui.QColor("#6b0000")
+# The same roles on a dark theme: muted, so that the text (light) stays legible and
+# no large light area glares on a projector.
+DARK_COLOURS = {"current": QtGui.QColor("#5c4f16"), "explanation": QtGui.QColor("#3b3726"),
+                "result": QtGui.QColor("#263447"), "masked_bg": QtGui.QColor("#4a4a4a"),
+                "masked_fg": QtGui.QColor("#bdbdbd"), "error_bg": QtGui.QColor("#6e2a2a"),
+                "error_fg": QtGui.QColor("#ffd6d6"), "text": QtGui.QColor("#d2d2d2")}
+LIGHT_COLOURS = {"current": CURRENT_BG, "explanation": EXPLANATION_BG, "result": RESULT_BG,
+                 "masked_bg": MASKED_BG, "masked_fg": MASKED_FG, "error_bg": ERROR_BG, "error_fg": ERROR_FG,
+                 "text": QtGui.QColor("#1a1a1a")}
+
+
+def step_colours() -> dict:
+    """The step view's colours for the current theme (light or dark)."""
+    return DARK_COLOURS if QtGui.QColor(presentation.STYLE.theme.base).lightness() < 128 else LIGHT_COLOURS
 
 MIN_POINT_SIZE = 12.0      # no tiny fonts: the view is read from the back of a lecture hall
 HEADER_POINT_SIZE = 15.0
@@ -145,21 +160,24 @@ class PipelineModel(QtCore.QAbstractTableModel):
             return _CENTER
         if role == _BACKGROUND:
             status = self._status(r, c)
+            colours = step_colours()
             if status == "masked":
-                return MASKED_BG
+                return colours["masked_bg"]
             if status:
-                return ERROR_BG
+                return colours["error_bg"]
             if r == self._current:
-                return CURRENT_BG
+                return colours["current"]
             if c == len(self._keys):
-                return RESULT_BG
+                return colours["result"]
             return None
         if role == _FOREGROUND:
             status = self._status(r, c)
             if status == "masked":
-                return MASKED_FG
+                return step_colours()["masked_fg"]
             if status:
-                return ERROR_FG
+                return step_colours()["error_fg"]
+            if r == self._current or c == len(self._keys):
+                return step_colours()["text"]  # on its own background, whatever the palette
             return None
         if role == _FONT:
             return self._bold if r == self._current else None
@@ -258,10 +276,7 @@ class PipelineView(QtWidgets.QWidget):
         self.explanation.setFrameShape(QtWidgets.QFrame.StyledPanel)
         self.explanation.setMargin(6)
         self.explanation.setAutoFillBackground(True)
-        palette = self.explanation.palette()
-        palette.setColor(QtGui.QPalette.Window, EXPLANATION_BG)
-        palette.setColor(QtGui.QPalette.WindowText, QtGui.QColor("#1a1a1a"))
-        self.explanation.setPalette(palette)
+        self._colour_explanation()
         self.explanation.setMinimumHeight(self.explanation.fontMetrics().lineSpacing() * 3 + 16)
         no_widen(self.explanation)
         layout.addWidget(self.explanation)
@@ -340,6 +355,7 @@ class PipelineView(QtWidgets.QWidget):
 
     def render(self) -> None:
         """Redraw from ``studio.state`` and ``studio.result``."""
+        self._colour_explanation()
         state, result = self.studio.state, self.studio.result
         head = explain.selected_head(state, result)
         query = int(state.query_index)
@@ -395,6 +411,20 @@ class PipelineView(QtWidgets.QWidget):
         else:
             for c in range(n):
                 hh.resizeSection(c, hh.defaultSectionSize())
+
+    def _colour_explanation(self) -> None:
+        colours = step_colours()
+        palette = self.explanation.palette()
+        if palette.color(QtGui.QPalette.Window) != colours["explanation"]:
+            palette.setColor(QtGui.QPalette.Window, colours["explanation"])
+            palette.setColor(QtGui.QPalette.WindowText, colours["text"])
+            self.explanation.setPalette(palette)
+
+    def changeEvent(self, event):
+        super().changeEvent(event)
+        if event.type() in (QtCore.QEvent.PaletteChange, QtCore.QEvent.ApplicationPaletteChange):
+            self._colour_explanation()  # the theme changed
+            self.table.viewport().update()
 
     def resizeEvent(self, event):
         super().resizeEvent(event)
