@@ -173,26 +173,26 @@ def test_a_hovered_formula_stays_and_a_click_pins_it(window, monkeypatch):
     canvas.scene().sigMouseMoved.emit(centre + QtCore.QPointF(1, 1))
     assert len(shown) == count
 
-    panel = find(w, QtWidgets.QLabel, "formulaPanel")
-    assert panel.textInteractionFlags() & Qt.TextSelectableByMouse
+    panel = find(w, QtWidgets.QPlainTextEdit, "formulaPanel")
+    assert panel.isReadOnly() and panel.textInteractionFlags() & Qt.TextSelectableByMouse
     assert panel.font().pointSizeF() >= 12
     _click(canvas, centre)
     assert w.studio.state.query_index == 2  # a click still selects the query
-    assert view.tooltip_for(hm, 2, 3) in panel.text()
-    assert "query 3, key 4" in panel.text()
+    assert view.tooltip_for(hm, 2, 3) in panel.toPlainText()
+    assert panel.toPlainText().startswith("Pinned, weights: query 3")
     # New numbers: the pinned formula follows.
-    before = panel.text()
+    before = panel.toPlainText()
     w.studio.update(temperature=2.0)
     settle(w)
-    assert panel.text() != before and view.tooltip_for(hm, 2, 3) in panel.text()
+    assert panel.toPlainText() != before and view.tooltip_for(hm, 2, 3) in panel.toPlainText()
     # Another cell replaces it.
     _click(canvas, _cell_center(hm, 0, 1))
-    assert view.tooltip_for(hm, 0, 1) in panel.text()
+    assert view.tooltip_for(hm, 0, 1) in panel.toPlainText()
     # A cell that no longer exists says so.
     view.pin_formula("weights", 7, 7)
     w.studio.update(sentence="two words")
     settle(w)
-    assert "no longer exists" in panel.text()
+    assert "no longer exists" in panel.toPlainText()
 
 
 def test_clicking_labels_highlights_rows_and_columns_everywhere_and_esc_clears(window):
@@ -321,7 +321,7 @@ def test_one_precision_setting_reaches_every_number(window, reset_precision):
         tip = view.tooltip_for(weights, 1, 2)
         assert tip.endswith(f"= {format_number(result.weights[head, 1, 2], digits)}")
         view.pin_formula("weights", 1, 2)
-        assert tip in find(w, QtWidgets.QLabel, "formulaPanel").text()
+        assert tip in find(w, QtWidgets.QPlainTextEdit, "formulaPanel").toPlainText()
         # The step view.
         steps = {s.key: s for s in w.pipeline_view.steps}
         query = w.studio.state.query_index

@@ -167,18 +167,20 @@ class HeatmapView(QtWidgets.QWidget):
         self._outer = outer
 
         # A clicked cell's formula stays here, large and selectable, until another cell is clicked.
-        self.formula_panel = QtWidgets.QLabel()
+        # Read-only text: selectable, and it scrolls when a wide model's formula is long,
+        # instead of squeezing the heatmaps.
+        self.formula_panel = QtWidgets.QPlainTextEdit()
         self.formula_panel.setObjectName("formulaPanel")
-        self.formula_panel.setTextFormat(QtCore.Qt.PlainText)
+        self.formula_panel.setReadOnly(True)
         self.formula_panel.setTextInteractionFlags(QtCore.Qt.TextSelectableByMouse |
                                                    QtCore.Qt.TextSelectableByKeyboard)
-        self.formula_panel.setWordWrap(True)
-        self.formula_panel.setFrameShape(QtWidgets.QFrame.StyledPanel)
-        self.formula_panel.setMargin(6)
-        self.formula_panel.setSizePolicy(QtWidgets.QSizePolicy.Ignored, QtWidgets.QSizePolicy.Preferred)
+        self.formula_panel.setLineWrapMode(QtWidgets.QPlainTextEdit.WidgetWidth)
+        self.formula_panel.setSizePolicy(QtWidgets.QSizePolicy.Ignored, QtWidgets.QSizePolicy.Fixed)
         font = QtGui.QFont(self.formula_panel.font())
-        font.setPointSizeF(max(font.pointSizeF() * 1.3, 12.0))
+        font.setPointSizeF(max(font.pointSizeF() * 1.2, 12.0))
         self.formula_panel.setFont(font)
+        lines = 4  # the usual formula (where, score, weight) without a scroll bar
+        self.formula_panel.setFixedHeight(int(QtGui.QFontMetrics(font).lineSpacing() * lines + 14))
         top.addWidget(self.formula_panel)
         self.pinned: tuple[str, int, int] | None = None  # (heatmap key, query, key) of the pinned formula
         self._show_pinned()
@@ -347,6 +349,15 @@ class HeatmapView(QtWidgets.QWidget):
             return f"head {self.head_maps.index(heatmap) + 1}"
         return next(key for key, hm in self.stages.items() if hm is heatmap)
 
+    def _set_formula(self, text: str) -> None:
+        # Unchanged text is left alone: a selection the lecturer made survives a redraw.
+        if self.formula_panel.toPlainText() != text:
+            self.formula_panel.setPlainText(text)
+
+    def formula_text(self) -> str:
+        """What the formula panel shows."""
+        return self.formula_panel.toPlainText()
+
     def pin_formula(self, key: str, i: int, j: int) -> None:
         """Keep the formula of cell (query ``i``, key ``j``) of heatmap ``key`` in the formula panel."""
         self.pinned = (key, int(i), int(j))
@@ -354,7 +365,7 @@ class HeatmapView(QtWidgets.QWidget):
 
     def _show_pinned(self) -> None:
         if self.pinned is None:
-            self.formula_panel.setText("Click a cell to keep its formula here; hover a cell to see it.")
+            self._set_formula("Click a cell to keep its formula here; hover a cell to see it.")
             return
         key, i, j = self.pinned
         result = self.studio.result
@@ -363,11 +374,11 @@ class HeatmapView(QtWidgets.QWidget):
         head_gone = key.startswith("head ") and (heads < 2 or int(key.split()[1]) > heads)
         stage_gone = key == "stable" and self.canvases["stable"].isHidden()
         if head_gone or stage_gone or not (i < t_q and j < t_k):
-            self.formula_panel.setText(
+            self._set_formula(
                 f"The pinned cell ({key}, query {i + 1}, key {j + 1}) no longer exists: click another cell.")
             return
-        self.formula_panel.setText(f"Pinned ({key}, query {i + 1}, key {j + 1}):\n"
-                                   + self.tooltip_for(self.heatmap_for(key), i, j))
+        # The tooltip's first line names the query and key; "pinned" says why it stays.
+        self._set_formula(f"Pinned, {key}: " + self.tooltip_for(self.heatmap_for(key), i, j))
 
     def _apply_highlight(self) -> None:
         for hm in self.stages.values():
