@@ -217,6 +217,14 @@ def test_clicking_labels_highlights_rows_and_columns_everywhere_and_esc_clears(w
     assert hm.label_hit(row_point) == ("row", 4)
     _click(canvas, row_point)
     assert all(h.highlighted == (4, None) for h in every)
+    summary = w.heads_summary_view.maps
+    assert summary["concat"].highlighted == (4, None) and summary["output"].highlighted == (4, None)
+    # A click outside the cells and labels clears it...
+    _click(canvas, canvas.mapToScene(QtCore.QPoint(3, 3)))
+    assert all(h.highlighted == (None, None) for h in every)
+    # ...and so does Esc.
+    _click(canvas, row_point)
+    assert all(h.highlighted == (4, None) for h in every)
     QtTest.QTest.keyClick(view, Qt.Key_Escape)
     settle(w)
     assert all(h.highlighted == (None, None) for h in every)
