@@ -81,7 +81,8 @@ def test_zoomed_cell_values_are_drawn_larger(win, qtbot):
 
 def test_themes_recolour_the_window_and_the_plots(win):
     win.set_theme("dark")
-    assert QtWidgets.QApplication.instance().palette().color(QtGui.QPalette.Window) == QtGui.QColor(presentation.THEMES["dark"].window)
+    window_colour = QtWidgets.QApplication.instance().palette().color(QtGui.QPalette.Window)
+    assert window_colour == QtGui.QColor(presentation.THEMES["dark"].window)
     canvas = win.heatmap_view.canvases["weights"]
     assert canvas.backgroundBrush().color() == QtGui.QColor(presentation.THEMES["dark"].canvas)
     axis = win.heatmap_view.stages["weights"].left_axis

@@ -1,4 +1,5 @@
-"""The heatmap panel: raw scores -> logits (scaled when scaling is on) -> weights of the chosen head, then every head."""
+"""The heatmap panel: raw scores -> logits (scaled when scaling is on) -> weights of the chosen head,
+then every head in an even grid, and the formula of a clicked cell."""
 
 from __future__ import annotations
 
