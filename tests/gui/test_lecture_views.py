@@ -245,11 +245,11 @@ def test_the_highlight_band_is_painted(window):
     other = canvas.mapFromScene(hm.cell_scene_rect(0, 4).center() + QtCore.QPointF(0, 8))
     assert before.pixelColor(band) != after.pixelColor(band)
     assert before.pixelColor(other) == after.pixelColor(other)
-    hm.overlay.exporting = True  # figures show no pointer
+    hm.overlay.pointer_shown = False  # figures show no pointer
     hm.overlay.update()
     exported = canvas.grab().toImage()
     assert exported.pixelColor(band) == before.pixelColor(band)
-    hm.overlay.exporting = False
+    hm.overlay.pointer_shown = True
 
 
 def _attention_texts(w):

@@ -126,7 +126,7 @@ class CellOverlay(pg.GraphicsObject):
         self.last_text_px = 0.0  # pixel size of the values at the last paint (0: not drawn)
         self.digits = CELL_DIGITS
         self.highlight: tuple[int | None, int | None] = (None, None)  # the pointer's row and column
-        self.exporting = False  # figures show no pointer
+        self.pointer_shown = True  # False while drawing a figure: slides show no pointer
         self.restyled = None  # called after a theme or zoom change (the heatmap recolours)
 
     def set_digits(self, digits: int):
@@ -241,7 +241,9 @@ class CellOverlay(pg.GraphicsObject):
                     painter.setPen(dark if self._dark_text[i, j] else light)
                     painter.drawText(rect, flags, self.cell_text(i, j))
         row, col = self.highlight
-        if not self.exporting and (row is not None or col is not None):
+        # Figures show no pointer (nor do exports that mark the overlay as exporting).
+        drawn = self.pointer_shown and not getattr(self, "exporting", False)
+        if drawn and (row is not None or col is not None):
             # A soft band with a strong edge: it reads on a projector without hiding the numbers.
             pen = QtGui.QPen(HIGHLIGHT_EDGE, max(3.0, cell_w * 0.08))
             for band in ((QtCore.QRectF(-0.5, row - 0.5, cols, 1) if row is not None and 0 <= row < rows else None),
