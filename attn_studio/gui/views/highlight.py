@@ -8,8 +8,6 @@ cells or Esc clears it.
 
 from __future__ import annotations
 
-import weakref
-
 from PySide6 import QtCore
 
 
@@ -38,17 +36,14 @@ class Highlight(QtCore.QObject):
         return self.row is not None or self.col is not None
 
 
-_BY_STUDIO: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-
-
 def highlight_for(studio) -> Highlight:
-    """The one :class:`Highlight` of the window that shows ``studio`` (created on first use)."""
-    try:
-        return _BY_STUDIO[studio]
-    except KeyError:
-        highlight = _BY_STUDIO[studio] = Highlight()
-        return highlight
-    except TypeError:  # an object that cannot be weakly referenced: keep it on the object
-        if not hasattr(studio, "_highlight"):
-            studio._highlight = Highlight()
-        return studio._highlight
+    """The one :class:`Highlight` of the window that shows ``studio`` (created on first use).
+
+    Kept on the studio object itself, so it lives exactly as long as the window's studio
+    (a module-level table would keep every closed window's views alive through it).
+    """
+    highlight = getattr(studio, "_gui_highlight", None)
+    if highlight is None:
+        highlight = Highlight()
+        studio._gui_highlight = highlight
+    return highlight
