@@ -68,50 +68,50 @@ def test_every_heatmap_shows_the_current_tokens_after_every_change(window):
     assert_labels_are_the_tokens(w, "journey again")
 
 
-@pytest.mark.parametrize("heads, shape", [(4, (2, 2)), (8, (2, 4)), (12, (3, 4)), (16, (4, 4))])
-def test_heads_are_an_even_grid_of_equal_cells(window, heads, shape):
+def test_heads_are_an_even_grid_of_equal_cells(window):
+    # One window for all four head counts (each window costs the suite memory).
     w = window
     big_window(w)
-    w.studio.update(projections=True, d_model=32, d_head=2, heads=heads)
-    settle(w)
-    view = w.heatmap_view
-    grid = find(w, QtWidgets.QWidget, "headsGrid")
-    canvases = [c for c in view.head_canvases if c.isVisible()]
-    assert len(canvases) == heads
-    assert view.grid_shape == shape
-    layout = grid.layout()
-    cells = {layout.getItemPosition(layout.indexOf(c))[:2] for c in canvases}
-    assert cells == {(r, c) for r in range(shape[0]) for c in range(shape[1])}
-    widths = [c.width() for c in canvases]
-    sizes = [c.height() for c in canvases]
-    assert max(widths) - min(widths) <= 2 and max(sizes) - min(sizes) <= 2
-    # Square-ish: no slivers.
-    assert 0.5 <= canvases[0].height() / canvases[0].width() <= 2.0
-    # The plots inside are equal too (each head carries the same axes).
-    plot_widths = [hm.plot.vb.width() for hm in view.head_maps[:heads]]
-    assert max(plot_widths) - min(plot_widths) <= 2
+    for heads, shape in ((4, (2, 2)), (8, (2, 4)), (12, (3, 4)), (16, (4, 4))):
+        w.studio.update(projections=True, d_model=32, d_head=2, heads=heads)
+        settle(w)
+        view = w.heatmap_view
+        grid = find(w, QtWidgets.QWidget, "headsGrid")
+        canvases = [c for c in view.head_canvases if c.isVisible()]
+        assert len(canvases) == heads
+        assert view.grid_shape == shape
+        layout = grid.layout()
+        cells = {layout.getItemPosition(layout.indexOf(c))[:2] for c in canvases}
+        assert cells == {(r, c) for r in range(shape[0]) for c in range(shape[1])}
+        widths = [c.width() for c in canvases]
+        sizes = [c.height() for c in canvases]
+        assert max(widths) - min(widths) <= 2 and max(sizes) - min(sizes) <= 2, heads
+        # Square-ish: no slivers.
+        assert 0.5 <= canvases[0].height() / canvases[0].width() <= 2.0, heads
+        # The plots inside are equal too (each head carries the same axes).
+        plot_widths = [hm.plot.vb.width() for hm in view.head_maps[:heads]]
+        assert max(plot_widths) - min(plot_widths) <= 2, heads
 
 
-@pytest.mark.parametrize("n", [6, 9, 12])
-def test_a_dozen_tokens_show_every_label_and_equal_stages(window, n):
+def test_a_dozen_tokens_show_every_label_and_equal_stages(window):
     w = window
     w.resize(1280, 720)
     settle(w)
     words = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu".split()
-    w.studio.update(sentence=" ".join(words[:n]))
-    settle(w)
-    view = w.heatmap_view
-    for key in ("scores", "logits", "weights"):
-        view.canvases[key].grab()
-        rows, cols = view.stages[key].labels()
-        assert rows == words[:n] and cols == words[:n], key
-    widths = [view.stages[key].plot.vb.width() for key in ("scores", "logits", "weights")]
-    assert max(widths) - min(widths) <= 2, widths  # the scores heatmap is as wide as the others
-    # When they do not fit beside each other, the panel scrolls with a visible bar.
-    scroll = find(w, QtWidgets.QScrollArea, "heatmapScroll")
-    body = scroll.widget()
-    if body.width() > scroll.viewport().width():
-        assert scroll.horizontalScrollBar().isVisible()
+    for n in (6, 9, 12):
+        w.studio.update(sentence=" ".join(words[:n]))
+        settle(w)
+        view = w.heatmap_view
+        for key in ("scores", "logits", "weights"):
+            view.canvases[key].grab()
+            rows, cols = view.stages[key].labels()
+            assert rows == words[:n] and cols == words[:n], (n, key)
+        widths = [view.stages[key].plot.vb.width() for key in ("scores", "logits", "weights")]
+        assert max(widths) - min(widths) <= 2, widths  # the scores heatmap is as wide as the others
+        # When they do not fit beside each other, the panel scrolls with a visible bar.
+        scroll = find(w, QtWidgets.QScrollArea, "heatmapScroll")
+        if scroll.widget().width() > scroll.viewport().width():
+            assert scroll.horizontalScrollBar().isVisible()
 
 
 def test_a_20000_character_word_is_elided_and_the_tabs_still_render(window):
@@ -230,12 +230,7 @@ def test_clicking_labels_highlights_rows_and_columns_everywhere_and_esc_clears(w
     assert all(h.highlighted == (None, None) for h in every)
     # Not part of the model: nothing to save or undo.
     assert not hasattr(w.studio.state, "highlight")
-
-
-def test_the_highlight_band_is_painted(window):
-    w = window
-    big_window(w)
-    view = w.heatmap_view
+    # The band is drawn: the pixels of the highlighted column change, the others' do not.
     hm, canvas = view.stages["weights"], view.canvases["weights"]
     before = canvas.grab().toImage()
     view.highlight.set(None, 2)
@@ -264,11 +259,10 @@ def _attention_texts(w):
     return " | ".join(texts)
 
 
-@pytest.mark.parametrize("score", ["dot", "additive"])
-def test_captions_say_scaled_only_when_the_engine_scaled(window, score):
+def test_captions_say_scaled_only_when_the_engine_scaled_and_pairs_count_from_one(window):
     w = window
-    w.studio.update(projections=True, score=score)
-    for scale in (False, True):
+    for score, scale in ((s, c) for s in ("dot", "additive") for c in (False, True)):
+        w.studio.update(projections=True, score=score)
         for temperature in (1.0, 2.0):
             w.studio.update(scale=scale, temperature=temperature)
             text = _attention_texts(w)
@@ -280,10 +274,7 @@ def test_captions_say_scaled_only_when_the_engine_scaled(window, score):
             assert ("÷ T" in text) == (temperature != 1.0), tag
             if not scaled:
                 assert "scaled" not in text.replace("unscaled", "").replace("not scaled", ""), tag
-
-
-def test_geometry_pairs_count_from_one_like_the_query_list(window):
-    w = window
+    # One indexing convention: Geometry's pair list counts from 1, like the query list.
     w.load_preset("journey")
     settle(w)
     w.geometry_view.render()
@@ -357,21 +348,21 @@ def _show_tab(w, view):
     settle(w)
 
 
-@pytest.mark.parametrize("size", [(1280, 720), (1366, 768)])
-def test_the_step_view_shows_every_key_at_projector_sizes(window, size):
+def test_the_step_view_shows_every_key_at_projector_sizes(window):
     w = window
     w.load_preset("journey")
-    w.resize(*size)  # after the window restored its settings
     _show_tab(w, w.pipeline_view)
-    settle(w)
-    table = find(w, QtWidgets.QTableView, "pipelineTable")
-    n_keys = len(w.studio.state.key_tokens)
-    assert n_keys == 6
-    viewport = table.viewport().width()
-    for c in range(n_keys):
-        left = table.columnViewportPosition(c)
-        assert 0 <= left and left + table.columnWidth(c) <= viewport, f"key column {c + 1} is cut"
-    assert w.width() == size[0]
+    for size in ((1280, 720), (1366, 768)):
+        w.resize(*size)  # after the window restored its settings
+        settle(w)
+        table = find(w, QtWidgets.QTableView, "pipelineTable")
+        n_keys = len(w.studio.state.key_tokens)
+        assert n_keys == 6
+        viewport = table.viewport().width()
+        for c in range(n_keys):
+            left = table.columnViewportPosition(c)
+            assert 0 <= left and left + table.columnWidth(c) <= viewport, f"{size}: key column {c + 1} is cut"
+        assert w.width() == size[0]
 
 
 @pytest.fixture
