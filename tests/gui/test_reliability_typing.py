@@ -92,3 +92,21 @@ def test_a_40000_character_paste_is_cut_at_the_budget_and_says_so(win, qtbot):
     message = win.message_label.text()
     assert "was cut" in message and "40,000" in message and f"{MAX_SENTENCE_CHARS:,}" in message
     assert repr(text[MAX_SENTENCE_CHARS - 20:MAX_SENTENCE_CHARS].strip())[1:-1] in message
+
+
+def test_a_5000_character_word_is_elided_on_the_axes_and_named_in_full_on_hover(win):
+    from attn_studio.gui.views.heatmap import MAX_LABEL_CHARS, TokenAxis
+
+    word = "x" * 5000
+    edit = win.findChild(QtWidgets.QLineEdit, "sentenceEdit")
+    edit.setText(f"{word} cat")
+    edit.textEdited.emit(edit.text())
+    win.bridge.flush()
+    view = win.heatmap_view
+    stage = view.stages["weights"]
+    bottom = stage.bottom_axis
+    assert isinstance(bottom, TokenAxis)
+    labels = [text for _, text in bottom.labels()]
+    assert labels == ["x" * (MAX_LABEL_CHARS - 1) + "…", "cat"]
+    assert bottom.height() < 400  # not a 25,000 px axis under the heatmap
+    assert word in view.tooltip_for(stage, 0, 0)

@@ -269,9 +269,17 @@ class CellOverlay(pg.GraphicsObject):
         painter.restore()
 
 
+MAX_LABEL_CHARS = 24  # a longer token is shown as its start and "…" (the hover text names it in full)
+
+
+def elide_label(label: str, limit: int = MAX_LABEL_CHARS) -> str:
+    """``label``, or its first ``limit - 1`` characters and "…" (a 20,000-character word is not a 200,000 px axis)."""
+    return label if len(label) <= limit else label[: limit - 1] + "…"
+
+
 def _ticks(labels: list[str]) -> list[list[tuple[int, str]]]:
     # Every label; TokenAxis shows as many as fit when it paints.
-    return [[(i, label) for i, label in enumerate(labels)]]
+    return [[(i, elide_label(label)) for i, label in enumerate(labels)]]
 
 
 class TokenAxis(pg.AxisItem):
