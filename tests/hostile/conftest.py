@@ -20,7 +20,15 @@ _CHILD = textwrap.dedent("""
     except BaseException as exc:  # a traceback is a failure the parent reports
         outcome["crash"] = f"{type(exc).__name__}: {exc}"[:500]
     outcome["seconds"] = time.perf_counter() - started
-    outcome["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    # The peak of this interpreter's own memory. On Linux ru_maxrss carries over the
+    # peak of the process that spawned it (the exec keeps it), so a big test run
+    # before would count here; VmHWM belongs to this program's memory alone.
+    try:
+        with open("/proc/self/status") as status:
+            peak_kb = next(int(line.split()[1]) for line in status if line.startswith("VmHWM:"))
+    except (OSError, StopIteration, ValueError):
+        peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    outcome["peak_mb"] = peak_kb / 1024
     print("\\n" + json.dumps(outcome))
 """)
 
