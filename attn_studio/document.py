@@ -7,17 +7,23 @@ asks the questions and shows the answers; this module decides.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from .session import SESSION_SUFFIX, RecoveryStore, SessionError, load_preset, read_session, write_session
+from .session import (SESSION_SUFFIX, RecoveryStore, SessionError, is_temporary, load_preset, read_session,
+                      remove_stale_temporaries, write_session)
 from .state import SELECTION_FIELDS, StudioState
 from .studio import Studio
 
 MAX_RECENT = 8
 AUTOSAVE_MS = 3000  # unsaved work is written to the recovery file this long after a change
+# Sessions whose weight stores hold more cells than this are saved off the window's
+# thread (a million edited cells take seconds to write); smaller ones at once.
+BACKGROUND_SAVE_CELLS = 200_000
 
 
 def open_preset(name: str) -> tuple[Studio, str | None]:
@@ -37,6 +43,60 @@ class RecoveryOffer:
     notes: list[str]
 
 
+@dataclass(frozen=True)
+class SaveJob:
+    """One write of ``state``: to the session file ``path``, or (``autosave``) to the recovery file.
+
+    ``run`` does the slow part (serialising and the atomic write) and may run
+    on any thread: the state is immutable and nothing else is touched.
+    ``Document.finish_save`` then records the outcome, on the caller's thread.
+    """
+
+    state: StudioState
+    path: Path
+    autosave: bool = False
+    recovery: RecoveryStore | None = None
+
+    def run(self) -> None:
+        """Write the file; ``SessionError`` or ``OSError`` when it cannot be written (the old file is intact)."""
+        with _collections_paused(self.large):
+            if self.autosave:
+                self.recovery.save(self.state)
+            else:
+                write_session(self.path, self.state)
+
+    @property
+    def large(self) -> bool:
+        """True when writing takes long enough that a window should not wait for it."""
+        return _store_cells(self.state) > BACKGROUND_SAVE_CELLS
+
+
+@contextlib.contextmanager
+def _collections_paused(pause: bool):
+    # Serialising a large session makes millions of small lists; the garbage
+    # collector's full passes over them hold the interpreter for up to 0.7 s
+    # (measured), and the window's thread waits for every one of them while a
+    # save runs beside it. Nothing here makes reference cycles: collect after.
+    if not pause or not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
+def _store_cells(state) -> int:
+    shapes = getattr(state, "weight_shapes", None)
+    if shapes is None:
+        return 0
+    total = 0
+    for h, d, k in shapes().values():
+        total += h * d * k
+    return total
+
+
 class Document:
     """The session a window edits: ``studio`` plus its file, its example and the recovery store.
 
@@ -52,8 +112,10 @@ class Document:
         self.path: Path | None = None
         self.preset_name = preset or ""
         self.preset_state: StudioState | None = studio.state if preset else None  # the example as loaded
-        self.recent_files: list[str] = list(recent_files or [])[:MAX_RECENT]
+        # A temporary file of a save is never offered as a session.
+        self.recent_files: list[str] = [f for f in recent_files or [] if not is_temporary(f)][:MAX_RECENT]
         self._on_recent_changed = on_recent_changed
+        self._autosave_warned = False  # one warning for autosaves that fail, not one every few seconds
 
     # -- what the window shows -----------------------------------------------------
     @property
@@ -94,8 +156,13 @@ class Document:
         return state
 
     def open(self, path) -> Path:
-        """Read ``path`` and make it the document; ``SessionError`` leaves everything unchanged."""
+        """Read ``path`` and make it the document; ``SessionError`` leaves everything unchanged.
+
+        A temporary file of a save is refused; temporaries of killed saves beside ``path`` are removed.
+        """
         path = Path(path)
+        if not is_temporary(path):
+            remove_stale_temporaries(path.parent)
         state = read_session(path)
         self.studio.set_state(state)
         self.studio.mark_saved()
@@ -112,15 +179,30 @@ class Document:
 
     def save(self, path=None) -> Path:
         """Save atomically to ``path`` (default: the current file); ``SessionError`` keeps the old file."""
+        job = self.save_job(path)
+        job.run()
+        self.finish_save(job)
+        return job.path
+
+    def save_job(self, path=None) -> SaveJob:
+        """What saving the current state to ``path`` (default: the current file) writes; nothing is written yet.
+
+        ``SessionError`` when there is no file to save to.
+        """
         if path is None and self.path is None:
             raise SessionError("this session has no file yet; choose one")
-        path = self.session_path(path if path is not None else self.path)
-        write_session(path, self.studio.state)
-        self.studio.mark_saved()
-        self.path = path
-        self.add_recent(path)
-        self.recovery.clear()
-        return path
+        return SaveJob(self.studio.state, self.session_path(path if path is not None else self.path))
+
+    def finish_save(self, job: SaveJob) -> str | None:
+        """Record a save that succeeded: the state it wrote is the saved one, its file the document's.
+
+        Edits made while it was written stay unsaved (and autosaved). Returns a
+        warning when the recovery file could not be removed, else None.
+        """
+        self.studio.mark_saved(job.state)
+        self.path = job.path
+        self.add_recent(job.path)
+        return self.recovery.clear() if not self.is_modified else None
 
     def add_recent(self, path) -> list[str]:
         """Put ``path`` first in the recent files (once), keep at most ``MAX_RECENT``."""
@@ -141,18 +223,46 @@ class Document:
 
         Returns a message when writing failed, else None.
         """
+        job = self.autosave_job()
+        if job is None:
+            return None
+        try:
+            job.run()
+        except (SessionError, OSError) as exc:
+            return self.autosave_failed(exc)
+        self.autosave_done()
+        return None
+
+    def autosave_job(self) -> SaveJob | None:
+        """The write of unsaved work to the recovery file, or None (and the file removed) when all is saved."""
         if not self.is_modified:
             self.recovery.clear()
             return None
-        try:
-            self.recovery.save(self.studio.state)
-        except (SessionError, OSError) as exc:
-            return f"Autosave failed: {exc}"
-        return None
+        return SaveJob(self.studio.state, self.recovery.path, autosave=True, recovery=self.recovery)
+
+    def autosave_failed(self, exc: BaseException) -> str | None:
+        """The warning for an autosave that could not be written: once, not every few seconds."""
+        if self._autosave_warned:
+            return None
+        self._autosave_warned = True
+        return (f"Autosave failed: {exc}. Your work is not lost, but it cannot be recovered after a crash; "
+                "save it to a file")
+
+    def autosave_done(self) -> None:
+        """An autosave succeeded: warn again if a later one fails."""
+        self._autosave_warned = False
+
+    def sweep_temporaries(self) -> list[Path]:
+        """Remove temporary files of killed saves beside the recent files (at start); returns those removed."""
+        removed = []
+        for folder in dict.fromkeys(str(Path(f).parent) for f in self.recent_files):
+            removed += remove_stale_temporaries(folder)
+        return removed
 
     def recovery_offer(self) -> RecoveryOffer:
         """At start: sweep stale files and name the newest work a crashed studio left (if any)."""
         notes = self.recovery.sweep()
+        self.sweep_temporaries()
         orphans = self.recovery.orphans()
         if not orphans:
             return RecoveryOffer(None, "", notes)

@@ -204,6 +204,10 @@ def read_bytes_bounded(path, limit: int = MAX_FILE_BYTES) -> bytes:
 
 def _read_text(path) -> str:
     path = Path(path)
+    if is_temporary(path):
+        # Half of a save that did not finish: never a session, whatever it holds.
+        raise SessionError(f"{path.name} is the temporary file of a save that did not finish, not a session; "
+                           f"open {temporary_target(path)} instead")
     raw = read_bytes_bounded(path)
     try:
         return raw.decode("utf-8-sig")  # a byte-order mark from some editors is fine
@@ -250,6 +254,12 @@ _TEMP_NAME = re.compile(r"^\..+\.[A-Za-z0-9_]{6,}\.tmp$")
 def is_temporary(path) -> bool:
     """True for the temporary file of an atomic save (never a session to offer or open)."""
     return bool(_TEMP_NAME.match(Path(path).name))
+
+
+def temporary_target(path) -> str:
+    """The name of the file a temporary file of :func:`write_atomic` was going to replace."""
+    name = Path(path).name
+    return name[1:].rsplit(".", 2)[0] if is_temporary(name) else name
 
 
 def remove_stale_temporaries(folder, older_than: float | None = None) -> list[Path]:

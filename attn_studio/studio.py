@@ -196,9 +196,9 @@ class Studio:
         saved = self._saved_state
         return saved is None or not (self._state.changed_fields(saved) <= SELECTION_FIELDS)
 
-    def mark_saved(self) -> None:
-        """Remember the current state as the saved one (see :attr:`is_modified`)."""
-        self._saved_state = self._state
+    def mark_saved(self, state: StudioState | None = None) -> None:
+        """Remember the current state (or ``state``, written by a save that ran meanwhile) as the saved one."""
+        self._saved_state = self._state if state is None else state
 
     # -- changing ----------------------------------------------------------
     def update(self, *, coalesce: str | None = None, **changes) -> None:

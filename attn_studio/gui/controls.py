@@ -13,10 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from PySide6 import QtCore, QtWidgets
+from PySide6 import QtCore, QtGui, QtWidgets
 
 from ..engine import SOFTMAX_KINDS, EngineError
-from ..limits import MAX_D_HEAD, MAX_D_MODEL, MAX_HEADS, MAX_SEED, TEMPERATURE_RANGE
+from ..limits import MAX_D_HEAD, MAX_D_MODEL, MAX_HEADS, MAX_SEED, MAX_SENTENCE_CHARS, TEMPERATURE_RANGE
 from ..session import SessionError, preset_names
 from ..state import StateError
 
@@ -30,6 +30,11 @@ UPDATE = "update"        # studio.update(field=value): one undo step per change
 COALESCE = "coalesce"    # studio.update(coalesce=field, ...): a held-down spin box is one undo step
 TYPING = "typing"        # like COALESCE, and a refused text stays in the box (nothing typed is lost)
 SELECT = "select"        # studio.select(...): moves the selection, not an undoable edit
+
+# Above the size where the views can follow every keystroke (StudioState.live_update),
+# typing is applied on Enter or after this pause.
+TYPING_PAUSE_MS = 400
+LARGE_INPUT_NOTE = "Large input: the views update when you press Enter or pause typing"
 
 
 @dataclass(frozen=True)
@@ -99,9 +104,53 @@ def spin_box(name: str, lo: int, hi: int, tip: str) -> QtWidgets.QSpinBox:
     return spin
 
 
+class SentenceEdit(QtWidgets.QLineEdit):
+    """A line edit that holds a whole sentence of the budget and says when a paste was cut.
+
+    ``pasted_cut`` carries a message when pasted text did not fit ``maxLength``.
+    """
+
+    pasted_cut = QtCore.Signal(str)
+
+    def keyPressEvent(self, event):
+        if event.matches(QtGui.QKeySequence.Paste) and not self.isReadOnly():
+            self.paste_checked()
+            event.accept()
+            return
+        super().keyPressEvent(event)
+
+    def contextMenuEvent(self, event):
+        menu = self.createStandardContextMenu()
+        for action in menu.actions():
+            if action.objectName() == "edit-paste":
+                action.triggered.disconnect()
+                action.triggered.connect(self.paste_checked)
+        menu.exec(event.globalPos())
+        menu.deleteLater()
+
+    def paste_checked(self) -> None:
+        """Paste the clipboard's text; if it does not all fit, paste what fits and say where it was cut."""
+        text = QtWidgets.QApplication.clipboard().text()
+        if not text:
+            return
+        text = " ".join(text.splitlines())  # one line: the line edit would keep only the first
+        room = self.maxLength() - (len(self.text()) - len(self.selectedText()))
+        self.insert(text)
+        if len(text) > room:
+            kept = text[:max(room, 0)]
+            tail = kept[-30:].strip()
+            self.pasted_cut.emit(
+                f"The pasted text was cut: {len(text):,} characters, of which {max(room, 0):,} fit "
+                f"(a sentence may have {self.maxLength():,}). It now ends at …{tail!r}" if tail else
+                f"The pasted text was cut: the box already holds {self.maxLength():,} characters, the most "
+                "a sentence may have")
+
+
 def line_edit(name: str, placeholder: str, tip: str) -> QtWidgets.QLineEdit:
-    edit = _tip(QtWidgets.QLineEdit(), name, tip)
+    edit = _tip(SentenceEdit(), name, tip)
     edit.setPlaceholderText(placeholder)
+    # Qt's default (32,767) would cut a long paste silently; the state's own limit is the budget.
+    edit.setMaxLength(MAX_SENTENCE_CHARS)
     return edit
 
 
@@ -155,8 +204,25 @@ class ControlsPanel(QtWidgets.QWidget):
 
         self.bindings: list[Binding] = []
         self._toggles: QtWidgets.QVBoxLayout | None = None
+        # Typed text waiting for Enter or a pause (large inputs only): field -> binding.
+        self._typed: dict[str, Binding] = {}
+        self.typing_timer = QtCore.QTimer(self)
+        self.typing_timer.setObjectName("typingTimer")
+        self.typing_timer.setSingleShot(True)
+        self.typing_timer.setInterval(TYPING_PAUSE_MS)
+        self.typing_timer.timeout.connect(self.apply_typed)
         for label, binding in self._rows():
             self.add_binding(label, binding)
+        self.large_input_note = QtWidgets.QLabel(LARGE_INPUT_NOTE)
+        self.large_input_note.setObjectName("largeInputNote")
+        self.large_input_note.setWordWrap(True)
+        self.large_input_note.setVisible(False)
+        self.form.insertRow(2, "", self.large_input_note)  # under the sentence box (row 0 is the example)
+        for b in self.bindings:
+            if b.edit == TYPING:
+                b.widget.returnPressed.connect(self.apply_typed)
+                b.widget.editingFinished.connect(self.apply_typed)
+                b.widget.pasted_cut.connect(self.show_message)
 
     def _rows(self):
         """The table: (form label, Binding). A label "" stacks the control under the one before."""
@@ -257,15 +323,40 @@ class ControlsPanel(QtWidgets.QWidget):
         if binding.edit == SELECT:
             self.guard(self.studio.select, **{field.removesuffix("_index"): value})
         elif binding.edit == TYPING:
-            try:
-                self.studio.update(coalesce=field, **{field: value})
-            except (StateError, EngineError) as exc:
-                # Keep what the person typed so that nothing is lost; say why it is not applied.
-                self.show_message(f"{exc}. The heatmaps still show the previous sentences.")
+            if self._too_large_to_follow(field, value):
+                # Each keystroke would take seconds: wait for Enter or a pause.
+                self._typed[field] = binding
+                self.large_input_note.setVisible(True)
+                self.typing_timer.start()
                 return
-            self.clear_message()
+            self._typed.pop(field, None)
+            self._apply_typing(binding, value)
+            self.large_input_note.setVisible(bool(self._typed) or not self.studio.state.live_update)
         else:
             self.guard(self.studio.update, coalesce=field if binding.edit == COALESCE else None, **{field: value})
+
+    def _too_large_to_follow(self, field: str, value: str) -> bool:
+        try:
+            return not self.studio.state.replace(**{field: value}).live_update
+        except (StateError, EngineError):
+            return False  # refused at once, with its message
+
+    def _apply_typing(self, binding: Binding, value: str) -> None:
+        try:
+            self.studio.update(coalesce=binding.field, **{binding.field: value})
+        except (StateError, EngineError) as exc:
+            # Keep what the person typed so that nothing is lost; say why it is not applied.
+            self.show_message(f"{exc}. The heatmaps still show the previous sentences.")
+            return
+        self.clear_message()
+
+    def apply_typed(self) -> None:
+        """Apply text typed into a large input now (Enter, a pause, leaving the box)."""
+        self.typing_timer.stop()
+        typed, self._typed = self._typed, {}
+        for binding in typed.values():
+            self._apply_typing(binding, binding.kind.read(binding.widget))
+        self.large_input_note.setVisible(not self.studio.state.live_update)
 
     # -- studio -> widgets ----------------------------------------------------------------
     def sync(self, preset_name: str | None = None, preset_edited: bool = False) -> None:
@@ -275,12 +366,15 @@ class ControlsPanel(QtWidgets.QWidget):
         """
         st = self.studio.state
         for b in self.bindings:
+            if b.field in self._typed:
+                continue  # typed text waiting to be applied is never overwritten
             blocker = QtCore.QSignalBlocker(b.widget)
             b.kind.write(b.widget, getattr(st, b.field), st)
             if b.enabled is not None and b.widget.isEnabled() != b.enabled(st):
                 b.widget.setEnabled(b.enabled(st))
             del blocker
         self.scale_check.setToolTip(SCALE_TIP if self.scale_check.isEnabled() else SCALE_TIP_ADDITIVE)
+        self.large_input_note.setVisible(bool(self._typed) or not st.live_update)
         if preset_name is not None:
             self.show_preset(preset_name, preset_edited)
 

@@ -13,9 +13,10 @@ from typing import Callable
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from ..document import AUTOSAVE_MS, Document
+from ..document import AUTOSAVE_MS, Document, SaveJob
 from ..session import SESSION_SUFFIX, SessionError
 from . import help
+from .save_worker import SaveQueue
 
 FILE_FILTER = f"Attention Studio sessions (*{SESSION_SUFFIX});;JSON files (*.json);;All files (*)"
 
@@ -24,6 +25,8 @@ class FileActions(QtCore.QObject):
     """Sessions of ``window`` over ``document``; ``show_message``/``status`` report, ``on_title`` retitles.
 
     ``autosave_timer`` writes the recovery file ``AUTOSAVE_MS`` after a change; ``autosave()`` does it now.
+    Large sessions are written by ``saves`` (a :class:`SaveQueue`) off the GUI thread, so the window
+    keeps repainting; small ones at once.
     """
 
     def __init__(self, window, document: Document, show_message: Callable[[str], None],
@@ -37,6 +40,8 @@ class FileActions(QtCore.QObject):
         self.autosave_timer.setSingleShot(True)
         self.autosave_timer.setInterval(AUTOSAVE_MS)
         self.autosave_timer.timeout.connect(self.autosave)
+        self.saves = SaveQueue(self)
+        self.saves.busy_changed.connect(lambda busy: busy and self.status("Saving…", 0))
 
     def fill_file_menu(self, menu: QtWidgets.QMenu) -> None:
         """New, Open, Open Recent, Save, Save As (the actions are kept as ``new_action``...)."""
@@ -57,11 +62,15 @@ class FileActions(QtCore.QObject):
     # -- the question ---------------------------------------------------------------------
     def confirm_discard(self) -> bool:
         """Ask what to do with unsaved changes (Save, Discard or Cancel); True when it is fine to go on."""
+        self.saves.wait()  # a save in flight decides whether anything is unsaved
         if not self.document.is_modified:
             return True
         answer = self.window.ask_unsaved()
         if answer == QtWidgets.QMessageBox.Save:
-            return self.save()
+            if not self.save():
+                return False
+            self.saves.wait()
+            return not self.document.is_modified  # a save that failed said why; nothing is discarded
         return answer == QtWidgets.QMessageBox.Discard
 
     def ask_unsaved(self):
@@ -105,14 +114,35 @@ class FileActions(QtCore.QObject):
         """Save to the current file, or ask for one; True when saved."""
         return self.save_to(self.document.path) if self.document.path else self.window.save_as_dialog()
 
-    def save_to(self, path) -> bool:
-        """Save atomically to ``path``; on failure the previous file is intact and a message says why."""
+    def save_to(self, path, *, background: bool | None = None) -> bool:
+        """Save atomically to ``path``; on failure the previous file is intact and a message says why.
+
+        A large session (or any, with ``background=True``) is written off the GUI
+        thread: then True means the save started, and its outcome is shown when
+        it ends. Otherwise True means saved.
+        """
         try:
-            path = self.document.save(path)
+            job = self.document.save_job(path)
         except SessionError as exc:
             self.show_message(str(exc))
             return False
-        self.status(f"Saved {path}", 5000)
+        if background or (background is None and (job.large or self.saves.busy)):
+            self.saves.submit(lambda: job, self._saved)
+            return True
+        try:
+            job.run()
+        except (SessionError, OSError) as exc:
+            return self._saved(job, str(exc))
+        return self._saved(job, None)
+
+    def _saved(self, job: SaveJob, error: str | None) -> bool:
+        if error is not None:
+            # The state and its modified mark are as they were: only the file failed.
+            self.show_message(f"{error}. Nothing was saved; your work is still open.")
+            self.status(f"Could not save {job.path.name}", 8000)
+            return False
+        warning = self.document.finish_save(job)
+        self.status(f"Saved {job.path}" + (f"; {warning}" if warning else ""), 5000)
         self.on_title()
         return True
 
@@ -145,11 +175,35 @@ class FileActions(QtCore.QObject):
             self.autosave_timer.start()
 
     def autosave(self) -> None:
-        """Write unsaved work to the recovery file now (the autosave timer calls this)."""
+        """Write unsaved work to the recovery file now (the autosave timer calls this).
+
+        A large session is written off the GUI thread, one autosave at a time; a
+        newer state replaces one still waiting.
+        """
         self.autosave_timer.stop()
-        message = self.document.autosave()
-        if message:
-            self.status(message, 5000)
+        if self.saves.busy:
+            self.saves.submit(self.document.autosave_job, self._autosaved, autosave=True)
+            return
+        job = self.document.autosave_job()
+        if job is None:
+            return
+        if job.large:
+            self.saves.submit(self.document.autosave_job, self._autosaved, autosave=True)
+            return
+        try:
+            job.run()
+        except (SessionError, OSError) as exc:
+            self._autosaved(job, str(exc))
+        else:
+            self._autosaved(job, None)
+
+    def _autosaved(self, job: SaveJob, error: str | None) -> None:
+        if error is None:
+            self.document.autosave_done()
+            return
+        message = self.document.autosave_failed(error)
+        if message:  # once, not every few seconds
+            self.show_message(message)
 
     def offer_recovery(self) -> None:
         """After a crash, offer the work that was autosaved (a banner, never a blocking dialog)."""
@@ -177,6 +231,7 @@ class FileActions(QtCore.QObject):
         discard.clicked.connect(lambda: answer(self.document.discard_recovery(offer.path)))
 
     def close(self) -> None:
-        """A clean close: stop the timer, leave nothing to recover."""
+        """A clean close: stop the timer, finish a save in flight, leave nothing to recover."""
         self.autosave_timer.stop()
+        self.saves.wait(drop_autosaves=True)
         self.document.close()

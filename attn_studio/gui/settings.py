@@ -94,7 +94,12 @@ def read_recent(store=None) -> list[str]:
         value = [value]
     if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
         return _fallback("recentFiles", value, [])
-    return [v for v in value if v][:MAX_RECENT]
+    # Only full paths were ever stored: anything else ("7", a stray word) is not a file to offer.
+    kept = [v for v in value if v and os.path.isabs(v)]
+    if len(kept) != len([v for v in value if v]):
+        log.warning("settings: ignoring stored recentFiles entries that are not full paths: %r",
+                    [v for v in value if v and not os.path.isabs(v)])
+    return kept[:MAX_RECENT]
 
 
 def write_recent(files: list[str], store=None) -> None:
