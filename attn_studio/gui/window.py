@@ -17,13 +17,14 @@ from ..document import Document, open_preset
 from ..session import RecoveryStore, SessionError
 from ..studio import Studio
 from . import help, settings
-from .bridge import StudioBridge
+from .bridge import StudioBridge, StudioProxy
 from .controls import ControlsPanel, fit_width, scrolled
 from .export_actions import ExportActions
 from .file_actions import FileActions
 from .lecture import Lecture
 from .numbers import NumbersPanel
 from .settings import data_dir
+from .trained_window import TrainedWiring
 from .views.compare import CompareView
 from .views.geometry import GeometryView
 from .views.heatmap_view import HeatmapView
@@ -63,7 +64,8 @@ class MainWindow(QtWidgets.QMainWindow):
         # with one, ``preset`` only names the example it came from.
         if studio is None:
             studio, preset = open_preset(preset or DEFAULT_PRESET)
-        self.studio = studio
+        # The rooms hold a proxy: a trained model (see trained_window) switches what it points at.
+        self.studio = studio = StudioProxy(studio)
         self.bridge = StudioBridge(studio, self)
         self.statusBar().setObjectName("statusBar")
         self._status = self.statusBar().showMessage
@@ -101,6 +103,7 @@ class MainWindow(QtWidgets.QMainWindow):
                                         QtCore.Qt.BottomDockWidgetArea)
         self.variance_dock.visibilityChanged.connect(lambda on: on and self._render_visible())
         self._build_menus()
+        self.trained = TrainedWiring(self)
         # The names scripts and tests reach the rooms' parts by, on the window (the rooms own them).
         for room, names in (
                 (self.numbers, "models tables table_tabs message_label"),
@@ -273,6 +276,7 @@ class MainWindow(QtWidgets.QMainWindow):
     def _render_all(self):
         self.controls.sync(self.document.preset_name, self.document.preset_edited())
         self.numbers.refresh()
+        self.trained.apply()
         # Only what can be seen is drawn now; the rest when it is shown.
         self._stale.update(self.views)
         self._render_visible()
@@ -297,4 +301,5 @@ class MainWindow(QtWidgets.QMainWindow):
         self.files.close()
         self.save_settings()
         self.bridge.close()
+        self.trained.close()
         super().closeEvent(event)
