@@ -61,6 +61,9 @@ class ModelPanel(QtWidgets.QWidget):
         self.model_combo = QtWidgets.QComboBox()
         self.model_combo.setObjectName("modelCombo")
         self.model_combo.setToolTip("The toy model you edit by hand, or a trained checkpoint run on the same engine")
+        # Long model names must not widen the whole Model panel: the box elides, its tooltip tells all.
+        self.model_combo.setSizeAdjustPolicy(QtWidgets.QComboBox.AdjustToMinimumContentsLengthWithIcon)
+        self.model_combo.setMinimumContentsLength(14)
         self.fill_models(models)
         self.model_combo.activated.connect(self._on_model_activated)
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6 import QtCore
+from PySide6 import QtCore, QtWidgets
 
 from ..trained import TrainedStudio, resolve_model
 from .model_worker import LOAD
@@ -49,6 +49,7 @@ class TrainedWiring(QtCore.QObject):
         self.room = room = TrainedRoom(window)
         self._toy_document = None  # the toy's file and example while a trained model is shown
         self._tips: dict = {}
+        self._variance_shown = False
         window.controls.form.insertRow(0, room.panel)
         self.tab_indices = {}
         for attr, title, tip in TRAINED_TABS:
@@ -69,8 +70,11 @@ class TrainedWiring(QtCore.QObject):
     # -- switching --------------------------------------------------------------------------
     def _on_studio(self, studio) -> None:
         doc = self.window.document
+        dock = self.window.variance_dock
         if studio is None:
             if self.proxy.is_trained:
+                if self._variance_shown:
+                    dock.show()
                 self.proxy.set_target(self.toy, None)
                 if self._toy_document is not None:
                     doc.path, doc.preset_name, doc.preset_state = self._toy_document
@@ -78,8 +82,14 @@ class TrainedWiring(QtCore.QObject):
         else:
             if not self.proxy.is_trained:
                 self._toy_document = (doc.path, doc.preset_name, doc.preset_state)
+                # The √d_k plot is about the toy's random vectors; the room goes to the trained views.
+                self._variance_shown = dock.isVisible()
+                dock.hide()
             doc.path, doc.preset_name, doc.preset_state = getattr(studio, "_session_path", None), "", None
             self.proxy.set_target(studio, self.room)
+            tables = self.window.numbers
+            if tables.current_table() is tables.tables["embeddings"]:
+                tables.table_tabs.setCurrentWidget(tables.tables["w_q"])  # the trained head's own numbers
         self.window.bridge.flush()
 
     def _on_busy(self, busy: bool) -> None:
@@ -97,6 +107,8 @@ class TrainedWiring(QtCore.QObject):
         back_to_toy = not trained and bool(self._tips)
         for name in TOY_ONLY_CONTROLS:
             widget = getattr(w.controls, name)
+            if trained or back_to_toy:
+                _set_row_visible(w.controls.form, widget, not trained)  # a shorter panel: the model's rows fit
             if trained:
                 self._tips.setdefault(name, widget.toolTip())
                 widget.setEnabled(False)
@@ -171,3 +183,22 @@ class TrainedWiring(QtCore.QObject):
     def close(self) -> None:
         self.room.close()
 
+
+
+def _set_row_visible(form, widget, visible: bool) -> None:
+    """Show or hide the form row holding ``widget`` (directly or in the row's layout); a widget that
+    shares its row with others (the switches) is shown or hidden alone."""
+    for row in range(form.rowCount()):
+        item = form.itemAt(row, form.ItemRole.FieldRole)
+        if item is None:
+            continue
+        if item.widget() is widget:
+            form.setRowVisible(row, visible)
+            return
+        layout = item.layout()
+        if layout is not None and layout.indexOf(widget) >= 0:
+            if layout.count() > 2 or isinstance(layout, QtWidgets.QVBoxLayout):
+                widget.setVisible(visible)
+            else:
+                form.setRowVisible(row, visible)
+            return

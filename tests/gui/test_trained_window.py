@@ -61,6 +61,9 @@ def test_choosing_minilm_in_the_combo_loads_it_off_the_gui_thread(window, qtbot)
     # The toy-only controls are disabled and say why.
     spin = window.findChild(QtWidgets.QSpinBox, "dModelSpin")
     assert not spin.isEnabled() and "trained model" in spin.toolTip()
+    assert not spin.isVisibleTo(window) and not window.variance_dock.isVisibleTo(window)
+    assert window.findChild(QtWidgets.QSpinBox, "layerSpin").isEnabled()
+    assert window.numbers.table_tabs.currentWidget() is window.numbers.tables["w_q"]
 
 
 def test_the_heatmaps_show_the_selected_layer_and_head_of_the_model(trained, qtbot, minilm):
@@ -159,7 +162,8 @@ def test_back_to_toy_brings_the_toy_session_back_exactly(window, qtbot, minilm):
     settle(window)
     assert not window.studio.is_trained
     assert window.studio.state is toy_state and window.studio.can_undo
-    assert spin.isEnabled() and spin.value() == toy_state.d_model
+    assert spin.isEnabled() and spin.isVisibleTo(window) and spin.value() == toy_state.d_model
+    assert window.variance_dock.isVisibleTo(window)
     window.undo_action.trigger()
     settle(window)
     assert window.studio.state.d_model == toy_state.d_model - 2
