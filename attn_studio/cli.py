@@ -110,12 +110,15 @@ def main(argv: list[str] | None = None) -> int:
         args = _parser().parse_args(argv)
     except UsageError as exc:
         return _fail(exc)
-    from .session import SessionError, load_preset, read_session
+    from .schema import TrainedSession
+    from .session import SessionError, load_preset, read_any_session
 
-    state = None
+    state = trained = None
     try:
         if args.file:
-            state = read_session(args.file)
+            state = read_any_session(args.file)
+            if isinstance(state, TrainedSession):  # opened once the window is up: its model loads off the GUI thread
+                state, trained = None, state
         elif args.preset:
             state = load_preset(args.preset)
     except SessionError as exc:
@@ -132,6 +135,8 @@ def main(argv: list[str] | None = None) -> int:
     window = (MainWindow(Studio(state), preset=None if args.file else args.preset)
               if state is not None else MainWindow())
     window.show()
+    if trained is not None:
+        window.trained.open_session(trained, args.file)
     code = app.exec()
     # Delete the window while the application still exists: left to interpreter
     # shutdown, Qt may tear the scene down after QApplication and crash.

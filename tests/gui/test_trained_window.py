@@ -239,3 +239,28 @@ def test_autosave_and_recovery_keep_a_trained_session(trained, qtbot):
     wait_idle(qtbot, w)
     assert w.studio.state.edits.head_scale == {(0, 0): 0.5} and w.studio.is_modified
     assert not copy.exists()
+
+
+def test_attn_studio_file_opens_a_trained_session(qtbot, tmp_path, monkeypatch, minilm):
+    from attn_studio import cli
+    from attn_studio.gui import MainWindow
+    from attn_studio.session import write_session
+    from attn_studio.trained import TrainedStudio
+
+    studio = TrainedStudio(minilm)
+    studio.set_head_scale(1, 1, 0.0)
+    path = tmp_path / "silenced.attn.json"
+    write_session(path, studio.state)
+    windows, seen = [], []
+    monkeypatch.setattr(MainWindow, "show", lambda self: windows.append(self))
+
+    def run_app(self=None):
+        w = windows[0]
+        qtbot.waitUntil(lambda: w.studio.is_trained, timeout=60000)
+        seen.append((dict(w.studio.state.edits.head_scale), w.current_path))
+        w.trained.close()
+        return 0
+
+    monkeypatch.setattr(QtWidgets.QApplication, "exec", run_app)
+    assert cli.main([str(path)]) == 0
+    assert seen == [({(1, 1): 0.0}, path)]
