@@ -77,7 +77,10 @@ class TrainedWiring(QtCore.QObject):
                     dock.show()
                 self.proxy.set_target(self.toy, None)
                 if self._toy_document is not None:
-                    doc.path, doc.preset_name, doc.preset_state = self._toy_document
+                    path, preset_name, preset_state = self._toy_document
+                    doc.path = path
+                    if not doc.preset_name:  # else an example chosen just now brings the toy back: it names it
+                        doc.preset_name, doc.preset_state = preset_name, preset_state
                     self._toy_document = None
         else:
             if not self.proxy.is_trained:

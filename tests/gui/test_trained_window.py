@@ -264,3 +264,39 @@ def test_attn_studio_file_opens_a_trained_session(qtbot, tmp_path, monkeypatch, 
     monkeypatch.setattr(QtWidgets.QApplication, "exec", run_app)
     assert cli.main([str(path)]) == 0
     assert seen == [({(1, 1): 0.0}, path)]
+
+
+def test_choosing_an_example_brings_the_toy_model_back_on_it(trained, qtbot):
+    w = trained
+    combo = w.findChild(QtWidgets.QComboBox, "presetCombo")
+    index = combo.findData("animal")
+    combo.setCurrentIndex(index)
+    combo.activated.emit(index)
+    settle(w)
+    assert not w.studio.is_trained
+    from attn_studio.session import load_preset
+
+    assert w.studio.state.to_dict() == load_preset("animal").to_dict()
+    assert combo.currentData() == "animal" and w.document.preset_name == "animal"
+    assert w.findChild(QtWidgets.QComboBox, "modelCombo").currentText().startswith("Toy")
+
+
+def test_export_menu_lists_the_trained_panels_and_exports_one(trained, qtbot, tmp_path):
+    from PySide6 import QtGui
+
+    w = trained
+    menu = w.export_actions.export_menu
+    menu.aboutToShow.emit()
+    texts = [a.text() for a in menu.actions()]
+    assert any(t.startswith("Model view") for t in texts) and any(t.startswith("Drift") for t in texts)
+    assert any(t.startswith("Meaning") for t in texts)
+    out = tmp_path / "model.png"
+    assert w.export_panel("model", out, scale=1)
+    image = QtGui.QImage(str(out))
+    assert image.width() > 300 and image.height() > 200
+    w.trained.room.use_toy()
+    settle(w)
+    menu.aboutToShow.emit()
+    assert not any(a.text().startswith("Model view") for a in menu.actions())
+    assert not w.export_panel("model", tmp_path / "toy.png")
+    assert "trained model" in w.message_label.text()
