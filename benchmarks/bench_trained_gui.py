@@ -124,9 +124,13 @@ def main() -> int:
     app.processEvents()
 
     def repaint():
-        if not args.room:
-            window.bridge.flush()  # the window's views redraw from the installed result
-        window.repaint()
+        if args.room:
+            window.repaint()
+        else:
+            # The window's views redraw from the installed result and Qt paints what changed
+            # (a forced repaint() here would paint every canvas a second time).
+            window.bridge.flush()
+            app.processEvents()
 
     stalls = StallMeter()
     stalls.start()

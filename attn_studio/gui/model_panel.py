@@ -111,10 +111,14 @@ class ModelPanel(QtWidgets.QWidget):
         self.second_edit = QtWidgets.QLineEdit()
         self.second_edit.setObjectName("secondSentenceEdit")
         self.second_edit.setPlaceholderText("a second sentence with the same word")
+        self.second_edit.setToolTip("Meaning in context: a second sentence with the same word, run through the "
+                                    "same model (e.g. \"I deposited money at the bank.\")")
         self.second_edit.textEdited.connect(self.secondSentenceChanged)
         self.word_edit = QtWidgets.QLineEdit()
         self.word_edit.setObjectName("meaningWordEdit")
         self.word_edit.setPlaceholderText("the word, e.g. bank")
+        self.word_edit.setToolTip("The word compared across the two sentences, layer by layer "
+                                  "(the Meaning in context tab)")
         self.word_edit.textEdited.connect(self.wordChanged)
 
         form = QtWidgets.QFormLayout(self)

@@ -59,8 +59,8 @@ class TrainedWiring(QtCore.QObject):
             window.view_tabs.setTabVisible(index, False)
             self.tab_indices[attr] = index
         room.studioChanged.connect(self._on_studio)
+        # "Loading …" and refusals reach the status bar too (the panel's moving bar shows work going on).
         room.message.connect(lambda text: text and window.statusBar().showMessage(text, 10000))
-        room.worker.busy.connect(self._on_busy)
         window.document.open_trained = lambda session, path: self.open_session(session, recovered=path)
 
     @property
@@ -94,12 +94,6 @@ class TrainedWiring(QtCore.QObject):
             if tables.current_table() is tables.tables["embeddings"]:
                 tables.table_tabs.setCurrentWidget(tables.tables["w_q"])  # the trained head's own numbers
         self.window.bridge.flush()
-
-    def _on_busy(self, busy: bool) -> None:
-        if busy:
-            self.window.statusBar().showMessage("Working on the trained model…")
-        elif self.window.statusBar().currentMessage().startswith("Working"):
-            self.window.statusBar().clearMessage()
 
     # -- after every change: what applies to which model ------------------------------------
     def apply(self) -> None:

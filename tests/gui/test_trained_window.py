@@ -54,6 +54,7 @@ def test_choosing_minilm_in_the_combo_loads_it_off_the_gui_thread(window, qtbot)
     toy_sentence = window.studio.state.sentence
     choose(window, "all-MiniLM")
     assert window.studio.state.sentence == toy_sentence  # nothing changed while it loads
+    assert window.findChild(QtWidgets.QProgressBar, "modelBusy").isVisibleTo(window)  # and it says it is working
     qtbot.waitUntil(lambda: window.studio.is_trained, timeout=60000)
     wait_idle(qtbot, window)
     s = window.studio.state
