@@ -58,6 +58,7 @@ class TrainedWiring(QtCore.QObject):
             window.view_tabs.setTabToolTip(index, tip)
             window.view_tabs.setTabVisible(index, False)
             self.tab_indices[attr] = index
+        window.view_tabs.currentChanged.connect(lambda i: room.render_shown())
         room.studioChanged.connect(self._on_studio)
         # "Loading …" and refusals reach the status bar too (the panel's moving bar shows work going on).
         room.message.connect(lambda text: text and window.statusBar().showMessage(text, 10000))

@@ -301,3 +301,29 @@ def test_export_menu_lists_the_trained_panels_and_exports_one(trained, qtbot, tm
     assert not any(a.text().startswith("Model view") for a in menu.actions())
     assert not w.export_panel("model", tmp_path / "toy.png")
     assert "trained model" in w.message_label.text()
+
+
+def test_hover_formula_shows_the_real_it_to_animal_weight(trained, qtbot, minilm):
+    w = trained
+    w.trained.room.select(layer=3, head=1, query=10)
+    wait_idle(qtbot, w)
+    view = w.heatmap_view
+    text = view.tooltip_for(view.stages["weights"], 10, 2)
+    expected = minilm.run(ANIMAL).attentions[3, 1, 10, 2]
+    assert "“it”" in text and "“animal”" in text and "head 2" in text
+    assert f"{expected:.4f}" in text and "√32" in text
+
+
+def test_a_hidden_trained_view_is_drawn_when_its_tab_is_shown(trained, qtbot):
+    w = trained
+    w.view_tabs.setCurrentWidget(w.heatmap_view)
+    box = w.findChild(QtWidgets.QLineEdit, "sentenceEdit")
+    box.setText("A short one")
+    box.textEdited.emit("A short one")
+    wait_idle(qtbot, w)
+    n = len(w.studio.state.tokens)
+    view = w.trained.room.model_view
+    assert view.data is None or view.data.attentions.shape[-1] != n  # not drawn while another tab is on top
+    w.view_tabs.setCurrentWidget(view)
+    settle(w)
+    assert view.data.attentions.shape[-1] == n
