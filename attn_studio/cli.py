@@ -11,6 +11,8 @@ Examples::
     attn-studio export --model all-MiniLM-L6-v2 --text "The animal didn't cross the street because it was too tired." \
         --layer 3 --head 2 --panel model --out model.png
     attn-studio export --model all-MiniLM-L6-v2 --text "..." --layer 3 --head 2 --format csv --out weights.csv
+    attn-studio export --model all-MiniLM-L6-v2 --text "I sat on the bank of the river." \
+        --second "I deposited money at the bank." --word bank --panel meaning --out bank.png
 """
 
 from __future__ import annotations
@@ -83,6 +85,9 @@ def _export_parser() -> argparse.ArgumentParser:
                         help="a trained model: all-MiniLM-L6-v2, a Hugging Face cache name or a model folder "
                              "(nothing is downloaded)")
     parser.add_argument("--text", help="with --model: the sentence to run")
+    parser.add_argument("--second", metavar="TEXT", help="with --model: a second sentence with the same word "
+                                                         "(the meaning panel)")
+    parser.add_argument("--word", help="with --model: the word the meaning panel follows in both sentences")
     parser.add_argument("--layer", type=int, default=1, help="with --model: the layer shown, from 1 (default 1)")
     parser.add_argument("--head", type=int, default=1, help="with --model: the head shown, from 1 (default 1)")
     parser.add_argument("--panel", default="heatmaps",
@@ -210,7 +215,7 @@ def _matrix_format(args) -> str | None:
 def _check_model_args(args):
     """With --model: (model, layer, head) 0-based, checked; ``UsageError`` otherwise. Loads the model."""
     if args.model is None:
-        for flag in ("text",):
+        for flag in ("text", "second", "word"):
             if getattr(args, flag) is not None:
                 raise UsageError(f"--{flag} goes with --model")
         return None
@@ -258,7 +263,9 @@ def _trained_studio(args, model):
     from .trained import TrainedStudio
 
     studio = TrainedStudio(model)
-    studio.update(sentence=args.text)
+    studio.update(sentence=args.text, second_sentence=args.second or "", word=args.word or "")
+    if args.word and studio.word_message:  # e.g. the word is not in one of the sentences
+        raise UsageError(studio.word_message)
     studio.select(layer=args.layer - 1, head=args.head - 1)
     return studio
 

@@ -82,3 +82,22 @@ def test_usage_errors_need_no_model(tmp_path, args, words):
     assert done.returncode == 2
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and words in lines[0], done.stderr
+
+
+@needs_minilm
+def test_meaning_panel_of_two_bank_sentences(tmp_path):
+    out = tmp_path / "bank.svg"
+    done = run("export", "--model", "all-MiniLM-L6-v2", "--text", "I sat on the bank of the river.",
+               "--second", "I deposited money at the bank.", "--word", "bank", "--panel", "meaning",
+               "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    svg = out.read_text(encoding="utf-8")
+    assert "bank" in svg and "deposited" in svg  # the title and the legend name the two sentences
+
+
+@needs_minilm
+def test_a_word_missing_from_a_sentence_exits_2(tmp_path):
+    done = run("export", "--model", "all-MiniLM-L6-v2", "--text", "I sat on the bank.", "--second", "No such word.",
+               "--word", "bank", "--panel", "meaning", "--out", str(tmp_path / "x.png"))
+    assert done.returncode == 2
+    assert len(done.stderr.strip().splitlines()) == 1 and "bank" in done.stderr
