@@ -59,6 +59,7 @@ class TrainedWiring(QtCore.QObject):
             window.view_tabs.setTabVisible(index, False)
             self.tab_indices[attr] = index
         window.view_tabs.currentChanged.connect(lambda i: room.render_shown())
+        window.bridge.changed.connect(lambda fields: self.apply())  # after the window's own redraw
         room.studioChanged.connect(self._on_studio)
         # "Loading …" and refusals reach the status bar too (the panel's moving bar shows work going on).
         room.message.connect(lambda text: text and window.statusBar().showMessage(text, 10000))
@@ -98,8 +99,8 @@ class TrainedWiring(QtCore.QObject):
 
     # -- after every change: what applies to which model ------------------------------------
     def apply(self) -> None:
-        """Enable the controls, tables and tabs that apply to the model shown (the window calls it
-        after every render)."""
+        """Enable the controls, tables and tabs that apply to the model shown (after every change,
+        once the window has redrawn)."""
         w, trained = self.window, self.is_trained
         tip = FIXED_TIP.format(model=self.proxy.target.model.name) if trained else ""
         back_to_toy = not trained and bool(self._tips)

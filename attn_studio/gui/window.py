@@ -64,8 +64,7 @@ class MainWindow(QtWidgets.QMainWindow):
         # with one, ``preset`` only names the example it came from.
         if studio is None:
             studio, preset = open_preset(preset or DEFAULT_PRESET)
-        # The rooms hold a proxy: a trained model (see trained_window) switches what it points at.
-        self.studio = studio = StudioProxy(studio)
+        self.studio = studio = StudioProxy(studio)  # a trained model switches its target (trained_window)
         self.bridge = StudioBridge(studio, self)
         self.statusBar().setObjectName("statusBar")
         self._status = self.statusBar().showMessage
@@ -103,7 +102,6 @@ class MainWindow(QtWidgets.QMainWindow):
                                         QtCore.Qt.BottomDockWidgetArea)
         self.variance_dock.visibilityChanged.connect(lambda on: on and self._render_visible())
         self._build_menus()
-        self.trained = TrainedWiring(self)
         # The names scripts and tests reach the rooms' parts by, on the window (the rooms own them).
         for room, names in (
                 (self.numbers, "models tables table_tabs message_label"),
@@ -120,6 +118,7 @@ class MainWindow(QtWidgets.QMainWindow):
                 setattr(self, name, getattr(room, name))
         self.setAcceptDrops(True)
         self.bridge.changed.connect(self._on_studio_change)
+        self.trained = TrainedWiring(self)  # after the window's own redraw on every change: see its apply()
         self._fit_to_screen()
         self._default_layout = self.saveState()
         self._apply_preferences(prefs)
@@ -276,7 +275,6 @@ class MainWindow(QtWidgets.QMainWindow):
     def _render_all(self):
         self.controls.sync(self.document.preset_name, self.document.preset_edited())
         self.numbers.refresh()
-        self.trained.apply()
         # Only what can be seen is drawn now; the rest when it is shown.
         self._stale.update(self.views)
         self._render_visible()
