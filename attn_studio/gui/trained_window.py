@@ -64,6 +64,14 @@ class TrainedWiring(QtCore.QObject):
         # "Loading …" and refusals reach the status bar too (the panel's moving bar shows work going on).
         room.message.connect(lambda text: text and window.statusBar().showMessage(text, 10000))
         window.document.open_trained = lambda session, path: self.open_session(session, recovered=path)
+        window.installEventFilter(self)
+
+    def eventFilter(self, obj, event) -> bool:
+        # The layout kept for the next run is the toy's: the √d_k plot the trained model hid comes back
+        # before the window saves it on closing.
+        if obj is self.window and event.type() == QtCore.QEvent.Close and self.is_trained and self._variance_shown:
+            self.window.variance_dock.show()
+        return False
 
     @property
     def is_trained(self) -> bool:

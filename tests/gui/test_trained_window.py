@@ -327,3 +327,12 @@ def test_a_hidden_trained_view_is_drawn_when_its_tab_is_shown(trained, qtbot):
     w.view_tabs.setCurrentWidget(view)
     settle(w)
     assert view.data.attentions.shape[-1] == n
+
+
+def test_closing_on_a_trained_model_keeps_the_toy_layout_for_the_next_run(trained, qtbot, monkeypatch):
+    w = trained
+    assert not w.variance_dock.isVisibleTo(w)
+    saved = []
+    monkeypatch.setattr(w, "save_settings", lambda: saved.append(w.variance_dock.isVisibleTo(w)))
+    w.close()
+    assert saved == [True]
