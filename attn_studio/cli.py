@@ -8,13 +8,25 @@ Examples::
     attn-studio lecture3.attn.json           # the window, on a saved session
     attn-studio export --preset animal --panel heatmaps --out fig.png --dpi 300
     attn-studio export --session s.attn.json --panel variance --out var.svg
+    attn-studio export --model all-MiniLM-L6-v2 --text "The animal didn't cross the street because it was too tired." \
+        --layer 3 --head 2 --panel model --out model.png
+    attn-studio export --model all-MiniLM-L6-v2 --text "..." --layer 3 --head 2 --format csv --out weights.csv
+    attn-studio export --model all-MiniLM-L6-v2 --text "I sat on the bank of the river." \
+        --second "I deposited money at the bank." --word bank --panel meaning --out bank.png
 """
 
 from __future__ import annotations
 
-import argparse
 import os
-import sys
+
+# One BLAS thread: on a 2-core laptop a second OpenBLAS thread fights the GUI thread and the
+# model worker for the cores (a MiniLM pass measured 20x slower). Set before NumPy is first
+# imported, which is when OpenBLAS reads it; a value the person set wins.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import argparse  # noqa: E402
+import sys  # noqa: E402
 
 from . import __version__
 
@@ -69,10 +81,21 @@ def _export_parser() -> argparse.ArgumentParser:
     source = parser.add_mutually_exclusive_group()
     source.add_argument("--session", metavar="FILE", help="a session file (.attn.json) to draw")
     source.add_argument("--preset", metavar="NAME", help="an example to draw (journey, bank, animal, money-bank-2d)")
+    source.add_argument("--model", metavar="NAME|FOLDER",
+                        help="a trained model: all-MiniLM-L6-v2, a Hugging Face cache name or a model folder "
+                             "(nothing is downloaded)")
+    parser.add_argument("--text", help="with --model: the sentence to run")
+    parser.add_argument("--second", metavar="TEXT", help="with --model: a second sentence with the same word "
+                                                         "(the meaning panel)")
+    parser.add_argument("--word", help="with --model: the word the meaning panel follows in both sentences")
+    parser.add_argument("--layer", type=int, default=1, help="with --model: the layer shown, from 1 (default 1)")
+    parser.add_argument("--head", type=int, default=1, help="with --model: the head shown, from 1 (default 1)")
     parser.add_argument("--panel", default="heatmaps",
-                        help="heatmaps (default), head:N (N from 1), variance, saturation, steps, geometry or window")
-    parser.add_argument("--format", choices=("png", "svg", "pdf"), dest="fmt",
-                        help="the figure format (default: from the --out extension)")
+                        help="heatmaps (default), head:N (N from 1), variance, saturation, steps, geometry or "
+                             "window; with --model also model, drift and meaning")
+    parser.add_argument("--format", choices=("png", "svg", "pdf", "csv", "npy"), dest="fmt",
+                        help="the figure format (default: from the --out extension); with --model, csv or npy "
+                             "write the selected head's attention weights with the tokens as labels")
     size = parser.add_mutually_exclusive_group()
     size.add_argument("--scale", type=float, default=2.0, help="PNG only: pixels per screen pixel, 1 to 8 (default 2)")
     size.add_argument("--dpi", type=float, help="PNG only: resolution, 96 to 768 (sets the scale to DPI/96)")
@@ -92,12 +115,15 @@ def main(argv: list[str] | None = None) -> int:
         args = _parser().parse_args(argv)
     except UsageError as exc:
         return _fail(exc)
-    from .session import SessionError, load_preset, read_session
+    from .schema import TrainedSession
+    from .session import SessionError, load_preset, read_any_session
 
-    state = None
+    state = trained = None
     try:
         if args.file:
-            state = read_session(args.file)
+            state = read_any_session(args.file)
+            if isinstance(state, TrainedSession):  # opened once the window is up: its model loads off the GUI thread
+                state, trained = None, state
         elif args.preset:
             state = load_preset(args.preset)
     except SessionError as exc:
@@ -114,6 +140,8 @@ def main(argv: list[str] | None = None) -> int:
     window = (MainWindow(Studio(state), preset=None if args.file else args.preset)
               if state is not None else MainWindow())
     window.show()
+    if trained is not None:
+        window.trained.open_session(trained, args.file)
     code = app.exec()
     # Delete the window while the application still exists: left to interpreter
     # shutdown, Qt may tear the scene down after QApplication and crash.
@@ -165,12 +193,98 @@ def _check_export_args(args):
     return state, preset, panel, fmt
 
 
+MATRIX_FORMATS = ("csv", "npy")
+
+
+def _matrix_format(args) -> str | None:
+    """"csv" / "npy" when the export asks for the attention matrix, else None."""
+    from pathlib import Path
+
+    suffix = Path(args.out).suffix.lstrip(".").lower()
+    fmt = args.fmt or (suffix if suffix in MATRIX_FORMATS else None)
+    if fmt not in MATRIX_FORMATS:
+        return None
+    if args.model is None:
+        raise UsageError(f"--format {fmt} writes a trained model's attention weights; give --model and --text")
+    if suffix in ("png", "svg", "pdf", *MATRIX_FORMATS) and suffix != fmt:
+        raise UsageError(f"--format {fmt} contradicts the extension of {Path(args.out).name}; "
+                         f"name the file .{fmt} or leave out --format")
+    return fmt
+
+
+def _check_model_args(args):
+    """With --model: (model, layer, head) 0-based, checked; ``UsageError`` otherwise. Loads the model."""
+    if args.model is None:
+        for flag in ("text", "second", "word"):
+            if getattr(args, flag) is not None:
+                raise UsageError(f"--{flag} goes with --model")
+        return None
+    if args.text is None:
+        raise UsageError("--model needs --text \"the sentence to run\"")
+    from .pretrained import ModelError
+    from .trained import open_model
+
+    try:
+        model = open_model(args.model)
+    except ModelError as exc:
+        raise UsageError(str(exc)) from None
+    for name, value, n in (("layer", args.layer, model.layers), ("head", args.head, model.heads)):
+        if not 1 <= value <= n:
+            raise UsageError(f"--{name} must be 1 to {n} for {model.name}, got {value}")
+    return model
+
+
+def _export_matrix(args, model, fmt: str) -> int:
+    """Write the selected head's attention weights (rows: queries, columns: keys, both tokens)."""
+    from .matrices import ExportError as MatrixError
+    from .matrices import save_matrix
+    from .pretrained import ModelError
+    from .trained import attention_matrix
+
+    try:
+        weights, rows, cols = attention_matrix(model, args.text, args.layer - 1, args.head - 1)
+    except ModelError as exc:
+        return _fail(exc)
+    out = args.out
+    if not str(out).lower().endswith("." + fmt):
+        return _fail(f"--format {fmt} needs a file ending in .{fmt}, got {out}")
+    try:
+        save_matrix(out, weights, rows, cols)
+    except MatrixError as exc:
+        return _fail(exc)
+    except OSError as exc:
+        return _fail(f"cannot write {out}: {exc.strerror or exc}", code=1)
+    print(f"{PROG}: wrote {out}")
+    return 0
+
+
+def _trained_studio(args, model):
+    """The trained studio the figure shows: ``args.text`` at the chosen layer and head."""
+    from .trained import TrainedStudio
+
+    studio = TrainedStudio(model)
+    studio.update(sentence=args.text, second_sentence=args.second or "", word=args.word or "")
+    if args.word and studio.word_message:  # e.g. the word is not in one of the sentences
+        raise UsageError(studio.word_message)
+    studio.select(layer=args.layer - 1, head=args.head - 1)
+    return studio
+
+
 def export_main(argv: list[str]) -> int:
     """``attn-studio export ...``: draw the window offscreen and write one figure. Returns the exit code."""
     try:
         args = _export_parser().parse_args(argv)
+        matrix_fmt = _matrix_format(args)
+        model = _check_model_args(args)
+        if matrix_fmt is not None:
+            return _export_matrix(args, model, matrix_fmt)
+        if model is not None:
+            trained = _trained_studio(args, model)
+            args.preset = None
         state, preset, panel_name, fmt = _check_export_args(args)
     except UsageError as exc:
+        return _fail(exc)
+    except ValueError as exc:  # the text refused by the model (too long for its positions...)
         return _fail(exc)
 
     # Headless by design: a figure must come out the same on a server, in CI, over ssh.
@@ -199,6 +313,8 @@ def export_main(argv: list[str]) -> int:
         banner = getattr(window, "recovery_banner", None)
         if banner is not None:  # another session's crash is not part of this figure
             banner.hide()
+        if model is not None:
+            window.trained.room.set_studio(trained)
         window.resize(args.width, args.height)
         window.show()
         _settle(app, window)

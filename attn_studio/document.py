@@ -14,8 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from .session import (SESSION_SUFFIX, RecoveryStore, SessionError, is_temporary, load_preset, read_session,
-                      remove_stale_temporaries, write_session)
+from .schema import TrainedSession
+from .session import (SESSION_SUFFIX, RecoveryStore, SessionError, is_temporary, load_preset, read_any_session,
+                      read_session, remove_stale_temporaries, write_session)
 from .state import SELECTION_FIELDS, StudioState
 from .studio import Studio
 
@@ -103,6 +104,10 @@ class Document:
     ``recent_files`` is the list shown in File → Open Recent (newest first);
     ``on_recent_changed`` is called with the new list so the caller can keep it.
     """
+
+    # Set by a window that can show trained models: ``open_trained(session, recovery_path)`` opens
+    # recovered trained-model work (its model is found off the GUI thread) and discards the file once open.
+    open_trained: Callable | None = None
 
     def __init__(self, studio: Studio, recovery: RecoveryStore, *, preset: str | None = None,
                  recent_files: list[str] | None = None,
@@ -279,9 +284,14 @@ class Document:
         Unreadable work is never deleted: it is moved aside, and the message says where.
         """
         try:
-            state = read_session(path)
+            state = read_any_session(path)
         except SessionError as exc:
             return f"The recovered work cannot be read: {exc}. {self.recovery.discard(path) or ''}".strip()
+        if isinstance(state, TrainedSession):
+            if self.open_trained is None:
+                return "The recovered work uses a trained model, which cannot be opened here; it is kept."
+            self.open_trained(state, path)
+            return None
         self.studio.set_state(state)  # unsaved: the title shows it
         self.path = None
         self.recovery.discard(path)

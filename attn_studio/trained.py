@@ -332,6 +332,20 @@ class TrainedState:
         before it, on each head's weighted values)."""
         return self._matrices()["o"]
 
+    # The toy's additive-score tables: a trained model scores with the dot product, so they are
+    # empty (the window hides them) and exist only so the same tables can read either kind of state.
+    @property
+    def w_1(self) -> np.ndarray:
+        """Empty ``(heads, 0, 0)``: a trained model has no additive score."""
+        return np.zeros((self.heads, 0, 0))
+
+    w_2 = w_1
+
+    @property
+    def v_a(self) -> np.ndarray:
+        """Empty ``(heads, 0)``: a trained model has no additive score."""
+        return np.zeros((self.heads, 0))
+
     @property
     def is_trained(self) -> bool:
         """True when no head of the model is edited."""
@@ -596,9 +610,13 @@ class TrainedStudio:
         saved = self._saved_state
         return saved is None or not (self._state.changed_fields(saved) <= SELECTION_FIELDS)
 
-    def mark_saved(self) -> None:
-        """Remember the current state as the saved one (see :attr:`is_modified`)."""
-        self._saved_state = self._state
+    def mark_saved(self, state: TrainedState | None = None) -> None:
+        """Remember the current state (or ``state``, written by a save that ran meanwhile) as the saved one."""
+        self._saved_state = self._state if state is None else state
+
+    def mark_unsaved(self) -> None:
+        """Count the current state as not saved (recovered work, for instance)."""
+        self._saved_state = None
 
     def head_weights(self, layer: int | None = None, head: int | None = None) -> dict[str, np.ndarray]:
         """W_Q, W_K, W_V ``(d_model, d_head)`` of a head (default: the selected one), edits applied; read-only."""

@@ -15,6 +15,8 @@ from . import export
 PANEL_ITEMS = (("heatmaps", "Attention heatmaps…"), ("head", "Head {head} weights…"),
                ("variance", "Variance plot…"), ("saturation", "Saturation plot…"),
                ("steps", "Step-by-step table…"), ("geometry", "Geometry…"), ("window", "Whole window…"))
+TRAINED_PANEL_ITEMS = (("model", "Model view (all layers and heads)…"), ("drift", "Drift plot…"),
+                       ("meaning", "Meaning in context…"))
 PNG_SCALES = (1, 2, 3, 4, 6, 8)
 
 
@@ -45,6 +47,9 @@ class ExportActions(QtCore.QObject):
         for name, text in PANEL_ITEMS:
             name = f"head:{head}" if name == "head" else name
             menu.addAction(text.format(head=head), lambda n=name: self.export_panel_dialog(n))
+        if getattr(self.studio, "is_trained", False):
+            for name, text in TRAINED_PANEL_ITEMS:
+                menu.addAction(text, lambda n=name: self.export_panel_dialog(n))
         scale_menu = menu.addMenu("PNG &scale")
         group = QtGui.QActionGroup(scale_menu)
         for scale in PNG_SCALES:
@@ -71,7 +76,9 @@ class ExportActions(QtCore.QObject):
     def current_panel_name(self) -> str:
         """The export panel name of the view on screen."""
         w = self.window
-        names = {w.heatmap_view: "heatmaps", w.pipeline_view: "steps", w.geometry_view: "geometry"}
+        names = {w.heatmap_view: "heatmaps", w.pipeline_view: "steps", w.geometry_view: "geometry",
+                 w.trained.room.model_view: "model", w.trained.room.drift_plot: "drift",
+                 w.trained.room.meaning_view: "meaning"}
         return names.get(w.view_tabs.currentWidget(), "window")
 
     def export_panel_dialog(self, name: str) -> bool:

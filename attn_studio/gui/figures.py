@@ -41,8 +41,10 @@ from .views.heatmap import exporting
 
 # -- names -------------------------------------------------------------------------
 
-PANELS = ("heatmaps", "head:N", "variance", "saturation", "steps", "geometry", "window")
-"""Panel names for :func:`find_panel`; ``head:N`` is one head's weights (N from 1)."""
+PANELS = ("heatmaps", "head:N", "variance", "saturation", "steps", "geometry", "window", "model", "drift", "meaning")
+"""Panel names for :func:`find_panel`; ``head:N`` is one head's weights (N from 1); "model", "drift"
+and "meaning" exist while a trained model is shown."""
+TRAINED_PANELS = ("model", "drift", "meaning")
 
 FORMATS = ("png", "svg", "pdf")
 
@@ -107,7 +109,15 @@ def _available(window) -> list[str]:
         if getattr(window, attr, None) is not None:
             names.append(name)
     names.append("window")
+    if _trained_room(window) is not None:
+        names += list(TRAINED_PANELS)
     return names
+
+
+def _trained_room(window):
+    """The window's trained-model room while it shows a trained model, else None."""
+    wiring = getattr(window, "trained", None)
+    return wiring.room if wiring is not None and wiring.is_trained else None
 
 
 def find_panel(window, name: str) -> Panel:
@@ -150,6 +160,12 @@ def find_panel(window, name: str) -> Panel:
         return Panel(view, lambda: _below_header(view), key, title)
     if key == "window":
         return Panel(window, None, key, title)
+    if key in TRAINED_PANELS:
+        room = _trained_room(window)
+        if room is None:
+            raise ExportError(f"the {key} panel shows a trained model; choose one in the Model panel first "
+                              f"(or choose one of {', '.join(_available(window))})")
+        return room.panels()[key]
     if key in ("variance", "saturation"):
         plot = window.variance_plot
         return Panel(plot.canvas, getattr(plot, key), key, title)
@@ -241,6 +257,9 @@ def setting_title(state, panel_name: str = "heatmaps") -> str:
         parts.append(f"d_k = {state.d_k}")
     elif name != "window":
         head = int(m.group(1)) if m else state.shown_head + 1
+        layer = getattr(state, "layer_index", None)  # a trained model: which layer, of which model
+        if layer is not None:
+            parts.append(f"{state.model.name} layer {layer + 1}")
         parts.append(f"head {head}" + (f" of {heads}" if heads > 1 else ""))
     parts.append(f"scaled ÷√{state.d_k}" if state.scale else "unscaled")
     if state.causal:

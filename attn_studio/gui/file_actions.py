@@ -14,7 +14,8 @@ from typing import Callable
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from ..document import AUTOSAVE_MS, Document, SaveJob
-from ..session import SESSION_SUFFIX, SessionError
+from ..schema import TrainedSession
+from ..session import SESSION_SUFFIX, SessionError, read_any_session
 from . import help
 from .save_worker import SaveQueue
 
@@ -91,8 +92,15 @@ class FileActions(QtCore.QObject):
         return True
 
     def open_file(self, path) -> bool:
-        """Open a session file; a bad file is refused with a message and nothing changes."""
+        """Open a session file; a bad file is refused with a message and nothing changes.
+
+        A trained-model session opens once its model is found (off the GUI thread; see trained_window).
+        """
         try:
+            session = read_any_session(path)
+            if isinstance(session, TrainedSession):
+                self.window.trained.open_session(session, Path(path))
+                return True
             path = self.document.open(path)
         except SessionError as exc:
             self.show_message(f"Could not open {Path(path).name}: {exc}")

@@ -61,6 +61,9 @@ class ModelPanel(QtWidgets.QWidget):
         self.model_combo = QtWidgets.QComboBox()
         self.model_combo.setObjectName("modelCombo")
         self.model_combo.setToolTip("The toy model you edit by hand, or a trained checkpoint run on the same engine")
+        # Long model names must not widen the whole Model panel: the box elides, its tooltip tells all.
+        self.model_combo.setSizeAdjustPolicy(QtWidgets.QComboBox.AdjustToMinimumContentsLengthWithIcon)
+        self.model_combo.setMinimumContentsLength(14)
         self.fill_models(models)
         self.model_combo.activated.connect(self._on_model_activated)
 
@@ -108,10 +111,14 @@ class ModelPanel(QtWidgets.QWidget):
         self.second_edit = QtWidgets.QLineEdit()
         self.second_edit.setObjectName("secondSentenceEdit")
         self.second_edit.setPlaceholderText("a second sentence with the same word")
+        self.second_edit.setToolTip("Meaning in context: a second sentence with the same word, run through the "
+                                    "same model (e.g. \"I deposited money at the bank.\")")
         self.second_edit.textEdited.connect(self.secondSentenceChanged)
         self.word_edit = QtWidgets.QLineEdit()
         self.word_edit.setObjectName("meaningWordEdit")
         self.word_edit.setPlaceholderText("the word, e.g. bank")
+        self.word_edit.setToolTip("The word compared across the two sentences, layer by layer "
+                                  "(the Meaning in context tab)")
         self.word_edit.textEdited.connect(self.wordChanged)
 
         form = QtWidgets.QFormLayout(self)

@@ -15,10 +15,8 @@ apart, so typing while a model loads does not cancel the load.
 
 from __future__ import annotations
 
-import ctypes
 import traceback
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Callable
 
 from PySide6 import QtCore
@@ -35,45 +33,6 @@ class _Request:
     on_result: Callable[[object], None] | None
     on_error: Callable[[str], None] | None
     label: str
-
-
-_BLAS_SETTERS = ("openblas_set_num_threads", "scipy_openblas_set_num_threads64_",
-                 "scipy_openblas_set_num_threads", "openblas_set_num_threads64_")
-
-
-def _openblas_paths() -> list[str]:
-    paths = []
-    try:
-        with open("/proc/self/maps") as maps:
-            paths = sorted({line.split()[-1] for line in maps if "openblas" in line.lower() and "/" in line})
-    except OSError:
-        import numpy
-
-        root = Path(numpy.__file__).resolve().parent
-        for folder in (root.parent / "numpy.libs", root / ".dylibs"):
-            paths += [str(p) for p in folder.glob("*openblas*")]
-    return paths
-
-
-def limit_blas_threads(n: int = 1) -> bool:
-    """Ask the OpenBLAS that NumPy loaded to use ``n`` threads; True if it was found.
-
-    Measured on a loaded 2-core machine: a MiniLM forward pass at 8 tokens
-    takes 40 ms with one BLAS thread and over a second with two, because
-    OpenBLAS's threads spin for cores the GUI thread and the worker need.
-    One model thread doing single-threaded BLAS keeps the window responsive.
-    """
-    for path in _openblas_paths():
-        try:
-            lib = ctypes.CDLL(path)
-        except OSError:
-            continue
-        for name in _BLAS_SETTERS:
-            setter = getattr(lib, name, None)
-            if setter is not None:
-                setter(int(n))
-                return True
-    return False
 
 
 def error_message(exc: BaseException) -> str:
@@ -116,9 +75,6 @@ class ModelWorker(QtCore.QObject):
     all-MiniLM-L6-v2…"); ``resultReady(str kind, int generation, object)``
     and ``failed(str kind, str message)`` for the newest request of a kind;
     ``modelLoaded(object)`` for a loaded model.
-
-    ``single_blas_thread`` (default) sets NumPy's OpenBLAS to one thread for
-    the whole process (see :func:`limit_blas_threads`).
     """
 
     busy = QtCore.Signal(bool)
@@ -127,10 +83,10 @@ class ModelWorker(QtCore.QObject):
     failed = QtCore.Signal(str, str)
     modelLoaded = QtCore.Signal(object)
 
-    def __init__(self, parent=None, *, single_blas_thread: bool = True):
+    def __init__(self, parent=None):
+        # BLAS threads: the app's entry points (attn_studio.cli) set OPENBLAS_NUM_THREADS=1 before
+        # NumPy loads; one model thread doing single-threaded BLAS keeps the window responsive.
         super().__init__(parent)
-        if single_blas_thread:
-            limit_blas_threads(1)
         self._pool = QtCore.QThreadPool(self)
         # One thread: runs queue behind each other instead of fighting for the two cores the GUI needs too.
         self._pool.setMaxThreadCount(1)

@@ -70,6 +70,7 @@ class TrainedRoom(QtCore.QObject):
         self._wanted: dict = {}      # changes asked for and not installed yet
         self._unsubscribe = None
         self._shown = None           # the Computed drawn last
+        self._deferred: dict = {}    # view name -> its drawing, waiting until the view is shown
 
         self.worker.busy.connect(self.panel.set_busy)
         self.worker.progress.connect(self._on_progress)
@@ -229,6 +230,7 @@ class TrainedRoom(QtCore.QObject):
         studio = self.studio
         if studio is None:
             self._shown = None
+            self._deferred.clear()
             self.panel.show_state(None)
             self.model_view.show_data(None)
             self.drift_plot.show_drift(None)
@@ -239,23 +241,47 @@ class TrainedRoom(QtCore.QObject):
         self._shown = computed
         self.panel.show_state(_PanelState(state, studio.head_scale(state.layer_index, state.head_index)))
         if old is None or old.run is not computed.run or old.state.rollout != state.rollout:
-            self.model_view.show_data(ModelViewData.from_computed(computed))
-        self.model_view.set_selection(state.layer_index, state.head_index)
+            self._draw("model", lambda: self.model_view.show_data(ModelViewData.from_computed(computed)))
         if old is None or old.drift is not computed.drift:
-            self.drift_plot.show_drift(computed.drift, state.edits.layers_touched())
+            self._draw("drift", lambda: self.drift_plot.show_drift(computed.drift, state.edits.layers_touched()))
         if old is None or old.words is not computed.words or old.word_message != computed.word_message:
-            if computed.words is not None:
-                self.meaning_view.show_data(MeaningData.from_words(computed.words, state.sentence,
-                                                                   state.second_sentence))
-            elif computed.word_message:
-                self.meaning_view.show_message(computed.word_message)
-            else:
-                self.meaning_view.show_data(None)
+            self._draw("meaning", lambda: self._draw_meaning(computed, state))
+        self.model_view.set_selection(state.layer_index, state.head_index)
+
+    def _draw_meaning(self, computed, state) -> None:
+        if computed.words is not None:
+            self.meaning_view.show_data(MeaningData.from_words(computed.words, state.sentence,
+                                                               state.second_sentence))
+        elif computed.word_message:
+            self.meaning_view.show_message(computed.word_message)
+        else:
+            self.meaning_view.show_data(None)
+
+    def _widget(self, name: str):
+        return {"model": self.model_view, "drift": self.drift_plot, "meaning": self.meaning_view}[name]
+
+    def _draw(self, name: str, draw) -> None:
+        # A view placed in a window but hidden (another tab on top) is drawn when shown:
+        # at 128 tokens the model view's 78 maps cost more than the keystroke's own views.
+        widget = self._widget(name)
+        if widget.parentWidget() is not None and not widget.isVisible():
+            self._deferred[name] = draw
+        else:
+            self._deferred.pop(name, None)
+            draw()
+
+    def render_shown(self, force: bool = False) -> None:
+        """Draw the views whose drawing waited while they were hidden (all of them with ``force``)."""
+        for name, draw in list(self._deferred.items()):
+            if force or self._widget(name).isVisible():
+                del self._deferred[name]
+                draw()
 
     # -- export ----------------------------------------------------------------------------
 
     def panels(self) -> dict[str, export.Panel]:
         """The room's figures by name ("model", "drift", "meaning") for ``export.render_panel``."""
+        self.render_shown(force=True)
         widgets = {"model": self.model_view, "drift": self.drift_plot, "meaning": self.meaning_view}
         return {name: export.Panel(w, name=name, title=self._title(name)) for name, w in widgets.items()}
 

@@ -17,13 +17,14 @@ from ..document import Document, open_preset
 from ..session import RecoveryStore, SessionError
 from ..studio import Studio
 from . import help, settings
-from .bridge import StudioBridge
+from .bridge import StudioBridge, StudioProxy
 from .controls import ControlsPanel, fit_width, scrolled
 from .export_actions import ExportActions
 from .file_actions import FileActions
 from .lecture import Lecture
 from .numbers import NumbersPanel
 from .settings import data_dir
+from .trained_window import TrainedWiring
 from .views.compare import CompareView
 from .views.geometry import GeometryView
 from .views.heatmap_view import HeatmapView
@@ -63,7 +64,7 @@ class MainWindow(QtWidgets.QMainWindow):
         # with one, ``preset`` only names the example it came from.
         if studio is None:
             studio, preset = open_preset(preset or DEFAULT_PRESET)
-        self.studio = studio
+        self.studio = studio = StudioProxy(studio)  # a trained model switches its target (trained_window)
         self.bridge = StudioBridge(studio, self)
         self.statusBar().setObjectName("statusBar")
         self._status = self.statusBar().showMessage
@@ -117,6 +118,7 @@ class MainWindow(QtWidgets.QMainWindow):
                 setattr(self, name, getattr(room, name))
         self.setAcceptDrops(True)
         self.bridge.changed.connect(self._on_studio_change)
+        self.trained = TrainedWiring(self)  # after the window's own redraw on every change: see its apply()
         self._fit_to_screen()
         self._default_layout = self.saveState()
         self._apply_preferences(prefs)
@@ -297,4 +299,5 @@ class MainWindow(QtWidgets.QMainWindow):
         self.files.close()
         self.save_settings()
         self.bridge.close()
+        self.trained.close()
         super().closeEvent(event)

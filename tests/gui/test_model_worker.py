@@ -138,18 +138,3 @@ def test_cancel_drops_a_waiting_request(qtbot, worker):
     assert got == []
     with pytest.raises(ValueError):
         worker.submit(lambda: 1, kind="other")
-
-
-def test_limit_blas_threads_sets_openblas_to_one_thread():
-    import ctypes
-
-    from attn_studio.gui.model_worker import _openblas_paths, limit_blas_threads
-
-    if not _openblas_paths():
-        pytest.skip("NumPy here does not use OpenBLAS")
-    assert limit_blas_threads(1)
-    lib = ctypes.CDLL(_openblas_paths()[0])
-    getter = next(getattr(lib, n) for n in ("openblas_get_num_threads", "scipy_openblas_get_num_threads64_",
-                                             "scipy_openblas_get_num_threads", "openblas_get_num_threads64_")
-                  if hasattr(lib, n))
-    assert getter() == 1

@@ -1,0 +1,211 @@
+"""Trained models in the window: the room wired to the window's views, controls, files and menus.
+
+The window's rooms and views hold one :class:`~.bridge.StudioProxy`; choosing a
+trained model points it at the room's :class:`~attn_studio.trained.TrainedStudio`,
+choosing "Toy model (editable)" points it back at the toy studio, which was
+never touched meanwhile (same state, same undo history). Controls that have no
+meaning for a trained model are disabled with a tooltip saying why; the model
+view, drift plot and meaning view are tabs shown only for a trained model.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6 import QtCore, QtWidgets
+
+from ..trained import TrainedStudio, resolve_model
+from .model_worker import LOAD
+from .trained_room import TrainedRoom
+
+FIXED_TIP = "Fixed by the trained model ({model}); choose \"Toy model (editable)\" to change it"
+# The toy controls a trained model has no use for (window attribute names).
+TOY_ONLY_CONTROLS = ("target_sentence_edit", "d_model_spin", "heads_spin", "d_head_spin", "seed_spin",
+                     "randomize_button", "scale_check", "causal_check", "positional_check", "projections_check",
+                     "temperature_spin", "softmax_combo", "score_combo")
+TOY_ONLY_TABLES = ("embeddings", "w_o", "w_1", "w_2", "v_a")
+TOY_ONLY_VIEWS = ("compare_view", "positional_view")
+TRAINED_TABS = (
+    ("model_view", "Model view", "Every layer and head of the trained model; click one to select it"),
+    ("drift_plot", "Drift", "How far each layer's output moved from the trained model after your edits"),
+    ("meaning_view", "Meaning in context", "One word in two sentences, layer by layer (type the second "
+     "sentence and the word in the Model panel)"),
+)
+
+
+class TrainedWiring(QtCore.QObject):
+    """Adds the trained-model room to ``window`` (whose ``studio`` is a ``StudioProxy``).
+
+    ``room`` is the :class:`TrainedRoom`; ``toy`` the toy studio kept while a
+    trained model is shown. ``open_session(session, path)`` opens a trained
+    session file (its model resolved off the GUI thread).
+    """
+
+    def __init__(self, window):
+        super().__init__(window)
+        self.window = window
+        self.proxy = window.studio
+        self.toy = self.proxy.target
+        self.room = room = TrainedRoom(window)
+        self._toy_document = None  # the toy's file and example while a trained model is shown
+        self._tips: dict = {}
+        self._variance_shown = False
+        window.controls.form.insertRow(0, room.panel)
+        self.tab_indices = {}
+        for attr, title, tip in TRAINED_TABS:
+            widget = getattr(room, attr)
+            index = window.view_tabs.addTab(widget, title)
+            window.view_tabs.setTabToolTip(index, tip)
+            window.view_tabs.setTabVisible(index, False)
+            self.tab_indices[attr] = index
+        window.view_tabs.currentChanged.connect(lambda i: room.render_shown())
+        window.bridge.changed.connect(lambda fields: self.apply())  # after the window's own redraw
+        room.studioChanged.connect(self._on_studio)
+        # "Loading …" and refusals reach the status bar too (the panel's moving bar shows work going on).
+        room.message.connect(lambda text: text and window.statusBar().showMessage(text, 10000))
+        window.document.open_trained = lambda session, path: self.open_session(session, recovered=path)
+        window.installEventFilter(self)
+
+    def eventFilter(self, obj, event) -> bool:
+        # The layout kept for the next run is the toy's: the √d_k plot the trained model hid comes back
+        # before the window saves it on closing.
+        if obj is self.window and event.type() == QtCore.QEvent.Close and self.is_trained and self._variance_shown:
+            self.window.variance_dock.show()
+        return False
+
+    @property
+    def is_trained(self) -> bool:
+        return self.proxy.is_trained
+
+    # -- switching --------------------------------------------------------------------------
+    def _on_studio(self, studio) -> None:
+        doc = self.window.document
+        dock = self.window.variance_dock
+        if studio is None:
+            if self.proxy.is_trained:
+                if self._variance_shown:
+                    dock.show()
+                self.proxy.set_target(self.toy, None)
+                if self._toy_document is not None:
+                    path, preset_name, preset_state = self._toy_document
+                    doc.path = path
+                    if not doc.preset_name:  # else an example chosen just now brings the toy back: it names it
+                        doc.preset_name, doc.preset_state = preset_name, preset_state
+                    self._toy_document = None
+        else:
+            if not self.proxy.is_trained:
+                self._toy_document = (doc.path, doc.preset_name, doc.preset_state)
+                # The √d_k plot is about the toy's random vectors; the room goes to the trained views.
+                self._variance_shown = dock.isVisible()
+                dock.hide()
+            doc.path, doc.preset_name, doc.preset_state = getattr(studio, "_session_path", None), "", None
+            self.proxy.set_target(studio, self.room)
+            tables = self.window.numbers
+            if tables.current_table() is tables.tables["embeddings"]:
+                tables.table_tabs.setCurrentWidget(tables.tables["w_q"])  # the trained head's own numbers
+        self.window.bridge.flush()
+
+    # -- after every change: what applies to which model ------------------------------------
+    def apply(self) -> None:
+        """Enable the controls, tables and tabs that apply to the model shown (after every change,
+        once the window has redrawn)."""
+        w, trained = self.window, self.is_trained
+        tip = FIXED_TIP.format(model=self.proxy.target.model.name) if trained else ""
+        back_to_toy = not trained and bool(self._tips)
+        for name in TOY_ONLY_CONTROLS:
+            widget = getattr(w.controls, name)
+            if trained or back_to_toy:
+                _set_row_visible(w.controls.form, widget, not trained)  # a shorter panel: the model's rows fit
+            if trained:
+                self._tips.setdefault(name, widget.toolTip())
+                widget.setEnabled(False)
+                widget.setToolTip(tip)
+            elif name in self._tips:
+                widget.setToolTip(self._tips.pop(name))
+                widget.setEnabled(True)
+        if back_to_toy:
+            w.controls.sync()  # the bound controls' own rules decide again
+        elif trained:
+            wanted = self.room._wanted.get("sentence")
+            box = w.controls.sentence_edit
+            if wanted is not None and box.text() != wanted:
+                blocker = QtCore.QSignalBlocker(box)
+                box.setText(wanted)  # what was typed stays while its computation runs
+                del blocker
+        keys = list(w.numbers.models)
+        if trained or back_to_toy:
+            for key in TOY_ONLY_TABLES:
+                w.numbers.tables[key].setEnabled(not trained)
+                w.numbers.tables[key].setToolTip(tip)
+        if back_to_toy:
+            w.numbers.refresh()  # the toy's own rules for its tables decide again
+        if trained:
+            for key in ("w_1", "w_2", "v_a"):
+                w.numbers.table_tabs.setTabVisible(keys.index(key), False)
+            s = self.proxy.state
+            w.numbers.table_note.setText(
+                f"W_Q, W_K, W_V of layer {s.layer_index + 1}, head {s.head_index + 1} of {s.model.name}: "
+                "edit a cell to change the trained head (undoable; the layers above are recomputed). "
+                "Embeddings X shows the vectors this layer projects; W_O is read only.")
+        tabs = w.view_tabs
+        for attr in TOY_ONLY_VIEWS:
+            index = tabs.indexOf(getattr(w, attr))
+            if tabs.isTabVisible(index) == trained:
+                tabs.setTabVisible(index, not trained)
+        for attr, index in self.tab_indices.items():
+            if tabs.isTabVisible(index) != trained:
+                tabs.setTabVisible(index, trained)
+
+    # -- sessions ------------------------------------------------------------------------------
+    def open_session(self, session, path=None, on_done=None, *, recovered=None) -> int:
+        """Open a trained session: its model is resolved off the GUI thread; a missing model is
+        reported by name and the current session stays. ``on_done(ok)`` is called at the end.
+        ``recovered``: the recovery file it came from (opened unsaved; the file is discarded once open)."""
+        loaded = [self.room.studio.model] if self.room.studio is not None else []
+        name = session.model.name
+
+        def work():
+            return TrainedStudio.from_session(session, resolve_model(session.model, loaded))
+
+        def opened(studio):
+            studio._session_path = Path(path) if path is not None else None
+            if recovered is not None:
+                studio.mark_unsaved()
+                self.window.document.discard_recovery(recovered)
+            self.room.set_studio(studio)
+            if path is not None:
+                self.window.document.add_recent(path)
+                self.window.statusBar().showMessage(f"Opened {path}", 5000)
+            self.window._update_title()
+            if on_done:
+                on_done(True)
+
+        def failed(message):
+            self.window.show_message(message)
+            if on_done:
+                on_done(False)
+
+        return self.room.worker.submit(work, opened, failed, kind=LOAD, label=f"Opening {name}…")
+
+    def close(self) -> None:
+        self.room.close()
+
+
+
+def _set_row_visible(form, widget, visible: bool) -> None:
+    """Show or hide the form row holding ``widget`` (directly or in the row's layout); a widget that
+    shares its row with others (the switches) is shown or hidden alone."""
+    for row in range(form.rowCount()):
+        item = form.itemAt(row, form.ItemRole.FieldRole)
+        if item is None:
+            continue
+        if item.widget() is widget:
+            form.setRowVisible(row, visible)
+            return
+        layout = item.layout()
+        if layout is not None and layout.indexOf(widget) >= 0:
+            if layout.count() > 2 or isinstance(layout, QtWidgets.QVBoxLayout):
+                widget.setVisible(visible)
+            else:
+                form.setRowVisible(row, visible)
+            return
