@@ -351,6 +351,12 @@ class TrainedState:
         """True when no head of the model is edited."""
         return self.edits.is_trained
 
+    @property
+    def live_update(self) -> bool:
+        """Always True: a trained model runs off the GUI thread and drops stale results,
+        so the views follow typing (the text is bounded by the model's positions)."""
+        return True
+
     # -- changes -------------------------------------------------------------
     def replace(self, **changes) -> TrainedState:
         """A new, validated state with ``changes`` (field names) applied.
