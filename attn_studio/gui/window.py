@@ -22,6 +22,7 @@ from .controls import ControlsPanel, fit_width, scrolled
 from .export_actions import ExportActions
 from .file_actions import FileActions
 from .lecture import Lecture
+from .lecture import keys as lecture_keys
 from .numbers import NumbersPanel
 from .settings import data_dir
 from .views.compare import CompareView
@@ -168,8 +169,12 @@ class MainWindow(QtWidgets.QMainWindow):
         file_menu.addSeparator()
         self._add(file_menu, "&Quit", self.close, keys.Quit)
         edit = bar.addMenu("&Edit")
-        self.undo_action = self._add(edit, "&Undo", lambda: self.studio.undo(), keys.Undo, "undoAction")
-        self.redo_action = self._add(edit, "&Redo", lambda: self.studio.redo(), keys.Redo, "redoAction")
+        self.undo_action = self._add(edit, "&Undo", self.undo, name="undoAction")
+        self.redo_action = self._add(edit, "&Redo", self.redo, name="redoAction")
+        self.undo_action.setShortcuts(lecture_keys(keys.Undo, "Ctrl+Z"))
+        self.redo_action.setShortcuts(lecture_keys(keys.Redo, "Ctrl+Shift+Z", "Ctrl+Y"))
+        # A line edit or spin box claims Ctrl+Z for its own text undo: the app's undo must win there.
+        QtWidgets.QApplication.instance().focusChanged.connect(self._watch_undo_keys)
         edit.addSeparator()
         self.copy_action = self._add(edit, "&Copy", self.copy, keys.Copy)
         self.copy_action.setToolTip("Copy the selected table cells, or the figure of the current view")
@@ -206,13 +211,75 @@ class MainWindow(QtWidgets.QMainWindow):
 
     # -- edits and messages -------------------------------------------------------
     def load_preset(self, name: str) -> bool:
-        """Load preset ``name`` (undoable); False with a message if it cannot be loaded."""
+        """Load example ``name`` as a new untitled document (undoable); False if it is not loaded.
+
+        An example is not a file: the open file is asked about when it has unsaved
+        changes, and is let go of, so the next Save asks for a name instead of overwriting it.
+        """
+        if self.document.path is not None and not self.confirm_discard():
+            self.controls.sync(self.document.preset_name, self.document.preset_edited())
+            return False
+        previous = (self.document.preset_name, self.document.preset_state)
         try:
             state = self.document.load_preset(name)
         except SessionError as exc:
             self.show_message(str(exc))
             return False
-        return self.controls.guard(self.studio.set_state, state)
+        if not self.controls.guard(self.studio.set_state, state, label=f"load example '{name}'"):
+            self.document.preset_name, self.document.preset_state = previous
+            return False
+        self.document.path = None
+        self.studio.mark_saved()  # a new document: nothing to ask about until it is edited
+        self._update_title()
+        return True
+
+    def undo(self) -> bool:
+        """Ctrl+Z from anywhere: first uncommitted typing in the focused box is taken back, then the app's last edit."""
+        return self._revert_typing() or self.studio.undo()
+
+    def redo(self) -> bool:
+        """Ctrl+Shift+Z from anywhere: the app's last undone edit again."""
+        return self.studio.redo()
+
+    def _revert_typing(self) -> bool:
+        # Typing that is not committed yet (a spin box before Enter, a refused sentence, a table
+        # cell being edited) is what the person means by undo; once committed, the app's undo acts.
+        focus = QtWidgets.QApplication.focusWidget()
+        if focus is None or not self.isAncestorOf(focus):
+            return False
+        spin = focus if isinstance(focus, QtWidgets.QAbstractSpinBox) else focus.parentWidget()
+        if isinstance(spin, QtWidgets.QAbstractSpinBox) and hasattr(spin, "textFromValue"):
+            committed = spin.prefix() + spin.textFromValue(spin.value()) + spin.suffix()
+            if spin.text() == committed:
+                return False
+            spin.findChild(QtWidgets.QLineEdit).setText(committed)
+            return True
+        if not isinstance(focus, QtWidgets.QLineEdit):
+            return False
+        for binding in self.controls.bindings:
+            if binding.widget is focus:
+                if focus.text() == getattr(self.studio.state, binding.field):
+                    return False
+                self.controls.sync()
+                return True
+        if focus.isUndoAvailable():  # an editor open in a table
+            focus.undo()
+            return True
+        return False
+
+    def _watch_undo_keys(self, old, new) -> None:
+        if isinstance(new, (QtWidgets.QLineEdit, QtWidgets.QAbstractSpinBox)) and self.isAncestorOf(new):
+            new.removeEventFilter(self)
+            new.installEventFilter(self)
+
+    def eventFilter(self, watched, event) -> bool:
+        # Refuse a text box's claim on the undo and redo keys, so that the Edit menu's actions fire.
+        if event.type() == QtCore.QEvent.ShortcutOverride:
+            key = QtGui.QKeySequence(event.keyCombination())
+            if any(key == k for k in self.undo_action.shortcuts() + self.redo_action.shortcuts()):
+                event.ignore()
+                return True
+        return super().eventFilter(watched, event)
 
     def show_message(self, text: str):
         """Show why an edit was refused, in the window and the status bar."""
@@ -278,6 +345,8 @@ class MainWindow(QtWidgets.QMainWindow):
         self._render_visible()
         self.undo_action.setEnabled(self.studio.can_undo)
         self.redo_action.setEnabled(self.studio.can_redo)
+        self.undo_action.setText(f"&Undo {self.studio.undo_label}".rstrip())
+        self.redo_action.setText(f"&Redo {self.studio.redo_label}".rstrip())
         self._update_title()
 
     def _update_title(self):
