@@ -21,6 +21,7 @@ from .bridge import StudioBridge
 from .controls import ControlsPanel, fit_width, scrolled
 from .export_actions import ExportActions
 from .file_actions import FileActions
+from .focus import FocusMode
 from .lecture import Lecture
 from .lecture import keys as lecture_keys
 from .numbers import NumbersPanel
@@ -101,6 +102,8 @@ class MainWindow(QtWidgets.QMainWindow):
         self.variance_dock = self._dock("Why divide by √d_k", "varianceDock", self.variance_plot,
                                         QtCore.Qt.BottomDockWidgetArea)
         self.variance_dock.visibilityChanged.connect(lambda on: on and self._render_visible())
+        self.focus = FocusMode(self)
+        self.focus_action = self.focus.action
         self._build_menus()
         # The names scripts and tests reach the rooms' parts by, on the window (the rooms own them).
         for room, names in (
@@ -181,6 +184,9 @@ class MainWindow(QtWidgets.QMainWindow):
         self.paste_action = self._add(edit, "&Paste into the table", self.paste, keys.Paste)
         view = bar.addMenu("&View")
         self.lecture.fill_view_menu(view)
+        view.addSeparator()
+        view.addAction(self.focus_action)
+        view.addMenu(self.focus.menu)
         view.addSeparator()
         for dock in (self.controls_dock, self.tables_dock, self.variance_dock):
             view.addAction(dock.toggleViewAction())
@@ -362,6 +368,7 @@ class MainWindow(QtWidgets.QMainWindow):
         if not self.confirm_discard():
             event.ignore()
             return
+        self.focus.leave()  # the layout kept is the window's, not focus mode's
         self.lecture.stop()
         self.files.close()
         self.save_settings()
