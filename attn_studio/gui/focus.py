@@ -194,6 +194,7 @@ class FocusMode(QtCore.QObject):
         w.bridge.changed.disconnect(self._render)
         panel, self.panel = self.panel, None
         panel.hide()
+        panel.setParent(None)  # out of the window at once; deleted when control returns to the event loop
         panel.deleteLater()
         geometry, state, tab, full = self._saved
         if not full:
