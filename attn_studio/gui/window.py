@@ -16,7 +16,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from ..document import Document, open_preset
 from ..session import RecoveryStore, SessionError
 from ..studio import Studio
-from . import help, settings
+from . import help, presentation, settings
 from .bridge import StudioBridge
 from .controls import ControlsPanel, fit_width, scrolled
 from .export_actions import ExportActions
@@ -83,7 +83,15 @@ class MainWindow(QtWidgets.QMainWindow):
             setattr(self, attr, cls(studio))
             self.add_view(getattr(self, attr), title, tip)
         self.view_tabs.currentChanged.connect(lambda i: self._render_visible())
-        self.setCentralWidget(self.view_tabs)
+        # Zoomed in, the views keep their layout and grow; the central area scrolls rather than squash them.
+        self.central_scroll = QtWidgets.QScrollArea()
+        self.central_scroll.setObjectName("centralScroll")
+        self.central_scroll.setFrameShape(QtWidgets.QFrame.NoFrame)
+        self.central_scroll.setWidgetResizable(True)
+        self.central_scroll.setWidget(self.view_tabs)
+        self.view_tabs.installEventFilter(self)
+        self._unzoomed_size: QtCore.QSize | None = None  # the central area at zoom 1
+        self.setCentralWidget(self.central_scroll)
 
         self.numbers = NumbersPanel(studio)
         self.controls = ControlsPanel(studio, self.show_message, self.clear_message)
@@ -206,14 +214,26 @@ class MainWindow(QtWidgets.QMainWindow):
     def _apply_preferences(self, prefs: settings.Preferences):
         # Text size first: it sets the panels' minimum widths, which the restored geometry must respect.
         self.lecture.apply(prefs.theme, prefs.zoom, prefs.colormap)
+        self.lecture.set_precision(prefs.digits)
         if prefs.geometry is not None:
             self.restoreGeometry(prefs.geometry)
         if prefs.window_state is not None:
             self.restoreState(prefs.window_state)
 
     def fit_controls(self):
-        """Fit the Model panel's width to its content at the current text size."""
+        """Fit the panels to the current text size: the Model panel's width, and the views' zoomed size."""
         fit_width(self.controls_scroll)
+        self._fit_views()
+
+    def _fit_views(self):
+        # At zoom z > 1 the views are z times the size they have at zoom 1 (the central area
+        # scrolls); at zoom 1 or below they fit the area as usual.
+        zoom = presentation.STYLE.zoom
+        if zoom <= 1.0 or self._unzoomed_size is None:
+            self._unzoomed_size = self.view_tabs.size()
+        wanted = QtCore.QSize(0, 0) if zoom <= 1.0 else self._unzoomed_size * zoom
+        if self.view_tabs.minimumSize() != wanted:
+            self.view_tabs.setMinimumSize(wanted)
 
     # -- edits and messages -------------------------------------------------------
     def load_preset(self, name: str) -> bool:
@@ -279,6 +299,10 @@ class MainWindow(QtWidgets.QMainWindow):
             new.installEventFilter(self)
 
     def eventFilter(self, watched, event) -> bool:
+        if watched is self.view_tabs:
+            if event.type() == QtCore.QEvent.Resize and presentation.STYLE.zoom <= 1.0:
+                self._unzoomed_size = event.size()
+            return False
         # Refuse a text box's claim on the undo and redo keys, so that the Edit menu's actions fire.
         if event.type() == QtCore.QEvent.ShortcutOverride:
             key = QtGui.QKeySequence(event.keyCombination())
