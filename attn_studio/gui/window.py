@@ -49,6 +49,16 @@ VIEWS = (
 )
 
 
+class ZoomScroll(QtWidgets.QScrollArea):
+    """The central area. Unzoomed it asks for the room its views need, as if it were not
+    there (the docks give way); zoomed in, the views are larger than it and it scrolls."""
+
+    def minimumSizeHint(self) -> QtCore.QSize:
+        if presentation.STYLE.zoom <= 1.0 and self.widget() is not None:
+            return self.widget().minimumSizeHint()
+        return super().minimumSizeHint()
+
+
 class MainWindow(QtWidgets.QMainWindow):
     """Attention Studio's window. ``studio`` is the Qt-free Studio behind it.
 
@@ -77,6 +87,9 @@ class MainWindow(QtWidgets.QMainWindow):
         self.view_tabs = QtWidgets.QTabWidget()
         self.view_tabs.setObjectName("viewTabs")
         self.view_tabs.setDocumentMode(True)
+        # On a small projector the titles stay whole: the tab bar scrolls rather than cut them.
+        self.view_tabs.setElideMode(QtCore.Qt.ElideNone)
+        self.view_tabs.setUsesScrollButtons(True)
         self.views: list = []  # everything that draws the model: tabs and the plot dock
         self._stale: set = set()  # views drawn before the last change; each renders when shown
         for attr, cls, title, tip in VIEWS:
@@ -84,7 +97,7 @@ class MainWindow(QtWidgets.QMainWindow):
             self.add_view(getattr(self, attr), title, tip)
         self.view_tabs.currentChanged.connect(lambda i: self._render_visible())
         # Zoomed in, the views keep their layout and grow; the central area scrolls rather than squash them.
-        self.central_scroll = QtWidgets.QScrollArea()
+        self.central_scroll = ZoomScroll()
         self.central_scroll.setObjectName("centralScroll")
         self.central_scroll.setFrameShape(QtWidgets.QFrame.NoFrame)
         self.central_scroll.setWidgetResizable(True)
@@ -302,6 +315,8 @@ class MainWindow(QtWidgets.QMainWindow):
         if watched is self.view_tabs:
             if event.type() == QtCore.QEvent.Resize and presentation.STYLE.zoom <= 1.0:
                 self._unzoomed_size = event.size()
+            elif event.type() == QtCore.QEvent.LayoutRequest:
+                self.central_scroll.updateGeometry()  # the views' minimum size may have changed
             return False
         # Refuse a text box's claim on the undo and redo keys, so that the Edit menu's actions fire.
         if event.type() == QtCore.QEvent.ShortcutOverride:

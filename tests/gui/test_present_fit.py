@@ -1,0 +1,53 @@
+"""At a projector's 1280×720 and 1366×768 nothing is cut: every tab title, the Play button, the Model panel."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6 import QtCore, QtWidgets
+
+from gui_helpers import settle
+
+
+@pytest.fixture
+def window(shared_window):
+    return shared_window
+
+
+def title_fits(bar: QtWidgets.QTabBar, i: int) -> bool:
+    text_width = bar.fontMetrics().horizontalAdvance(bar.tabText(i))
+    return bar.tabRect(i).width() >= text_width
+
+
+def tabs_reachable(bar: QtWidgets.QTabBar) -> bool:
+    inside = all(bar.rect().contains(bar.tabRect(i)) for i in range(bar.count()))
+    buttons = [b for b in bar.findChildren(QtWidgets.QToolButton) if b.isVisible()]
+    return inside or len(buttons) == 2
+
+
+@pytest.mark.parametrize("size", [(1280, 720), (1366, 768)])
+def test_nothing_is_cut_at_projector_sizes(window, size, qtbot):
+    w = window
+    w.resize(*size)
+    settle(w)
+    assert w.size() == QtCore.QSize(*size)
+    bar = w.view_tabs.tabBar()
+    assert bar.count() >= 6
+    for i in range(bar.count()):
+        assert title_fits(bar, i), bar.tabText(i)  # never elided
+    assert tabs_reachable(bar)
+    for dock_bar in w.findChildren(QtWidgets.QTabBar):  # the Numbers panel's table tabs
+        if dock_bar.isVisible():
+            assert tabs_reachable(dock_bar)
+
+    scroll = w.controls_scroll
+    assert scroll.verticalScrollBarPolicy() != QtCore.Qt.ScrollBarAlwaysOff
+    play = w.play_button
+    scroll.ensureWidgetVisible(play)
+    settle(w)
+    top_left = play.mapTo(scroll.viewport(), QtCore.QPoint(0, 0))
+    assert scroll.viewport().rect().contains(QtCore.QRect(top_left, play.size()))
+    # Every row of the Model panel is as wide as the panel shows (nothing cut at the right).
+    for child in w.controls.findChildren(QtWidgets.QWidget):
+        if child.isVisibleTo(w.controls) and child.parentWidget() is w.controls:
+            right = child.mapTo(scroll.viewport(), QtCore.QPoint(child.width(), 0)).x()
+            assert right <= scroll.viewport().width() + 1, child.objectName()
