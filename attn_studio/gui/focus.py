@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
+from ..explain import cell_tooltip
 from . import presentation
 from .views.heatmap import Heatmap
 from .views.heatmap_view import HeatmapCanvas
@@ -216,6 +217,14 @@ class FocusMode(QtCore.QObject):
         canvas = HeatmapCanvas(heatmap)
         canvas.setObjectName("focusHeatmap")
         canvas.scene().sigMouseClicked.connect(lambda event: self._on_click(heatmap, event))
+        # Hovering explains a cell with its formula, as in the Attention tab, at the window's precision.
+        canvas.tooltip_provider = lambda hm, i, j: cell_tooltip(
+            self.studio.state, self.studio.result, WEIGHTS, min(target[1], self.studio.result.weights.shape[0] - 1),
+            i, j, digits=self.window.heatmap_view.digits)
+        canvas.digits = self.window.heatmap_view.digits
+        digits = getattr(self.window.lecture, "digits", None)
+        if digits is not None:
+            heatmap.set_digits(digits)
         return canvas
 
     def _on_click(self, heatmap: Heatmap, event) -> None:

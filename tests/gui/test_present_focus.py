@@ -105,3 +105,14 @@ def test_the_pointer_follows_the_mouse_over_the_focused_panel_only_in_focus_mode
     w.focus.leave()
     settle(w)
     assert w.findChild(QtWidgets.QWidget, "focusPointer") is None  # no pointer outside focus mode
+
+
+def test_a_focused_cell_explains_itself_with_its_formula(window):
+    from attn_studio.explain import cell_tooltip
+
+    w = window
+    panel = w.focus.enter(("weights", 2))
+    settle(w)
+    text = panel.content.tooltip_text(1, 3)
+    assert text == cell_tooltip(w.studio.state, w.studio.result, "weights", 2, 1, 3, digits=w.heatmap_view.digits)
+    assert text != cell_tooltip(w.studio.state, w.studio.result, "weights", 0, 1, 3, digits=w.heatmap_view.digits)
