@@ -28,3 +28,19 @@ def caption_label(name: str) -> QtWidgets.QLabel:
     label.setWordWrap(True)
     label.setSizePolicy(QtWidgets.QSizePolicy.Ignored, QtWidgets.QSizePolicy.Preferred)
     return label
+
+
+def short_token(token: str, limit: int = 40) -> str:
+    """``token`` cut to ``limit`` characters with "…", for labels and captions.
+
+    A single 20,000-character word must not make a label (or the window) hundreds
+    of thousands of pixels wide; tooltips give the word whole.
+    """
+    return token if len(token) <= limit else token[: limit - 1] + "…"
+
+
+def no_widen(widget: QtWidgets.QWidget) -> QtWidgets.QWidget:
+    """Let ``widget`` take the width its layout gives it, never ask for more (wrapping text
+    with one very long word would otherwise set the window's minimum width)."""
+    widget.setSizePolicy(QtWidgets.QSizePolicy.Ignored, widget.sizePolicy().verticalPolicy())
+    return widget

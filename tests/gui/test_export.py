@@ -180,14 +180,14 @@ def test_a_head_alone_shows_its_row_labels_and_the_window_is_left_as_it_was(wind
     settle(window)
     view = window.heatmap_view
     second = view.head_maps[1]
-    assert not second.left_axis.style["showValues"]
+    assert second.left_axis.style["showValues"]  # every head carries its row labels on screen too
     width_before = second.left_axis.width()
     panel = export.find_panel(window, "head:2")
     assert panel.widget is view.head_canvases[1]
     svg = export.svg_bytes(panel, title="")
     texts = {"".join(t.itertext()).strip() for t in ET.fromstring(svg).iter(f"{SVG_NS}text")}
     assert "query" in texts and window.studio.state.tokens[0] in texts
-    assert not second.left_axis.style["showValues"]
+    assert second.left_axis.style["showValues"]
     assert second.left_axis.width() == width_before
     # With one head, head:1 is the weights heatmap.
     window.studio.update(heads=1)
@@ -275,7 +275,10 @@ def svg_texts(svg: bytes) -> list[str]:
 def test_a_figure_has_every_token_label_and_no_on_screen_marks(fresh_window):
     # A window of its own: the test resizes it to find where the labels just stop fitting.
     window = fresh_window
-    window.studio.update(projections=True, heads=4)
+    # More tokens than the heatmaps label in full on screen (up to 12 they always do).
+    window.studio.update(projections=True, heads=4,
+                         sentence="the quick brown fox jumps over the lazy dog while seven tired cats "
+                                  "watch it run across a wide green field")
     settle(window)
     view = window.heatmap_view
     first = view.head_maps[0]

@@ -70,7 +70,7 @@ def test_zoomed_cell_values_are_drawn_larger(win, qtbot):
         canvas.grab()  # paints the scene
         return overlay.last_text_px
 
-    w.resize(1900, 1000)  # cells large enough that the zoom, not the cell, sets the size
+    w.resize(2400, 1100)  # cells large enough that the zoom, not the cell, sets the size
     w.bridge.flush()
     w.set_zoom(0.8)
     small = drawn_px()
@@ -81,7 +81,8 @@ def test_zoomed_cell_values_are_drawn_larger(win, qtbot):
 
 def test_themes_recolour_the_window_and_the_plots(win):
     win.set_theme("dark")
-    assert QtWidgets.QApplication.instance().palette().color(QtGui.QPalette.Window) == QtGui.QColor("#2b2b2b")
+    window_colour = QtWidgets.QApplication.instance().palette().color(QtGui.QPalette.Window)
+    assert window_colour == QtGui.QColor(presentation.THEMES["dark"].window)
     canvas = win.heatmap_view.canvases["weights"]
     assert canvas.backgroundBrush().color() == QtGui.QColor(presentation.THEMES["dark"].canvas)
     axis = win.heatmap_view.stages["weights"].left_axis

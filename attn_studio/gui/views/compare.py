@@ -8,6 +8,7 @@ from PySide6 import QtWidgets
 from ...formatting import DEFAULT_DIGITS, format_number
 from .heatmap import SCORES_CMAP, WEIGHTS_CMAP, Heatmap, symmetric_levels
 from .heatmap_view import HeatmapCanvas
+from .highlight import highlight_for
 from ..widgets import caption_label
 
 # mode id -> label shown to the lecturer
@@ -72,11 +73,19 @@ class CompareView(QtWidgets.QWidget):
         self.maps = {"a": Heatmap("A", WEIGHTS_CMAP), "b": Heatmap("B", WEIGHTS_CMAP),
                      "diff": Heatmap("B − A", SCORES_CMAP)}
         self.canvases = {}
-        for i, (key, hm) in enumerate(self.maps.items()):
-            hm.show_row_labels(i == 0)
+        for key, hm in self.maps.items():
+            hm.show_row_labels(True)  # equal widths: each side carries its row labels
             canvas = HeatmapCanvas(hm, with_bar=key != "a")
             self.canvases[key] = canvas
             row.addWidget(canvas, 1)
+        # The lecturer's pointer (a row or column clicked in the Attention tab) shows here too.
+        self.highlight = highlight_for(studio)
+        self.highlight.changed.connect(self._apply_highlight)
+        self._apply_highlight()
+
+    def _apply_highlight(self):
+        for hm in self.maps.values():
+            hm.set_highlight(self.highlight.row, self.highlight.col)
 
     @property
     def pinned(self):
@@ -94,6 +103,7 @@ class CompareView(QtWidgets.QWidget):
         self.digits = int(digits)
         for canvas in self.canvases.values():
             canvas.digits = self.digits
+            canvas.heatmap.set_digits(self.digits)
         self.render()
 
     def comparison(self):

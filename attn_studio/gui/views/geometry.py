@@ -29,7 +29,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from ...engine.projection import pca_2d, vector_pair
 from ...formatting import CELL_DIGITS, format_number
 from .._pg import cache_static, pg
-from ..widgets import view_layout
+from ..widgets import no_widen, short_token, view_layout
 
 # Okabe-Ito colours (colour-blind safe), as in the variance plot.
 PAIR_A = "#d55e00"   # vermillion: the first vector of the pair (the query side)
@@ -472,6 +472,8 @@ class GeometryView(QtWidgets.QWidget):
         # Two lines of the large font: the label never changes height while editing.
         self.readout.setMinimumHeight(QtGui.QFontMetrics(readout_font).lineSpacing() * 2 + 8)
         outer.addWidget(self.readout)
+        for label in (self.caption, self.readout):
+            no_widen(label)
         cache_static(self.plot.getAxis("left"), self.plot.getAxis("bottom"))
 
         self.mode.currentIndexChanged.connect(self._on_mode)
@@ -531,8 +533,9 @@ class GeometryView(QtWidgets.QWidget):
 
     def _sync_combos(self, a: int | None, b: int | None):
         state = self.studio.state
-        items = (tuple(f"{i}: {t}" for i, t in enumerate(state.query_tokens)),
-                 tuple(f"{i}: {t}" for i, t in enumerate(state.key_tokens)))
+        # 1-based, as the query list and the notes count tokens.
+        items = (tuple(f"{i + 1}: {short_token(t)}" for i, t in enumerate(state.query_tokens)),
+                 tuple(f"{i + 1}: {short_token(t)}" for i, t in enumerate(state.key_tokens)))
         for k, (combo, index) in enumerate(((self.pair_a, a), (self.pair_b, b))):
             blocker = QtCore.QSignalBlocker(combo)
             if items[k] != self._combo_items[k]:
@@ -550,7 +553,8 @@ class GeometryView(QtWidgets.QWidget):
         self.mode.setItemText(1, f"q and k of head {head + 1}" if state.projections
                               else "q and k (projections off: q = k = x)")
         mode = self.current_mode
-        q_tokens, k_tokens = state.query_tokens, state.key_tokens
+        q_tokens = [short_token(t) for t in state.query_tokens]
+        k_tokens = [short_token(t) for t in state.key_tokens]
         a, b = self._pair_indices(head, mode)
         self._sync_combos(a, b)
 

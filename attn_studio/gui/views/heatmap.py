@@ -23,9 +23,7 @@ WEIGHTS_CMAP = "viridis"
 SCORES_CMAP = "CET-CBD1"  # colour-blind-safe diverging map for signed scores
 TEXT_PX = 13.0      # cell values at zoom 1, in screen pixels, when the cell is large enough
 MIN_TEXT_PX = 7.0   # below this the values are not drawn (the colours still are)
-MASK_FILL = QtGui.QColor(200, 200, 200)
 OVERFLOW_FILL = QtGui.QColor(200, 30, 30)
-MASK_HATCH = QtGui.QColor(120, 120, 120)
 SHOWN_MARK = " ◀"   # after the title of the head the stages show: an on-screen pointer, not in figures
 MIN_EXPORT_LABEL_SCALE = 0.6  # a figure's token labels may shrink this far before some are left out
 
@@ -65,6 +63,40 @@ def _redraw_marks() -> None:
             heatmap.redraw_marks()
         except RuntimeError:  # its Qt items were deleted with their window
             pass
+
+
+def _blend(a: str, b: str, t: float) -> QtGui.QColor:
+    ca, cb = QtGui.QColor(a), QtGui.QColor(b)
+    return QtGui.QColor(*(round(x + (y - x) * t) for x, y in ((ca.red(), cb.red()), (ca.green(), cb.green()),
+                                                             (ca.blue(), cb.blue()))))
+
+
+DARK_DIM = 0.82  # on a dark theme colour maps are drawn this much darker: no glaring light cells
+
+
+def themed_colormap(name: str):
+    """Colour map ``name`` for the current theme: as it is on light themes; on the dark theme
+    every colour scaled by DARK_DIM, so that the map's bright end (viridis' yellow, the
+    near-white middle of the diverging scores map) does not glare on a projector. The
+    colour bar shows the same dimmed map, so colours still read against it."""
+    cmap = pg.colormap.get(name)
+    if presentation.STYLE.theme.name != "dark":
+        return cmap
+    colors = cmap.getColors(mode="byte").astype(np.float64)
+    colors[:, :3] *= DARK_DIM
+    return pg.ColorMap(cmap.pos, np.round(colors).astype(np.uint8), name=cmap.name)
+
+
+def mask_colours() -> tuple[QtGui.QColor, QtGui.QColor]:
+    """(fill, hatch) of masked cells in the current theme: a quiet tone between the canvas
+    and the ink (light grey on white; dark grey, not a glaring light patch, on dark)."""
+    theme = presentation.STYLE.theme
+    return _blend(theme.canvas, theme.ink, 0.22), _blend(theme.canvas, theme.ink, 0.5)
+
+
+HIGHLIGHT_FILL = QtGui.QColor(255, 200, 0, 70)   # the pointer's band: a soft amber tint...
+HIGHLIGHT_EDGE = QtGui.QColor(255, 170, 0, 230)  # ...with a clear edge
+LABEL_EM = 8  # a token label is elided past this many font heights (the full word is in the tooltip)
 
 
 def nice_ceil(m: float) -> float:
@@ -136,6 +168,9 @@ class CellOverlay(pg.GraphicsObject):
         self.outline = QtGui.QColor(255, 64, 64)
         self.last_text_px = 0.0  # pixel size of the values at the last paint (0: not drawn)
         self.digits = CELL_DIGITS
+        self.highlight: tuple[int | None, int | None] = (None, None)  # the pointer's row and column
+        self.pointer_shown = True  # False while drawing a figure: slides show no pointer
+        self.restyled = None  # called after a theme or zoom change (the heatmap recolours)
 
     def set_digits(self, digits: int):
         """Write the cell values with ``digits`` decimals (the precision setting)."""
@@ -156,6 +191,8 @@ class CellOverlay(pg.GraphicsObject):
         """Text size of the cell values follows the app's zoom; the outline the theme."""
         self.zoom = zoom
         self.outline = outline
+        if self.restyled is not None:
+            self.restyled()
         self.update()
 
     def set_data(self, values: np.ndarray, masked: np.ndarray, dark_text: np.ndarray, selected_row: int | None,
@@ -197,6 +234,11 @@ class CellOverlay(pg.GraphicsObject):
         view = array.view()
         view.flags.writeable = False
         return view
+    def set_highlight(self, row: int | None, col: int | None):
+        """Tint query row ``row`` and key column ``col`` (the lecturer's pointer; None: none)."""
+        if (row, col) != self.highlight:
+            self.highlight = (row, col)
+            self.update()
 
     def set_selected_row(self, row: int | None):
         """Outline query row ``row`` (None: no outline)."""
@@ -224,8 +266,9 @@ class CellOverlay(pg.GraphicsObject):
         painter.resetTransform()
         if not self._mask_path.isEmpty():
             device_path = transform.map(self._mask_path)
-            painter.fillPath(device_path, MASK_FILL)
-            painter.fillPath(device_path, QtGui.QBrush(MASK_HATCH, QtCore.Qt.BDiagPattern))
+            fill, hatch = mask_colours()
+            painter.fillPath(device_path, fill)
+            painter.fillPath(device_path, QtGui.QBrush(hatch, QtCore.Qt.BDiagPattern))
         if not self._overflow_path.isEmpty():
             device_path = transform.map(self._overflow_path)
             painter.fillPath(device_path, OVERFLOW_FILL)
@@ -260,6 +303,21 @@ class CellOverlay(pg.GraphicsObject):
                         continue
                     painter.setPen(dark if self._dark_text[i, j] else light)
                     painter.drawText(rect, flags, self.cell_text(i, j))
+        row, col = self.highlight
+        # Figures show no pointer.
+        drawn = self.pointer_shown and not is_exporting()
+        if drawn and (row is not None or col is not None):
+            # A soft band with a strong edge: it reads on a projector without hiding the numbers.
+            pen = QtGui.QPen(HIGHLIGHT_EDGE, max(3.0, cell_w * 0.08))
+            for band in ((QtCore.QRectF(-0.5, row - 0.5, cols, 1) if row is not None and 0 <= row < rows else None),
+                         (QtCore.QRectF(col - 0.5, -0.5, 1, rows) if col is not None and 0 <= col < cols else None)):
+                if band is None:
+                    continue
+                rect = transform.mapRect(band)
+                painter.fillRect(rect, HIGHLIGHT_FILL)
+                painter.setPen(pen)
+                painter.setBrush(QtCore.Qt.NoBrush)
+                painter.drawRect(rect)
         if self._selected_row is not None and 0 <= self._selected_row < rows and not is_exporting():
             rect = transform.mapRect(QtCore.QRectF(-0.5, self._selected_row - 0.5, cols, 1))
             pen = QtGui.QPen(self.outline, max(2.0, cell_h * 0.06))
@@ -285,15 +343,28 @@ class TokenAxis(pg.AxisItem):
 
     def __init__(self, orientation: str):
         self._labels: list[tuple[float, str]] = []
+        self._full: list[str] = []  # the tokens before eliding
         self.shown_step = 1  # every n-th label was drawn at the last paint
+        self.drawn: list[tuple[float, str]] = []  # (position, text) of the labels drawn at the last paint
         super().__init__(orientation)
         self.setStyle(tickLength=0, tickFont=presentation.tick_font())
 
+    def max_label_px(self) -> float:
+        """The widest a label may be drawn, in pixels: longer tokens are elided with "…"."""
+        metrics = QtGui.QFontMetricsF(self.style.get("tickFont") or QtGui.QFont())
+        return LABEL_EM * metrics.height()
+
     def set_labels(self, ticks: list[tuple[int, str]]):
-        self._labels = [(float(v), str(t)) for v, t in ticks]
+        """Label position ``v`` with token ``t`` for each ``(v, t)``; long tokens are elided."""
+        metrics = QtGui.QFontMetricsF(self.style.get("tickFont") or QtGui.QFont())
+        self._full = [str(t) for _, t in ticks]
+        limit = self.max_label_px()
+        # A 20,000-character word would make the axis (and every repaint) hundreds of
+        # thousands of pixels wide: measure and draw at most a bounded prefix.
+        self._labels = [(float(v), metrics.elidedText(t[:400], QtCore.Qt.ElideRight, limit)
+                         if len(t) > 4 else t) for (v, _), t in zip(ticks, self._full)]
         # No tick marks or texts of pyqtgraph's own: this axis draws the labels.
         self.setTicks([[(v, "") for v, _ in ticks]])
-        metrics = QtGui.QFontMetricsF(self.style.get("tickFont") or QtGui.QFont())
         widest = max((metrics.horizontalAdvance(t) for _, t in self._labels), default=0.0)
         if self.orientation == "bottom":
             self.setHeight(int(widest * np.sin(np.radians(self.ANGLE)) + metrics.height() + 8))
@@ -306,7 +377,7 @@ class TokenAxis(pg.AxisItem):
     def relabel(self):
         """Recompute the room the slanted labels need (after a font change)."""
         if self._labels:
-            self.set_labels([(int(v), t) for v, t in self._labels])
+            self.set_labels([(int(v), t) for (v, _), t in zip(self._labels, self._full)])
 
     def boundingRect(self):
         # Slanted labels reach left of the axis (the first token's label hangs
@@ -322,8 +393,25 @@ class TokenAxis(pg.AxisItem):
             self.label.setPos(self.label.pos().x(), self.height() - self.label.boundingRect().height() + 2)
 
     def labels(self) -> list[tuple[float, str]]:
-        """(position, token) of every label this axis has (some may be thinned when drawn)."""
+        """(position, label) of every label this axis has, as drawn (elided; some may be thinned)."""
         return list(self._labels)
+
+    def full_label(self, index: int) -> str:
+        """The whole token at position ``index`` (its label may be elided)."""
+        return self._full[index] if 0 <= index < len(self._full) else ""
+
+    def widest_label_px(self) -> float:
+        """Width in pixels of the widest label as drawn."""
+        metrics = QtGui.QFontMetricsF(self.style.get("tickFont") or QtGui.QFont())
+        return max((metrics.horizontalAdvance(t) for _, t in self._labels), default=0.0)
+
+    def label_spacing(self, font: QtGui.QFont | None = None) -> float:
+        """Pixels between neighbouring labels for all of them to show without touching."""
+        metrics = QtGui.QFontMetricsF(font or self.style.get("tickFont") or QtGui.QFont())
+        # Slanted labels need their line height / sin(45°) along the axis (then parallel
+        # labels just do not touch); upright ones their line height.
+        slant = np.sin(np.radians(self.ANGLE)) if self.orientation == "bottom" else 1.0
+        return metrics.height() / slant - 0.5
 
     def visible_step(self) -> int:
         """Label every n-th token: as many as fit without overlapping at the current size."""
@@ -334,13 +422,10 @@ class TokenAxis(pg.AxisItem):
         view = self.linkedView()
         if view is None or len(self._labels) < 2:
             return 0.0
-        metrics = QtGui.QFontMetricsF(font or self.style.get("tickFont") or QtGui.QFont())
         a = self.mapFromScene(view.mapViewToScene(QtCore.QPointF(self._labels[0][0], self._labels[0][0])))
         b = self.mapFromScene(view.mapViewToScene(QtCore.QPointF(self._labels[1][0], self._labels[1][0])))
         spacing = abs(b.x() - a.x()) if self.orientation == "bottom" else abs(b.y() - a.y())
-        # Slanted labels need their height / sin(45°) along the axis; upright ones their height.
-        needed = metrics.height() * (1.45 if self.orientation == "bottom" else 1.05)
-        return needed / max(spacing, 1e-6)
+        return self.label_spacing(font) / max(spacing, 1e-6)
 
     def drawPicture(self, p, axisSpec, tickSpecs, textSpecs):
         super().drawPicture(p, axisSpec, tickSpecs, [])
@@ -366,6 +451,7 @@ class TokenAxis(pg.AxisItem):
         metrics = QtGui.QFontMetricsF(p.font())
         bounds = self.boundingRect()
         self.shown_step = step
+        self.drawn = []
         for value, text in self._labels[::step]:
             point = self.mapFromScene(view.mapViewToScene(QtCore.QPointF(value, value)))
             if self.orientation != "bottom":
@@ -375,6 +461,7 @@ class TokenAxis(pg.AxisItem):
                 if self.label.isVisible():
                     rect.setLeft(self.label.boundingRect().height() + 2)
                 p.drawText(rect, int(QtCore.Qt.AlignRight | QtCore.Qt.AlignVCenter), text)
+                self.drawn.append((value, text))
                 continue
             x = point.x()
             if x < bounds.left() - 1 or x > bounds.right() + 1:
@@ -386,6 +473,7 @@ class TokenAxis(pg.AxisItem):
             p.drawText(QtCore.QRectF(-width, -metrics.height() / 2, width, metrics.height()),
                        int(QtCore.Qt.AlignRight | QtCore.Qt.AlignVCenter), text)
             p.restore()
+            self.drawn.append((value, text))
 
     def resizeEvent(self, ev=None):
         super().resizeEvent(ev)
@@ -429,10 +517,12 @@ class Heatmap:
         self.plot.setAspectLocked(False)
         cache_static(*(self.plot.getAxis(n) for n in ("left", "bottom", "top", "right")))
         self.image = pg.ImageItem()
-        self.colormap = pg.colormap.get(cmap)
+        self._cmap_name = cmap
+        self.colormap = themed_colormap(cmap)
         self.image.setLookupTable(self.colormap.getLookupTable(nPts=256))
         self.plot.addItem(self.image)
         self.overlay = CellOverlay()
+        self.overlay.restyled = self._restyled
         self.overlay.setZValue(10)
         self.plot.addItem(self.overlay)
         self.title = title
@@ -450,12 +540,19 @@ class Heatmap:
 
     def set_colormap(self, name: str):
         """Draw with colour map ``name`` (and recolour the attached colour bar)."""
-        self.colormap = pg.colormap.get(name)
+        self._cmap_name = name
+        self.colormap = themed_colormap(name)
         self.image.setLookupTable(self.colormap.getLookupTable(nPts=256))
         if self.bar is not None:
             self.bar.setColorMap(self.colormap)
         if self._last is not None:
             self.set_data(*self._last[0], **self._last[1])
+
+    def _restyled(self):
+        # A theme change: colours dim on a dark theme (see themed_colormap).
+        if self.colormap.getLookupTable(nPts=256).tobytes() != themed_colormap(self._cmap_name) \
+                .getLookupTable(nPts=256).tobytes():
+            self.set_colormap(self._cmap_name)
 
     def set_axis_titles(self, rows: str, cols: str):
         if self.left_axis.style["showValues"] and self.left_axis.labelText != rows:
@@ -545,6 +642,48 @@ class Heatmap:
             self._shape = (rows, cols)
             self.plot.setXRange(-0.5, max(cols, 1) - 0.5, padding=0)
             self.plot.setYRange(-0.5, max(rows, 1) - 0.5, padding=0)
+
+    def labels(self) -> tuple[list[str], list[str]]:
+        """(row labels, column labels) as drawn at the last paint, in order (elided tokens end in "…")."""
+        return [t for _, t in self.left_axis.drawn], [t for _, t in self.bottom_axis.drawn]
+
+    def label_hit(self, scene_pos) -> tuple[str, int] | None:
+        """("row", i) or ("col", j) when a scene position is on an axis label, else None."""
+        rows, cols = self._shape
+        for kind, axis in (("row", self.left_axis), ("col", self.bottom_axis)):
+            if not axis.isVisible() or not axis.sceneBoundingRect().contains(scene_pos):
+                continue
+            if kind == "row":
+                index, count = int(np.floor(self.plot.vb.mapSceneToView(scene_pos).y() + 0.5)), rows
+            else:
+                # Labels slant down-left from their column: follow the slant back up.
+                local = axis.mapFromScene(scene_pos)
+                back = QtCore.QPointF(scene_pos.x() + max(local.y() - 3, 0), scene_pos.y())
+                index, count = int(np.floor(self.plot.vb.mapSceneToView(back).x() + 0.5)), cols
+            if 0 <= index < count:
+                return kind, index
+        return None
+
+    def label_at(self, scene_pos) -> str | None:
+        """The whole token whose axis label is under a scene position, or None."""
+        hit = self.label_hit(scene_pos)
+        if hit is None:
+            return None
+        axis = self.left_axis if hit[0] == "row" else self.bottom_axis
+        return axis.full_label(hit[1])
+
+    def set_highlight(self, row: int | None, col: int | None):
+        """Tint row ``row`` and column ``col`` (the lecturer's pointer)."""
+        self.overlay.set_highlight(row, col)
+
+    @property
+    def highlighted(self) -> tuple[int | None, int | None]:
+        """(row, column) tinted by the pointer."""
+        return self.overlay.highlight
+
+    def cell_scene_rect(self, i: int, j: int) -> QtCore.QRectF:
+        """Cell (row ``i``, column ``j``) in scene coordinates."""
+        return self.plot.vb.mapViewToScene(QtCore.QRectF(j - 0.5, i - 0.5, 1, 1)).boundingRect()
 
     def cell_at(self, scene_pos) -> tuple[int, int] | None:
         """The (row, column) under a scene position, or None outside the image."""

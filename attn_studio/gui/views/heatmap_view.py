@@ -1,18 +1,32 @@
-"""The heatmap panel: raw scores -> scaled logits -> weights of the chosen head, then every head."""
+"""The heatmap panel: raw scores -> logits (scaled when scaling is on) -> weights of the chosen head,
+then every head in an even grid, and the formula of a clicked cell."""
 
 from __future__ import annotations
 
 import numpy as np
-from PySide6 import QtCore, QtWidgets
+from PySide6 import QtCore, QtGui, QtWidgets
 
 from ...explain import cell_tooltip, logits_title, scores_title, stable_weight_tooltip
 from ...formatting import DEFAULT_DIGITS, format_number
+from .. import presentation
 from .._pg import cache_static, pg
+from .highlight import highlight_for
 from .heatmap import SCORES_CMAP, SHOWN_MARK, WEIGHTS_CMAP, Heatmap, symmetric_levels
-from ..widgets import caption_label, view_layout
+from ..widgets import caption_label, short_token, view_layout
 
-HEADS_PER_ROW = 4
+ALL_LABELS_UP_TO = 12  # up to this many tokens the stages keep every label (and scroll if they must)
 LONG_INPUT = 40  # beyond this many tokens the header says what is thinned or hidden
+TOOLTIP_MS = 10 * 60 * 1000  # a formula stays while the pointer rests on its cell (Qt's default is ~10 s)
+MIN_STAGE_PX = 300  # below this the stages scroll rather than thin a dozen labels
+MIN_HEAD_PX = 200   # side of one head's heatmap in the grid
+
+
+def heads_grid_shape(n: int) -> tuple[int, int]:
+    """(rows, columns) of the heads' grid: 2×2 at 4 heads, 2×4 at 8, 3×4 at 12, 4×4 at 16."""
+    if n <= 1:
+        return (n, n)
+    cols = 2 if n <= 4 else 4
+    return (-(-n // cols), cols)
 
 
 class HeatmapCanvas(pg.GraphicsLayoutWidget):
@@ -40,6 +54,7 @@ class HeatmapCanvas(pg.GraphicsLayoutWidget):
         # view gives one (formulas), else the cell's labels and exact value.
         self.tooltip_provider = None
         self.digits = DEFAULT_DIGITS  # decimals of the tooltip's number
+        self._hovered = None  # the cell whose tooltip is up
         self.scene().sigMouseMoved.connect(self._on_hover)
         # Images, cell rectangles and hatching gain nothing from antialiasing (text
         # keeps its own); without it a repaint of the canvas costs a third less.
@@ -61,11 +76,23 @@ class HeatmapCanvas(pg.GraphicsLayoutWidget):
     def _on_hover(self, scene_pos):
         cell = self.heatmap.cell_at(scene_pos)
         if cell is None:
-            QtWidgets.QToolTip.hideText()
+            self._hovered = None
+            token = self.heatmap.label_at(scene_pos)
+            if token:  # an axis label: the whole word (labels of long tokens are elided)
+                QtWidgets.QToolTip.showText(self.mapToGlobal(self.mapFromScene(scene_pos)), token, self)
+            else:
+                QtWidgets.QToolTip.hideText()
             return
+        if cell == self._hovered and QtWidgets.QToolTip.isVisible():
+            return  # already shown: re-showing on every move makes it flicker and time out
         text = self.tooltip_text(*cell)
         if text:
-            QtWidgets.QToolTip.showText(self.mapToGlobal(self.mapFromScene(scene_pos)), text, self)
+            self._hovered = cell
+            # Tied to the cell's rectangle and shown for minutes: it stays while the
+            # pointer rests on the cell, however long the lecturer talks.
+            rect = self.mapFromScene(self.heatmap.cell_scene_rect(*cell)).boundingRect()
+            QtWidgets.QToolTip.showText(self.mapToGlobal(self.mapFromScene(scene_pos)), text, self, rect,
+                                        TOOLTIP_MS)
 
     def contextMenuEvent(self, event):
         # The window that holds this canvas offers to save or copy its matrix.
@@ -87,33 +114,49 @@ class HeatmapView(QtWidgets.QWidget):
         super().__init__(parent)
         self.setObjectName("heatmapView")
         self.studio = studio
-        outer = view_layout(self, spacing=2)
+        self.setFocusPolicy(QtCore.Qt.ClickFocus)  # Esc clears the pointer
+        top = view_layout(self, spacing=2)
         self.header = caption_label("heatmapHeader")
         self.header.setAlignment(QtCore.Qt.AlignCenter)
-        outer.addWidget(self.header)
+        top.addWidget(self.header)
+        # The heatmaps scroll when the window is too small for their labels
+        # (a projector at 1280×720 with many heads), rather than thin or squash them.
+        self.scroll = QtWidgets.QScrollArea()
+        self.scroll.setObjectName("heatmapScroll")
+        self.scroll.setWidgetResizable(True)
+        self.scroll.setFrameShape(QtWidgets.QFrame.NoFrame)
+        body = QtWidgets.QWidget()
+        body.setAutoFillBackground(False)
+        self.scroll.setWidget(body)
+        top.addWidget(self.scroll, 1)
+        outer = QtWidgets.QVBoxLayout(body)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.setSpacing(2)
         stage_row = QtWidgets.QHBoxLayout()
         stage_row.setSpacing(0)
         outer.addLayout(stage_row, 3)
         self.stages = {
             "scores": Heatmap("raw scores q·k", SCORES_CMAP),
-            "logits": Heatmap("scaled logits", SCORES_CMAP),
+            "logits": Heatmap("logits", SCORES_CMAP),
             "weights": Heatmap("weights softmax", WEIGHTS_CMAP),
             # Shown only with the naive or sum softmax: what the stable one gives.
             "stable": Heatmap("stable softmax (compare)", WEIGHTS_CMAP),
         }
         self.canvases: dict[str, HeatmapCanvas] = {}
-        for col, (key, heatmap) in enumerate(self.stages.items()):
-            heatmap.show_row_labels(col == 0)
+        for key, heatmap in self.stages.items():
+            # Every heatmap carries its own row labels: equal widths, and each reads alone.
+            heatmap.show_row_labels(True)
             canvas = HeatmapCanvas(heatmap, with_bar=key != "stable")  # stable shares the weights' 0..1 bar
+            canvas.setMinimumHeight(MIN_STAGE_PX)
             self.canvases[key] = canvas
             stage_row.addWidget(canvas, 1)
             canvas.scene().sigMouseClicked.connect(self._on_click)
             canvas.tooltip_provider = self.tooltip_for
         self.stage_bars = {key: c.bar for key, c in self.canvases.items() if c.bar is not None}
-        self.stages["stable"].show_row_labels(False)
         self.canvases["stable"].hide()
 
         self.heads_widget = QtWidgets.QWidget()
+        self.heads_widget.setObjectName("headsGrid")
         self._heads_grid = QtWidgets.QGridLayout(self.heads_widget)
         self._heads_grid.setContentsMargins(0, 0, 0, 0)
         self._heads_grid.setSpacing(0)
@@ -121,14 +164,39 @@ class HeatmapView(QtWidgets.QWidget):
         self.head_maps: list[Heatmap] = []
         self.head_canvases: list[HeatmapCanvas] = []
         self._heads_shown = -1  # nothing laid out yet
+        self.grid_shape = (0, 0)  # (rows, columns) of the heads' grid
         self._outer = outer
+
+        # A clicked cell's formula stays here, large and selectable, until another cell is clicked.
+        # Read-only text: selectable, and it scrolls when a wide model's formula is long,
+        # instead of squeezing the heatmaps.
+        self.formula_panel = QtWidgets.QPlainTextEdit()
+        self.formula_panel.setObjectName("formulaPanel")
+        self.formula_panel.setReadOnly(True)
+        self.formula_panel.setTextInteractionFlags(QtCore.Qt.TextSelectableByMouse |
+                                                   QtCore.Qt.TextSelectableByKeyboard)
+        self.formula_panel.setLineWrapMode(QtWidgets.QPlainTextEdit.WidgetWidth)
+        self.formula_panel.setSizePolicy(QtWidgets.QSizePolicy.Ignored, QtWidgets.QSizePolicy.Fixed)
+        font = QtGui.QFont(self.formula_panel.font())
+        font.setPointSizeF(max(font.pointSizeF() * 1.2, 12.0))
+        self.formula_panel.setFont(font)
+        lines = 4  # the usual formula (where, score, weight) without a scroll bar
+        self.formula_panel.setFixedHeight(int(QtGui.QFontMetrics(font).lineSpacing() * lines + 14))
+        top.addWidget(self.formula_panel)
+        self.pinned: tuple[str, int, int] | None = None  # (heatmap key, query, key) of the pinned formula
+        self._show_pinned()
+
+        self.highlight = highlight_for(studio)
+        self.highlight.changed.connect(self._apply_highlight)
         self.digits = DEFAULT_DIGITS  # decimals in tooltips (cells keep their own, shorter ones)
 
     def set_digits(self, digits: int):
-        """Write tooltip numbers with ``digits`` decimals (the precision setting)."""
+        """Write cell values, tooltips and the pinned formula with ``digits`` decimals (the precision setting)."""
         self.digits = int(digits)
         for canvas in list(self.canvases.values()) + self.head_canvases:
             canvas.digits = self.digits
+            canvas.heatmap.set_digits(self.digits)
+        self._show_pinned()
 
     @property
     def heads_shown(self) -> int:
@@ -146,26 +214,34 @@ class HeatmapView(QtWidgets.QWidget):
         while len(self.head_maps) < n:
             i = len(self.head_maps)
             hm = Heatmap(f"head {i + 1}", WEIGHTS_CMAP)
+            hm.show_row_labels(True)
             canvas = HeatmapCanvas(hm, with_bar=False)
+            canvas.setMinimumSize(MIN_HEAD_PX, MIN_HEAD_PX)
             canvas.scene().sigMouseClicked.connect(self._on_click)
             canvas.tooltip_provider = self.tooltip_for
             canvas.digits = self.digits
+            if presentation.STYLE.digits is not None:  # the precision setting, once chosen
+                hm.set_digits(presentation.STYLE.digits)
+            hm.set_highlight(self.highlight.row, self.highlight.col)
             self.head_maps.append(hm)
             self.head_canvases.append(canvas)
         for canvas in self.head_canvases:
             self._heads_grid.removeWidget(canvas)
             canvas.hide()
+        rows, cols = heads_grid_shape(shown)
         for i in range(shown):
-            canvas = self.head_canvases[i]
-            self.head_maps[i].show_row_labels(i % HEADS_PER_ROW == 0)
-            self._heads_grid.addWidget(canvas, i // HEADS_PER_ROW, i % HEADS_PER_ROW)
-            canvas.show()
-        for col in range(HEADS_PER_ROW):
-            self._heads_grid.setColumnStretch(col, 1 if col < min(shown, HEADS_PER_ROW) else 0)
-        rows = (shown - 1) // HEADS_PER_ROW + 1 if shown else 0
+            self._heads_grid.addWidget(self.head_canvases[i], i // cols, i % cols)
+            self.head_canvases[i].show()
+        # Equal stretch in every row and column: equal, square-ish cells.
+        for c in range(max(self._heads_grid.columnCount(), cols)):
+            self._heads_grid.setColumnStretch(c, 1 if c < cols else 0)
+        for r in range(max(self._heads_grid.rowCount(), rows)):
+            self._heads_grid.setRowStretch(r, 1 if r < rows else 0)
         self.heads_widget.setVisible(shown > 0)
-        self._outer.setStretch(2, 2 * rows)  # 0: header, 1: stages, 2: heads
+        self._outer.setStretch(1, 2 * rows)  # 0: stages, 1: heads
+        self.grid_shape = (rows, cols)
         self._heads_shown = shown
+        self._size_heads()
 
     def render(self):
         """Redraw from the studio's current state and result."""
@@ -180,9 +256,15 @@ class HeatmapView(QtWidgets.QWidget):
         scores = result.scores[head]
         logits = result.logits[head]
         head_label = f"head {head + 1}: " if n_heads > 1 else ""
-        # What the engine did, not what the switch says: additive scores are never scaled.
-        scaled = result.scale_factor != 1.0 or state.temperature != 1.0
-        query = f"“{q_tokens[selected]}”" if selected is not None else "(no tokens)"
+        # What the engine did, not what the switch says: additive scores are never scaled,
+        # and a temperature alone divides by T, not by √d_k.
+        if result.scale_factor != 1.0:
+            logits_word = "scaled logits"
+        elif state.temperature != 1.0:
+            logits_word = "logits ÷ T"
+        else:
+            logits_word = "logits"
+        query = f"“{short_token(q_tokens[selected])}”" if selected is not None else "(no tokens)"
         mask_note = ", causal mask" if state.causal else ""
         overflow = int(np.sum(~np.isfinite(result.weights[head]) & ~blocked))
         overflow_note = (f" <span style='color:#c81e1e'><b>{overflow} cell{'s' if overflow != 1 else ''} overflowed</b> "
@@ -192,7 +274,7 @@ class HeatmapView(QtWidgets.QWidget):
         long_note = (f" <span style='color:#a05a00'><b>Long input ({n} tokens):</b> labels are thinned to fit and "
                      f"values hidden in small cells; hover a cell for its numbers.</span>" if n > LONG_INPUT else "")
         self.header.setText(
-            f"<b>{head_label}</b>scores → {'scaled ' if scaled else ''}logits → weights{mask_note}; "
+            f"<b>{head_label}</b>scores → {logits_word} → weights{mask_note}; "
             f"the outlined row is the query {query}. Click a row to follow another token.{overflow_note}{long_note}")
         self.stages["scores"].set_title(scores_title(state))
         self.stages["logits"].set_title(logits_title(state, result, self.digits))
@@ -221,6 +303,28 @@ class HeatmapView(QtWidgets.QWidget):
             hm.set_axis_titles(row_title, col_title)
             hm.set_data(result.weights[i], masked=blocked, row_labels=q_tokens, col_labels=k_tokens,
                         levels=(0.0, 1.0), selected_row=selected)
+        self._fit_stages(len(q_tokens), len(k_tokens))
+        self._show_pinned()
+
+    def _fit_stages(self, t_q: int, t_k: int) -> None:
+        # Up to a dozen tokens every label of the chosen head's stages shows: each
+        # stage is at least wide and tall enough for its labels, and the panel
+        # scrolls (with a visible bar) on a screen too small for that.
+        for key, canvas in self.canvases.items():
+            hm = self.stages[key]
+            width, height = 120, MIN_STAGE_PX
+            if t_k <= ALL_LABELS_UP_TO:
+                # Axes, colour bar and margins: measured once laid out, else the axes'
+                # sizes as set (their geometry follows one layout pass later) and a bar's.
+                bar = canvas.bar.geometry().width() if canvas.bar is not None and canvas.bar.geometry().width() > 0 \
+                    else (60 if canvas.bar is not None else 0)
+                chrome = hm.left_axis.minimumWidth() + bar + 16
+                width = int(chrome + t_k * hm.bottom_axis.label_spacing()) + 1
+            if t_q <= ALL_LABELS_UP_TO:
+                chrome = 40 + hm.bottom_axis.minimumHeight() + 16  # title, slanted labels, margins
+                height = max(height, int(chrome + t_q * hm.left_axis.label_spacing()) + 1)
+            if canvas.minimumSize() != QtCore.QSize(width, height):
+                canvas.setMinimumSize(width, height)
 
     # -- interaction -----------------------------------------------------------
     def tooltip_for(self, heatmap: Heatmap, i: int, j: int) -> str:
@@ -236,19 +340,103 @@ class HeatmapView(QtWidgets.QWidget):
         return cell_tooltip(state, result, stage, head, i, j, digits=self.digits)
 
 
+    def figure_widget(self) -> QtWidgets.QWidget:
+        """The heatmaps alone, whole (also the parts scrolled out of sight): what a figure shows."""
+        return self.scroll.widget()
+
+    def heatmap_for(self, key: str) -> Heatmap:
+        """The heatmap called ``key``: "scores", "logits", "weights", "stable" or "head N" (1-based)."""
+        if key.startswith("head "):
+            return self.head_maps[int(key.split()[1]) - 1]
+        return self.stages[key]
+
+    def _key_of(self, heatmap: Heatmap) -> str:
+        if heatmap in self.head_maps:
+            return f"head {self.head_maps.index(heatmap) + 1}"
+        return next(key for key, hm in self.stages.items() if hm is heatmap)
+
+    def _set_formula(self, text: str) -> None:
+        # Unchanged text is left alone: a selection the lecturer made survives a redraw.
+        if self.formula_panel.toPlainText() != text:
+            self.formula_panel.setPlainText(text)
+
+    def formula_text(self) -> str:
+        """What the formula panel shows."""
+        return self.formula_panel.toPlainText()
+
+    def pin_formula(self, key: str, i: int, j: int) -> None:
+        """Keep the formula of cell (query ``i``, key ``j``) of heatmap ``key`` in the formula panel."""
+        self.pinned = (key, int(i), int(j))
+        self._show_pinned()
+
+    def _show_pinned(self) -> None:
+        if self.pinned is None:
+            self._set_formula("Click a cell to keep its formula here; hover a cell to see it.")
+            return
+        key, i, j = self.pinned
+        result = self.studio.result
+        heads = result.weights.shape[0]
+        t_q, t_k = result.weights.shape[1:]
+        head_gone = key.startswith("head ") and (heads < 2 or int(key.split()[1]) > heads)
+        stage_gone = key == "stable" and self.canvases["stable"].isHidden()
+        if head_gone or stage_gone or not (i < t_q and j < t_k):
+            self._set_formula(
+                f"The pinned cell ({key}, query {i + 1}, key {j + 1}) no longer exists: click another cell.")
+            return
+        # The tooltip's first line names the query and key; "pinned" says why it stays.
+        self._set_formula(f"Pinned, {key}: " + self.tooltip_for(self.heatmap_for(key), i, j))
+
+    def _apply_highlight(self) -> None:
+        for hm in self.stages.values():
+            hm.set_highlight(self.highlight.row, self.highlight.col)
+        for hm in self.head_maps:
+            hm.set_highlight(self.highlight.row, self.highlight.col)
+
+    def resizeEvent(self, event):
+        super().resizeEvent(event)
+        self._size_heads()
+
+    def _size_heads(self) -> None:
+        # Square-ish cells: as tall as about 0.8 of their width (labels included),
+        # never smaller than MIN_HEAD_PX; the panel scrolls when they do not fit.
+        rows, cols = self.grid_shape
+        if not rows:
+            return
+        width = self.scroll.viewport().width() / cols
+        side = int(max(MIN_HEAD_PX, min(width * 0.8, 420)))
+        for canvas in self.head_canvases[: self._heads_shown]:
+            if canvas.minimumHeight() != side:
+                canvas.setMinimumHeight(side)
+
+    def keyPressEvent(self, event):
+        if event.key() == QtCore.Qt.Key_Escape and self.highlight.active:
+            self.highlight.clear()
+            event.accept()
+            return
+        super().keyPressEvent(event)
+
     def _on_click(self, event):
         if event.button() != QtCore.Qt.LeftButton:
             return
         for hm in self._heatmaps():
-            if hm.plot.scene() is None:
+            if hm.plot.scene() is None or hm.plot.scene() is not self.sender():
                 continue
-            if hm.plot.scene() is not self.sender():
-                continue
+            self.setFocus(QtCore.Qt.MouseFocusReason)
             cell = hm.cell_at(event.scenePos())
             if cell is not None:
+                self.pin_formula(self._key_of(hm), *cell)
+                self.highlight.set(None, cell[1])  # the row is outlined as the query already
                 changes = {"query": cell[0]}
                 if hm in self.head_maps:
                     changes["head"] = self.head_maps.index(hm)
                 self.studio.select(**changes)
                 event.accept()
                 return
+            hit = hm.label_hit(event.scenePos())
+            if hit is not None:
+                kind, index = hit
+                self.highlight.set(index if kind == "row" else None, index if kind == "col" else None)
+            else:
+                self.highlight.clear()
+            event.accept()
+            return

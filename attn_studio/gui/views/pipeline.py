@@ -15,6 +15,8 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from ... import explain
 from ...formatting import DEFAULT_DIGITS
+from .. import presentation
+from ..widgets import no_widen, short_token
 
 Qt = QtCore.Qt
 
@@ -26,6 +28,20 @@ MASKED_BG = QtGui.QColor("#cfcfcf")    # masked keys: visibly different from a w
 MASKED_FG = QtGui.QColor("#4a4a4a")
 ERROR_BG = QtGui.QColor("#f4a3a3")     # overflow / underflow / undefined
 ERROR_FG = QtGui.QColor("#6b0000")
+# The same roles on a dark theme: muted, so that the text (light) stays legible and
+# no large light area glares on a projector.
+DARK_COLOURS = {"current": QtGui.QColor("#5c4f16"), "explanation": QtGui.QColor("#3b3726"),
+                "result": QtGui.QColor("#263447"), "masked_bg": QtGui.QColor("#4a4a4a"),
+                "masked_fg": QtGui.QColor("#bdbdbd"), "error_bg": QtGui.QColor("#6e2a2a"),
+                "error_fg": QtGui.QColor("#ffd6d6"), "text": QtGui.QColor("#d2d2d2")}
+LIGHT_COLOURS = {"current": CURRENT_BG, "explanation": EXPLANATION_BG, "result": RESULT_BG,
+                 "masked_bg": MASKED_BG, "masked_fg": MASKED_FG, "error_bg": ERROR_BG, "error_fg": ERROR_FG,
+                 "text": QtGui.QColor("#1a1a1a")}
+
+
+def step_colours() -> dict:
+    """The step view's colours for the current theme (light or dark)."""
+    return DARK_COLOURS if QtGui.QColor(presentation.STYLE.theme.base).lightness() < 128 else LIGHT_COLOURS
 
 MIN_POINT_SIZE = 12.0      # no tiny fonts: the view is read from the back of a lecture hall
 HEADER_POINT_SIZE = 15.0
@@ -144,21 +160,24 @@ class PipelineModel(QtCore.QAbstractTableModel):
             return _CENTER
         if role == _BACKGROUND:
             status = self._status(r, c)
+            colours = step_colours()
             if status == "masked":
-                return MASKED_BG
+                return colours["masked_bg"]
             if status:
-                return ERROR_BG
+                return colours["error_bg"]
             if r == self._current:
-                return CURRENT_BG
+                return colours["current"]
             if c == len(self._keys):
-                return RESULT_BG
+                return colours["result"]
             return None
         if role == _FOREGROUND:
             status = self._status(r, c)
             if status == "masked":
-                return MASKED_FG
+                return step_colours()["masked_fg"]
             if status:
-                return ERROR_FG
+                return step_colours()["error_fg"]
+            if r == self._current or c == len(self._keys):
+                return step_colours()["text"]  # on its own background, whatever the palette
             return None
         if role == _FONT:
             return self._bold if r == self._current else None
@@ -173,7 +192,7 @@ class PipelineModel(QtCore.QAbstractTableModel):
         if orientation == Qt.Horizontal:
             if role == _DISPLAY:
                 if section < len(self._keys):
-                    return self._keys[section]
+                    return short_token(self._keys[section], 24)
                 return "result" if section == len(self._keys) else None
             if role == _TOOLTIP and section < len(self._keys):
                 return f"key {section + 1}: “{self._keys[section]}”"
@@ -182,7 +201,7 @@ class PipelineModel(QtCore.QAbstractTableModel):
             return None
         if role == _DISPLAY:
             marker = "▶ " if section == self._current else "   "
-            return f"{marker}{section + 1}. {self._steps[section].title}"
+            return f"{marker}{section + 1}. {short_token(self._steps[section].title, 48)}"
         if role == _FONT:
             return self._bold if section == self._current else None
         if role == _ALIGN:
@@ -208,6 +227,7 @@ class PipelineView(QtWidgets.QWidget):
         self.setObjectName("pipelineView")
         self.studio = studio
         self._current = 0
+        self._natural_widths: list[int] | None = None
         self.setFocusPolicy(Qt.StrongFocus)
         font = self.font()
         if font.pointSizeF() < MIN_POINT_SIZE:
@@ -256,11 +276,9 @@ class PipelineView(QtWidgets.QWidget):
         self.explanation.setFrameShape(QtWidgets.QFrame.StyledPanel)
         self.explanation.setMargin(6)
         self.explanation.setAutoFillBackground(True)
-        palette = self.explanation.palette()
-        palette.setColor(QtGui.QPalette.Window, EXPLANATION_BG)
-        palette.setColor(QtGui.QPalette.WindowText, QtGui.QColor("#1a1a1a"))
-        self.explanation.setPalette(palette)
+        self._colour_explanation()
         self.explanation.setMinimumHeight(self.explanation.fontMetrics().lineSpacing() * 3 + 16)
+        no_widen(self.explanation)
         layout.addWidget(self.explanation)
 
         self.model = PipelineModel(self)
@@ -308,14 +326,19 @@ class PipelineView(QtWidgets.QWidget):
         table.setVerticalScrollBarPolicy(Qt.ScrollBarAlwaysOff)
         table.setFrameShape(QtWidgets.QFrame.NoFrame)
         live_h, live_v = self.table.horizontalHeader(), self.table.verticalHeader()
-        for c in range(self.model.columnCount()):
-            table.setColumnWidth(c, live_h.sectionSize(c))
-        for r in range(self.model.rowCount()):
-            table.setRowHeight(r, live_v.sectionSize(r))
+        natural = getattr(self, "_natural_widths", None)
+        if natural is None or len(natural) != self.model.columnCount():
+            natural = [live_h.sectionSize(c) for c in range(self.model.columnCount())]
+        for c, w in enumerate(natural):
+            table.setColumnWidth(c, w)
+        # Rows as tall as their text at these (unnarrowed) widths.
         table.verticalHeader().setFixedWidth(live_v.width())
         table.horizontalHeader().setFixedHeight(live_h.height())
-        width = live_v.width() + sum(live_h.sectionSize(c) for c in range(self.model.columnCount())) + 2
-        height = live_h.height() + sum(live_v.sectionSize(r) for r in range(self.model.rowCount())) + 2
+        table.resizeRowsToContents()
+        for r in range(self.model.rowCount()):
+            table.setRowHeight(r, max(table.rowHeight(r) + 8, self._row_height()))
+        width = live_v.width() + sum(natural) + 2
+        height = live_h.height() + sum(table.rowHeight(r) for r in range(self.model.rowCount())) + 2
         table.resize(width, height)
         table.ensurePolished()
         return table
@@ -332,6 +355,7 @@ class PipelineView(QtWidgets.QWidget):
 
     def render(self) -> None:
         """Redraw from ``studio.state`` and ``studio.result``."""
+        self._colour_explanation()
         state, result = self.studio.state, self.studio.result
         head = explain.selected_head(state, result)
         query = int(state.query_index)
@@ -368,9 +392,18 @@ class PipelineView(QtWidgets.QWidget):
             return
         if n - 1 <= RESIZE_COLUMNS_UP_TO:
             self.table.resizeColumnsToContents()
-            for c in range(n):
-                width = hh.sectionSize(c) + 16  # breathing room around the numbers
-                hh.resizeSection(c, max(MIN_COLUMN_WIDTH, min(width, MAX_COLUMN_WIDTH)))
+            widths = [max(MIN_COLUMN_WIDTH, min(hh.sectionSize(c) + 16, MAX_COLUMN_WIDTH)) for c in range(n)]
+            self._natural_widths = list(widths)  # what a figure uses: it has no screen to fit
+            # On a small screen (a 1280×720 projector) narrow the columns so that every
+            # key shows: vectors wrap onto more lines, numbers still fit. Beyond that the
+            # table scrolls sideways with a visible bar.
+            room = self.width() - self.table.verticalHeader().width() - 2 * self.table.frameWidth() - 24
+            total = sum(widths)
+            if total > room > 0:
+                share = room / total
+                widths = [max(MIN_COLUMN_WIDTH, int(w * share)) for w in widths]
+            for c, width in enumerate(widths):
+                hh.resizeSection(c, width)
             self.table.resizeRowsToContents()
             vh = self.table.verticalHeader()
             for r in range(self.model.rowCount()):
@@ -378,6 +411,25 @@ class PipelineView(QtWidgets.QWidget):
         else:
             for c in range(n):
                 hh.resizeSection(c, hh.defaultSectionSize())
+
+    def _colour_explanation(self) -> None:
+        colours = step_colours()
+        palette = self.explanation.palette()
+        if palette.color(QtGui.QPalette.Window) != colours["explanation"]:
+            palette.setColor(QtGui.QPalette.Window, colours["explanation"])
+            palette.setColor(QtGui.QPalette.WindowText, colours["text"])
+            self.explanation.setPalette(palette)
+
+    def changeEvent(self, event):
+        super().changeEvent(event)
+        if event.type() in (QtCore.QEvent.PaletteChange, QtCore.QEvent.ApplicationPaletteChange):
+            self._colour_explanation()  # the theme changed
+            self.table.viewport().update()
+
+    def resizeEvent(self, event):
+        super().resizeEvent(event)
+        if event.oldSize().width() != event.size().width() and self.model.columnCount():
+            self._fit_columns()
 
     def _row_height(self) -> int:
         return self.table.fontMetrics().lineSpacing() + 14

@@ -139,7 +139,7 @@ class PositionalView(QtWidgets.QWidget):
     def set_digits(self, digits: int):
         """Write the cell formulas with ``digits`` decimals (the precision setting)."""
         self.digits = int(digits)
-        self.heatmap.set_digits(min(self.digits, 2))  # cells stay short; tooltips carry the precision
+        self.heatmap.set_digits(self.digits)
 
     def cell_formula(self, heatmap, pos: int, column: int) -> str:
         """The encoding of one cell with its numbers: PE(pos, 2i) = sin(pos / 10000^(2i/d))."""

@@ -8,6 +8,7 @@ from PySide6 import QtWidgets
 from .._pg import pg
 from .heatmap import SCORES_CMAP, Heatmap, symmetric_levels
 from .heatmap_view import HeatmapCanvas
+from .highlight import highlight_for
 from ..widgets import caption_label
 
 
@@ -34,6 +35,15 @@ class HeadsSummaryView(QtWidgets.QWidget):
             row.addWidget(canvas, stretch)
         # Vertical lines between the heads' blocks of the concatenation.
         self._separators: list[pg.InfiniteLine] = []
+        # The lecturer's pointer: a highlighted query row shows here too (columns here
+        # are features, not keys, so a highlighted key column does not).
+        self.highlight = highlight_for(studio)
+        self.highlight.changed.connect(self._apply_highlight)
+        self._apply_highlight()
+
+    def _apply_highlight(self):
+        for key in ("concat", "output"):
+            self.maps[key].set_highlight(self.highlight.row, None)
 
     @property
     def separators(self) -> list[float]:
@@ -41,9 +51,10 @@ class HeadsSummaryView(QtWidgets.QWidget):
         return [line.value() for line in self._separators if line.isVisible()]
 
     def set_digits(self, digits: int):
-        """Write hover numbers with ``digits`` decimals (the precision setting)."""
+        """Write cell values and hover numbers with ``digits`` decimals (the precision setting)."""
         for canvas in self.canvases.values():
             canvas.digits = int(digits)
+            canvas.heatmap.set_digits(int(digits))
 
     def render(self):
         """Redraw from the studio's current state and result."""
