@@ -35,6 +35,8 @@ from .views.positional import PositionalView
 from .views.summary import HeadsSummaryView
 
 DEFAULT_PRESET = "journey"
+# Screens this wide (a projector's 1280 or 1366 pixels) share the bottom between two panels.
+COMPACT_WIDTHS = (1024, 1440)
 # (attribute, class, tab title, tab tip): the central views, in tab order.
 VIEWS = (
     ("heatmap_view", HeatmapView, "Attention", "Scores, logits and weights of the chosen head, and every head"),
@@ -216,13 +218,23 @@ class MainWindow(QtWidgets.QMainWindow):
         self._add(help_menu, "&Keyboard shortcuts", self.show_shortcuts, keys.HelpContents)
         self._add(help_menu, "&About Attention Studio", lambda: help.about(self))
 
-    def _fit_to_screen(self):
-        screen = QtGui.QGuiApplication.primaryScreen()
-        available = screen.availableGeometry() if screen else QtCore.QRect(0, 0, 1366, 768)
+    def _fit_to_screen(self, available: QtCore.QRect | None = None):
+        """Size the window and its panels for the screen (``available``: its free area)."""
+        if available is None:
+            screen = QtGui.QGuiApplication.primaryScreen()
+            available = screen.availableGeometry() if screen else QtCore.QRect(0, 0, 1366, 768)
         height = min(900, available.height())
         self.resize(min(1500, available.width()), height)
         self.resizeDocks([self.controls_dock, self.tables_dock], [260, 330], QtCore.Qt.Horizontal)
         self.resizeDocks([self.variance_dock], [int(height * 0.27)], QtCore.Qt.Vertical)
+        if COMPACT_WIDTHS[0] <= available.width() < COMPACT_WIDTHS[1]:
+            # A projector's 1280 or 1366 pixels: the views need the width more than the
+            # Numbers do, which share the bottom with the variance plot (a tab each).
+            self.tabifyDockWidget(self.variance_dock, self.tables_dock)
+            self.variance_dock.raise_()
+            self.resizeDocks([self.variance_dock], [int(height * 0.31)], QtCore.Qt.Vertical)
+
+    fit_to_screen = _fit_to_screen
 
     def _apply_preferences(self, prefs: settings.Preferences):
         # Text size first: it sets the panels' minimum widths, which the restored geometry must respect.

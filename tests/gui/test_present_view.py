@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from PySide6 import QtGui
+from PySide6 import QtCore
 
 from attn_studio.formatting import format_number
 from attn_studio.gui import presentation
@@ -18,8 +18,9 @@ def make_window(qtbot):
     def make(**kwargs):
         w = MainWindow(**kwargs)
         qtbot.addWidget(w)
-        w.resize(1280, 720)
         w.show()
+        w.fit_to_screen(QtCore.QRect(0, 0, 1280, 720))  # laid out as on a 1280×720 projector
+        w.resize(1280, 720)
         qtbot.waitExposed(w)
         settle(w)
         made.append(w)
