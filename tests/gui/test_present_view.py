@@ -93,3 +93,16 @@ def test_precision_menu_sets_cells_and_tooltips_and_is_remembered(make_window):
     assert {a.data(): a for a in again.lecture.precision_actions.actions()}[4].isChecked()
     assert again.heatmap_view.stages["scores"].overlay.cell_text(0, 1) == f"{value:.4f}"
     assert format_number(value, 4) in again.heatmap_view.canvases["scores"].tooltip_text(0, 1)
+
+
+@pytest.mark.parametrize("stored", ["7", "two", "-2"])
+def test_a_stored_precision_that_makes_no_sense_is_ignored(stored, tmp_path):
+    from attn_studio.gui import settings
+
+    store = settings.settings()
+    store.setValue("digits", stored)
+    store.sync()
+    assert settings.load().digits is None
+    store.setValue("digits", "4")
+    store.sync()
+    assert settings.load().digits == 4
