@@ -35,8 +35,9 @@ from .views.positional import PositionalView
 from .views.summary import HeadsSummaryView
 
 DEFAULT_PRESET = "journey"
-# Screens this wide (a projector's 1280 or 1366 pixels) share the bottom between two panels.
-COMPACT_WIDTHS = (1024, 1440)
+# Screens this wide (a projector's 1280 or 1366 pixels, a 1536-pixel laptop)
+# share the bottom between two panels.
+COMPACT_WIDTHS = (1024, 1600)
 # (attribute, class, tab title, tab tip): the central views, in tab order.
 VIEWS = (
     ("heatmap_view", HeatmapView, "Attention", "Scores, logits and weights of the chosen head, and every head"),
@@ -228,7 +229,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.resizeDocks([self.controls_dock, self.tables_dock], [260, 330], QtCore.Qt.Horizontal)
         self.resizeDocks([self.variance_dock], [int(height * 0.27)], QtCore.Qt.Vertical)
         if COMPACT_WIDTHS[0] <= available.width() < COMPACT_WIDTHS[1]:
-            # A projector's 1280 or 1366 pixels: the views need the width more than the
+            # A projector's 1280 or 1366 pixels, a small laptop: the views need the width more than the
             # Numbers do, which share the bottom with the variance plot (a tab each).
             self.tabifyDockWidget(self.variance_dock, self.tables_dock)
             self.variance_dock.raise_()
