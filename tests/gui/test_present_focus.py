@@ -116,3 +116,22 @@ def test_a_focused_cell_explains_itself_with_its_formula(window):
     text = panel.content.tooltip_text(1, 3)
     assert text == cell_tooltip(w.studio.state, w.studio.result, "weights", 2, 1, 3, digits=w.heatmap_view.digits)
     assert text != cell_tooltip(w.studio.state, w.studio.result, "weights", 0, 1, 3, digits=w.heatmap_view.digits)
+
+
+def test_typing_f_in_the_sentence_box_types_it(window, qtbot):
+    w = window
+    w.controls_dock.show()
+    w.activateWindow()
+    edit = w.sentence_edit
+    edit.setFocus()
+    qtbot.waitUntil(edit.hasFocus)
+    edit.end(False)
+    QTest.keyClick(edit, QtCore.Qt.Key_F)
+    settle(w)
+    assert not w.focus.active
+    assert edit.text().endswith("f") and w.studio.state.sentence.endswith("f")
+    view = w.view_tabs.currentWidget()
+    view.setFocus()
+    QTest.keyClick(view, QtCore.Qt.Key_F)  # elsewhere F is focus mode
+    settle(w)
+    assert w.focus.active
