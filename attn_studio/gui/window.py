@@ -1,10 +1,11 @@
 """The main window: it assembles the rooms and wires them to the Studio.
 
 Rooms: ``controls`` (the Model panel), ``numbers`` (the tables), ``lecture``
-(full screen, zoom, themes, play), ``export_actions`` (export menus and
-dialogs), ``files`` (the File menu's questions and dialogs) over ``document``
-(file, recent files, autosave and recovery; Qt-free), ``settings`` (what is
-kept between runs). The views draw ``studio.result``.
+(full screen, zoom, themes, precision, play), ``focus`` (one panel fills the
+screen, with a pointer), ``export_actions`` (export menus and dialogs), ``files``
+(the File menu's questions and dialogs) over ``document`` (file, recent files,
+autosave and recovery; Qt-free), ``settings`` (what is kept between runs). The
+views draw ``studio.result``.
 """
 
 from __future__ import annotations

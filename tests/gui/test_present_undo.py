@@ -128,3 +128,27 @@ def test_cancel_keeps_the_open_file_and_its_changes(window, tmp_path, monkeypatc
     monkeypatch.setattr(window, "ask_unsaved", lambda: QtWidgets.QMessageBox.Cancel)
     assert not window.load_preset("bank")
     assert not window.studio.state.scale and window.current_path == path
+
+
+def test_ctrl_z_in_an_open_table_editor_takes_back_the_typing_then_the_app_edit(window, qtbot):
+    window.studio.update(causal=not window.studio.state.causal)
+    settle(window)
+    causal = window.studio.state.causal
+    table = next(t for t in window.tables_dock.findChildren(QtWidgets.QTableView) if t.isVisible())
+    focus(window, table, qtbot)
+    index = table.model().index(0, 0)
+    shown = table.model().data(index)
+    table.setCurrentIndex(index)
+    table.edit(index)
+    editor = QtWidgets.QApplication.focusWidget()
+    assert isinstance(editor, QtWidgets.QLineEdit)
+    editor.selectAll()
+    QTest.keyClicks(editor, "9")
+    assert editor.text() == "9"
+    key(editor, QtCore.Qt.Key_Z, CTRL)
+    assert editor.text() != "9" and window.studio.state.causal == causal  # the typing went back first
+    key(editor, QtCore.Qt.Key_Escape)
+    assert table.model().data(index) == shown
+    table.setFocus()
+    key(table, QtCore.Qt.Key_Z, CTRL)
+    assert window.studio.state.causal != causal
