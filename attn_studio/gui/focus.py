@@ -151,7 +151,7 @@ class FocusMode(QtCore.QObject):
         if self.active:
             self.leave()
         w = self.window
-        self._saved = (w.saveGeometry(), w.saveState(), w.view_tabs.currentIndex(), w.isFullScreen())
+        self._saved = (w.geometry(), w.saveState(), w.view_tabs.currentIndex(), w.windowState())
         self.target = tuple(target)
         content = self._make(self.target)
         self.panel = FocusPanel(w, content)
@@ -197,10 +197,12 @@ class FocusMode(QtCore.QObject):
         panel.hide()
         panel.setParent(None)  # out of the window at once; deleted when control returns to the event loop
         panel.deleteLater()
-        geometry, state, tab, full = self._saved
-        if not full:
-            w.showNormal()
-        w.restoreGeometry(geometry)
+        geometry, state, tab, window_state = self._saved
+        # Back to normal, maximised or full screen as before, and the same place and size
+        # (the geometry itself: restoreGeometry's frame guess is off without a window manager).
+        w.setWindowState(window_state)
+        if not window_state & (QtCore.Qt.WindowMaximized | QtCore.Qt.WindowFullScreen):
+            w.setGeometry(geometry)
         w.restoreState(state)
         w.view_tabs.setCurrentIndex(tab)
         self.action.setChecked(False)

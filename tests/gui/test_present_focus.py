@@ -29,6 +29,7 @@ def test_focus_on_head_2_fills_the_window_with_every_label(window, qtbot):
     settle(w)
     tab, docks = w.view_tabs.currentIndex(), [d.isVisible() for d in (w.controls_dock, w.tables_dock,
                                                                        w.variance_dock)]
+    geometry = w.geometry()
     panel = w.focus.enter(("weights", 1))
     settle(w)
     assert w.findChild(QtWidgets.QFrame, "focusPanel") is panel and panel.isVisible()
@@ -60,7 +61,7 @@ def test_focus_on_head_2_fills_the_window_with_every_label(window, qtbot):
     assert not w.focus.active and w.findChild(QtWidgets.QFrame, "focusPanel") is None
     assert w.view_tabs.currentIndex() == tab
     assert [d.isVisible() for d in (w.controls_dock, w.tables_dock, w.variance_dock)] == docks
-    assert not w.isFullScreen()
+    assert not w.isFullScreen() and w.geometry() == geometry
     w.tables_dock.show()
 
 
