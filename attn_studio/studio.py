@@ -131,8 +131,9 @@ class Studio:
         # a script or a test may give its own to make that deterministic.
         self.clock = clock
         self._state = state if state is not None else StudioState()
-        self._undo: list[tuple[StudioState, str | None, float]] = []
-        self._redo: list[StudioState] = []
+        # Undo entries: (state before, coalesce key, time, label); redo entries: (state after, label).
+        self._undo: list[tuple[StudioState, str | None, float, str]] = []
+        self._redo: list[tuple[StudioState, str]] = []
         self._subscribers: list[Callable[[StudioChange], None]] = []
         self._saved_state: StudioState | None = self._state
         self._x: tuple[np.ndarray, np.ndarray] | None = None
@@ -191,6 +192,16 @@ class Studio:
         return bool(self._redo)
 
     @property
+    def undo_label(self) -> str:
+        """What :meth:`undo` would take back, for the Edit menu ("load example 'bank'"); "" when nothing."""
+        return self._undo[-1][3] if self._undo else ""
+
+    @property
+    def redo_label(self) -> str:
+        """What :meth:`redo` would apply again; "" when nothing."""
+        return self._redo[-1][1] if self._redo else ""
+
+    @property
     def is_modified(self) -> bool:
         """True when the model differs from what was last saved or loaded."""
         saved = self._saved_state
@@ -208,13 +219,13 @@ class Studio:
         ``coalesce`` merges a burst of edits with the same key into one undo step.
         """
         new = self._state.replace(**changes)
-        self._apply(new, coalesce=coalesce)
+        self._apply(new, coalesce=coalesce, label=_edit_label(frozenset(changes)))
 
-    def set_state(self, state: StudioState) -> None:
-        """Replace the whole state (opening a file, loading a preset); undoable."""
+    def set_state(self, state: StudioState, *, label: str = "") -> None:
+        """Replace the whole state (opening a file, loading a preset); undoable, named ``label`` in the undo list."""
         if not isinstance(state, StudioState):
             raise StateError(f"expected a StudioState, got {type(state).__name__}")
-        self._apply(state)
+        self._apply(state, label=label)
 
     def set_embedding(self, word: str, index: int, value) -> None:
         """Set component ``index`` of ``word``'s vector; ``value`` may be typed text."""
@@ -293,8 +304,8 @@ class Studio:
         """Go back one edit; returns False when there is nothing to undo."""
         if not self._undo:
             return False
-        previous, _, _ = self._undo.pop()
-        self._redo.append(self._state)
+        previous, _, _, label = self._undo.pop()
+        self._redo.append((self._state, label))
         self._apply(previous, record=False)
         return True
 
@@ -302,8 +313,8 @@ class Studio:
         """Re-apply the last undone edit; returns False when there is nothing to redo."""
         if not self._redo:
             return False
-        following = self._redo.pop()
-        self._undo.append((self._state, None, 0.0))
+        following, label = self._redo.pop()
+        self._undo.append((self._state, None, 0.0, label))
         self._apply(following, record=False)
         return True
 
@@ -420,7 +431,7 @@ class Studio:
         return raw, raw / s.d_k
 
     # -- internals ---------------------------------------------------------
-    def _apply(self, new: StudioState, *, record: bool = True, coalesce: str | None = None) -> None:
+    def _apply(self, new: StudioState, *, record: bool = True, coalesce: str | None = None, label: str = "") -> None:
         old = self._state
         changed = new.changed_fields(old)
         if not changed:
@@ -439,9 +450,9 @@ class Studio:
             now = self.clock()
             top = self._undo[-1] if self._undo else None
             if coalesce and top and top[1] == coalesce and now - top[2] < COALESCE_SECONDS:
-                self._undo[-1] = (top[0], coalesce, now)
+                self._undo[-1] = (top[0], coalesce, now, top[3])
             else:
-                self._undo.append((old, coalesce, now))
+                self._undo.append((old, coalesce, now, label or "edit"))
                 del self._undo[:-UNDO_LIMIT]
             self._redo.clear()
         change = StudioChange(old, new, changed, self._result)
@@ -465,6 +476,12 @@ class Studio:
     def result_for(self, state: StudioState) -> MultiHeadResult:
         """The result another state would give (for side-by-side comparisons); changes nothing."""
         return _attend(state, *_inputs(state))
+
+
+def _edit_label(changed: frozenset[str]) -> str:
+    """A short name for an edit asked for by field names: "change heads", or "edit" for several."""
+    model = sorted(changed - SELECTION_FIELDS)
+    return f"change {model[0]}" if len(model) == 1 else "edit"
 
 
 def _parse_block(values) -> np.ndarray:

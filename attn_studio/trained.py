@@ -611,6 +611,19 @@ class TrainedStudio:
         return bool(self._redo)
 
     @property
+    def undo_label(self) -> str:
+        """What :meth:`undo` would take back, for the Edit menu ("change sentence", "edit"); "" when nothing."""
+        if not self._undo:
+            return ""
+        name = self._undo[-1][1]
+        return f"change {name.replace('_', ' ')}" if name else "edit"
+
+    @property
+    def redo_label(self) -> str:
+        """What :meth:`redo` would apply again; "" when nothing."""
+        return "edit" if self._redo else ""
+
+    @property
     def is_modified(self) -> bool:
         """True when the session differs from what was last saved or loaded (selection aside)."""
         saved = self._saved_state

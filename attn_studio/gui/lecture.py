@@ -8,6 +8,8 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from . import presentation
 
+DIGIT_CHOICES = getattr(presentation, "DIGIT_CHOICES", (2, 4))
+
 
 def keys(*sequences) -> list[QtGui.QKeySequence]:
     """Shortcuts without repeats: a platform's standard key may equal our own (F11 is
@@ -45,6 +47,10 @@ class Lecture(QtCore.QObject):
         self.zoom_reset_action = self._action("&Actual size", lambda: self.set_zoom(1.0), "Ctrl+0")
         self.theme_actions = self._group(presentation.THEMES, lambda n: n.capitalize(), self.set_theme)
         self.colormap_actions = self._group(presentation.WEIGHT_COLORMAPS, str, self.set_colormap)
+        self.digits: int | None = None  # the precision setting (None: each view's own)
+        self.precision_actions = self._group(DIGIT_CHOICES, lambda d: f"{d} decimals", self.set_precision)
+        for action in self.precision_actions.actions():
+            action.setObjectName(f"precision{action.data()}Action")
 
         self.play_button = QtWidgets.QPushButton("▶ Play")
         self.play_button.setObjectName("playButton")
@@ -111,6 +117,9 @@ class Lecture(QtCore.QObject):
         menu.addSeparator()
         menu.addMenu("&Theme").addActions(self.theme_actions.actions())
         menu.addMenu("&Colour map").addActions(self.colormap_actions.actions())
+        precision = menu.addMenu("&Precision")
+        precision.setObjectName("precisionMenu")
+        precision.addActions(self.precision_actions.actions())
 
     # -- what the actions do ------------------------------------------------------------
     def toggle_full_screen(self, on: bool | None = None) -> None:
@@ -151,6 +160,27 @@ class Lecture(QtCore.QObject):
         presentation.set_weights_colormap(name)
         for action in self.colormap_actions.actions():
             action.setChecked(action.data() == name)
+
+    def set_precision(self, digits: int | None) -> None:
+        """The precision setting: every cell, tooltip and table writes ``digits`` decimals (2 or 4;
+        None keeps each view's own)."""
+        for action in self.precision_actions.actions():
+            action.setChecked(action.data() == digits)
+        if digits is None:
+            return
+        if digits not in DIGIT_CHOICES:
+            raise ValueError(f"precision must be one of {DIGIT_CHOICES} decimals, got {digits}")
+        self.digits = int(digits)
+        setter = getattr(presentation, "set_digits", None)
+        if setter is not None:
+            setter(self.digits, self.window)
+            return
+        for obj in self.window.findChildren(QtCore.QObject):  # views and table models each write their own
+            if callable(getattr(obj, "set_digits", None)):
+                obj.set_digits(self.digits)
+            heatmap = getattr(obj, "heatmap", None)  # a heatmap canvas: its cells too
+            if callable(getattr(heatmap, "set_digits", None)):
+                heatmap.set_digits(self.digits)
 
     def apply(self, theme: str, zoom: float, colormap: str) -> None:
         """Theme, text size and colour map at once (one restyle of every plot: start-up is faster)."""

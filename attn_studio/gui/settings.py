@@ -51,6 +51,7 @@ class Preferences:
     geometry: QtCore.QByteArray | None = None
     window_state: QtCore.QByteArray | None = None
     recent_files: list[str] = field(default_factory=list)
+    digits: int | None = None  # the precision setting (None: each view's own)
 
 
 def _fallback(key: str, value, default):
@@ -75,6 +76,17 @@ def _zoom(store) -> float:
     if not lo <= zoom <= hi:
         log.warning("settings: stored zoom %r is outside %g-%g; clamped", zoom, lo, hi)
     return min(max(zoom, lo), hi)
+
+
+def _digits(store) -> int | None:
+    value = store.value("digits")
+    if value is None:
+        return None
+    try:
+        digits = int(value)
+    except (TypeError, ValueError):
+        return _fallback("digits", value, None)
+    return digits if digits in (2, 4) else _fallback("digits", value, None)
 
 
 def _layout(store, key: str) -> QtCore.QByteArray | None:
@@ -119,15 +131,18 @@ def load(store=None) -> Preferences:
         geometry=_layout(store, "geometry"),
         window_state=_layout(store, "windowState"),
         recent_files=read_recent(store),
+        digits=_digits(store),
     )
 
 
 def save(window, store=None) -> None:
-    """Keep ``window``'s geometry and panel layout, and the theme, zoom and colour map in use."""
+    """Keep ``window``'s geometry and panel layout, and the theme, zoom, colour map and precision in use."""
     store = store or settings()
     store.setValue("geometry", window.saveGeometry())
     store.setValue("windowState", window.saveState())
     store.setValue("theme", presentation.STYLE.theme.name)
     store.setValue("zoom", presentation.STYLE.zoom)
     store.setValue("colormap", presentation.STYLE.weights_cmap)
+    if window.lecture.digits is not None:
+        store.setValue("digits", window.lecture.digits)
     store.sync()

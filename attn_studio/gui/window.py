@@ -1,10 +1,11 @@
 """The main window: it assembles the rooms and wires them to the Studio.
 
 Rooms: ``controls`` (the Model panel), ``numbers`` (the tables), ``lecture``
-(full screen, zoom, themes, play), ``export_actions`` (export menus and
-dialogs), ``files`` (the File menu's questions and dialogs) over ``document``
-(file, recent files, autosave and recovery; Qt-free), ``settings`` (what is
-kept between runs). The views draw ``studio.result``.
+(full screen, zoom, themes, precision, play), ``focus`` (one panel fills the
+screen, with a pointer), ``export_actions`` (export menus and dialogs), ``files``
+(the File menu's questions and dialogs) over ``document`` (file, recent files,
+autosave and recovery; Qt-free), ``settings`` (what is kept between runs). The
+views draw ``studio.result``.
 """
 
 from __future__ import annotations
@@ -16,12 +17,14 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from ..document import Document, open_preset
 from ..session import RecoveryStore, SessionError
 from ..studio import Studio
-from . import help, settings
+from . import help, presentation, settings
 from .bridge import StudioBridge, StudioProxy
 from .controls import ControlsPanel, fit_width, scrolled
 from .export_actions import ExportActions
 from .file_actions import FileActions
+from .focus import FocusMode
 from .lecture import Lecture
+from .lecture import keys as lecture_keys
 from .numbers import NumbersPanel
 from .settings import data_dir
 from .trained_window import TrainedWiring
@@ -34,6 +37,9 @@ from .views.positional import PositionalView
 from .views.summary import HeadsSummaryView
 
 DEFAULT_PRESET = "journey"
+# Screens this wide (a projector's 1280 or 1366 pixels, a 1536-pixel laptop)
+# share the bottom between two panels.
+COMPACT_WIDTHS = (1024, 1600)
 # (attribute, class, tab title, tab tip): the central views, in tab order.
 VIEWS = (
     ("heatmap_view", HeatmapView, "Attention", "Scores, logits and weights of the chosen head, and every head"),
@@ -46,6 +52,16 @@ VIEWS = (
      "dot product and angle of a pair"),
     ("positional_view", PositionalView, "Positions", "The sinusoidal positional encoding added to the token vectors"),
 )
+
+
+class ZoomScroll(QtWidgets.QScrollArea):
+    """The central area. Unzoomed it asks for the room its views need, as if it were not
+    there (the docks give way); zoomed in, the views are larger than it and it scrolls."""
+
+    def minimumSizeHint(self) -> QtCore.QSize:
+        if presentation.STYLE.zoom <= 1.0 and self.widget() is not None:
+            return self.widget().minimumSizeHint()
+        return super().minimumSizeHint()
 
 
 class MainWindow(QtWidgets.QMainWindow):
@@ -76,13 +92,24 @@ class MainWindow(QtWidgets.QMainWindow):
         self.view_tabs = QtWidgets.QTabWidget()
         self.view_tabs.setObjectName("viewTabs")
         self.view_tabs.setDocumentMode(True)
+        # On a small projector the titles stay whole: the tab bar scrolls rather than cut them.
+        self.view_tabs.setElideMode(QtCore.Qt.ElideNone)
+        self.view_tabs.setUsesScrollButtons(True)
         self.views: list = []  # everything that draws the model: tabs and the plot dock
         self._stale: set = set()  # views drawn before the last change; each renders when shown
         for attr, cls, title, tip in VIEWS:
             setattr(self, attr, cls(studio))
             self.add_view(getattr(self, attr), title, tip)
         self.view_tabs.currentChanged.connect(lambda i: self._render_visible())
-        self.setCentralWidget(self.view_tabs)
+        # Zoomed in, the views keep their layout and grow; the central area scrolls rather than squash them.
+        self.central_scroll = ZoomScroll()
+        self.central_scroll.setObjectName("centralScroll")
+        self.central_scroll.setFrameShape(QtWidgets.QFrame.NoFrame)
+        self.central_scroll.setWidgetResizable(True)
+        self.central_scroll.setWidget(self.view_tabs)
+        self.view_tabs.installEventFilter(self)
+        self._unzoomed_size: QtCore.QSize | None = None  # the central area at zoom 1
+        self.setCentralWidget(self.central_scroll)
 
         self.numbers = NumbersPanel(studio)
         self.controls = ControlsPanel(studio, self.show_message, self.clear_message)
@@ -101,6 +128,8 @@ class MainWindow(QtWidgets.QMainWindow):
         self.variance_dock = self._dock("Why divide by √d_k", "varianceDock", self.variance_plot,
                                         QtCore.Qt.BottomDockWidgetArea)
         self.variance_dock.visibilityChanged.connect(lambda on: on and self._render_visible())
+        self.focus = FocusMode(self)
+        self.focus_action = self.focus.action
         self._build_menus()
         # The names scripts and tests reach the rooms' parts by, on the window (the rooms own them).
         for room, names in (
@@ -170,14 +199,21 @@ class MainWindow(QtWidgets.QMainWindow):
         file_menu.addSeparator()
         self._add(file_menu, "&Quit", self.close, keys.Quit)
         edit = bar.addMenu("&Edit")
-        self.undo_action = self._add(edit, "&Undo", lambda: self.studio.undo(), keys.Undo, "undoAction")
-        self.redo_action = self._add(edit, "&Redo", lambda: self.studio.redo(), keys.Redo, "redoAction")
+        self.undo_action = self._add(edit, "&Undo", self.undo, name="undoAction")
+        self.redo_action = self._add(edit, "&Redo", self.redo, name="redoAction")
+        self.undo_action.setShortcuts(lecture_keys(keys.Undo, "Ctrl+Z"))
+        self.redo_action.setShortcuts(lecture_keys(keys.Redo, "Ctrl+Shift+Z", "Ctrl+Y"))
+        # A line edit or spin box claims Ctrl+Z for its own text undo: the app's undo must win there.
+        QtWidgets.QApplication.instance().focusChanged.connect(self._watch_undo_keys)
         edit.addSeparator()
         self.copy_action = self._add(edit, "&Copy", self.copy, keys.Copy)
         self.copy_action.setToolTip("Copy the selected table cells, or the figure of the current view")
         self.paste_action = self._add(edit, "&Paste into the table", self.paste, keys.Paste)
         view = bar.addMenu("&View")
         self.lecture.fill_view_menu(view)
+        view.addSeparator()
+        view.addAction(self.focus_action)
+        view.addMenu(self.focus.menu)
         view.addSeparator()
         for dock in (self.controls_dock, self.tables_dock, self.variance_dock):
             view.addAction(dock.toggleViewAction())
@@ -186,35 +222,125 @@ class MainWindow(QtWidgets.QMainWindow):
         self._add(help_menu, "&Keyboard shortcuts", self.show_shortcuts, keys.HelpContents)
         self._add(help_menu, "&About Attention Studio", lambda: help.about(self))
 
-    def _fit_to_screen(self):
-        screen = QtGui.QGuiApplication.primaryScreen()
-        available = screen.availableGeometry() if screen else QtCore.QRect(0, 0, 1366, 768)
+    def _fit_to_screen(self, available: QtCore.QRect | None = None):
+        """Size the window and its panels for the screen (``available``: its free area)."""
+        if available is None:
+            screen = QtGui.QGuiApplication.primaryScreen()
+            available = screen.availableGeometry() if screen else QtCore.QRect(0, 0, 1366, 768)
         height = min(900, available.height())
         self.resize(min(1500, available.width()), height)
         self.resizeDocks([self.controls_dock, self.tables_dock], [260, 330], QtCore.Qt.Horizontal)
         self.resizeDocks([self.variance_dock], [int(height * 0.27)], QtCore.Qt.Vertical)
+        if COMPACT_WIDTHS[0] <= available.width() < COMPACT_WIDTHS[1]:
+            # A projector's 1280 or 1366 pixels, a small laptop: the views need the width more than the
+            # Numbers do, which share the bottom with the variance plot (a tab each).
+            self.tabifyDockWidget(self.variance_dock, self.tables_dock)
+            self.variance_dock.raise_()
+            self.resizeDocks([self.variance_dock], [int(height * 0.31)], QtCore.Qt.Vertical)
+
+    fit_to_screen = _fit_to_screen
 
     def _apply_preferences(self, prefs: settings.Preferences):
         # Text size first: it sets the panels' minimum widths, which the restored geometry must respect.
         self.lecture.apply(prefs.theme, prefs.zoom, prefs.colormap)
+        self.lecture.set_precision(prefs.digits)
         if prefs.geometry is not None:
             self.restoreGeometry(prefs.geometry)
         if prefs.window_state is not None:
             self.restoreState(prefs.window_state)
 
     def fit_controls(self):
-        """Fit the Model panel's width to its content at the current text size."""
+        """Fit the panels to the current text size: the Model panel's width, and the views' zoomed size."""
         fit_width(self.controls_scroll)
+        self._fit_views()
+
+    def _fit_views(self):
+        # At zoom z > 1 the views are z times the size they have at zoom 1 (the central area
+        # scrolls); at zoom 1 or below they fit the area as usual.
+        zoom = presentation.STYLE.zoom
+        if zoom <= 1.0 or self._unzoomed_size is None:
+            self._unzoomed_size = self.view_tabs.size()
+        wanted = QtCore.QSize(0, 0) if zoom <= 1.0 else self._unzoomed_size * zoom
+        if self.view_tabs.minimumSize() != wanted:
+            self.view_tabs.setMinimumSize(wanted)
 
     # -- edits and messages -------------------------------------------------------
     def load_preset(self, name: str) -> bool:
-        """Load preset ``name`` (undoable); False with a message if it cannot be loaded."""
+        """Load example ``name`` as a new untitled document (undoable); False if it is not loaded.
+
+        An example is not a file: the open file is asked about when it has unsaved
+        changes, and is let go of, so the next Save asks for a name instead of overwriting it.
+        """
+        if self.document.path is not None and not self.confirm_discard():
+            self.controls.sync(self.document.preset_name, self.document.preset_edited())
+            return False
+        previous = (self.document.preset_name, self.document.preset_state)
         try:
             state = self.document.load_preset(name)
         except SessionError as exc:
             self.show_message(str(exc))
             return False
-        return self.controls.guard(self.studio.set_state, state)
+        if not self.controls.guard(self.studio.set_state, state, label=f"load example '{name}'"):
+            self.document.preset_name, self.document.preset_state = previous
+            return False
+        self.document.path = None
+        self.studio.mark_saved()  # a new document: nothing to ask about until it is edited
+        self._update_title()
+        return True
+
+    def undo(self) -> bool:
+        """Ctrl+Z from anywhere: first uncommitted typing in the focused box is taken back, then the app's last edit."""
+        return self._revert_typing() or self.studio.undo()
+
+    def redo(self) -> bool:
+        """Ctrl+Shift+Z from anywhere: the app's last undone edit again."""
+        return self.studio.redo()
+
+    def _revert_typing(self) -> bool:
+        # Typing that is not committed yet (a spin box before Enter, a refused sentence, a table
+        # cell being edited) is what the person means by undo; once committed, the app's undo acts.
+        focus = QtWidgets.QApplication.focusWidget()
+        if focus is None or not self.isAncestorOf(focus):
+            return False
+        spin = focus if isinstance(focus, QtWidgets.QAbstractSpinBox) else focus.parentWidget()
+        if isinstance(spin, QtWidgets.QAbstractSpinBox) and hasattr(spin, "textFromValue"):
+            committed = spin.prefix() + spin.textFromValue(spin.value()) + spin.suffix()
+            if spin.text() == committed:
+                return False
+            spin.findChild(QtWidgets.QLineEdit).setText(committed)
+            return True
+        if not isinstance(focus, QtWidgets.QLineEdit):
+            return False
+        for binding in self.controls.bindings:
+            if binding.widget is focus:
+                if focus.text() == getattr(self.studio.state, binding.field):
+                    return False
+                self.controls.sync()
+                return True
+        if focus.isUndoAvailable():  # an editor open in a table
+            focus.undo()
+            return True
+        return False
+
+    def _watch_undo_keys(self, old, new) -> None:
+        if isinstance(new, (QtWidgets.QLineEdit, QtWidgets.QAbstractSpinBox)) and self.isAncestorOf(new):
+            new.removeEventFilter(self)
+            new.installEventFilter(self)
+
+    def eventFilter(self, watched, event) -> bool:
+        if watched is self.view_tabs:
+            if event.type() == QtCore.QEvent.Resize and presentation.STYLE.zoom <= 1.0:
+                self._unzoomed_size = event.size()
+            elif event.type() == QtCore.QEvent.LayoutRequest:
+                self.central_scroll.updateGeometry()  # the views' minimum size may have changed
+            return False
+        # Refuse a text box's claim on the undo and redo keys, so that the Edit menu's actions fire.
+        if event.type() == QtCore.QEvent.ShortcutOverride:
+            key = QtGui.QKeySequence(event.keyCombination())
+            if any(key == k for k in self.undo_action.shortcuts() + self.redo_action.shortcuts()):
+                event.ignore()
+                return True
+        return super().eventFilter(watched, event)
 
     def show_message(self, text: str):
         """Show why an edit was refused, in the window and the status bar."""
@@ -280,6 +406,8 @@ class MainWindow(QtWidgets.QMainWindow):
         self._render_visible()
         self.undo_action.setEnabled(self.studio.can_undo)
         self.redo_action.setEnabled(self.studio.can_redo)
+        self.undo_action.setText(f"&Undo {self.studio.undo_label}".rstrip())
+        self.redo_action.setText(f"&Redo {self.studio.redo_label}".rstrip())
         self._update_title()
 
     def _update_title(self):
@@ -295,6 +423,7 @@ class MainWindow(QtWidgets.QMainWindow):
         if not self.confirm_discard():
             event.ignore()
             return
+        self.focus.leave()  # the layout kept is the window's, not focus mode's
         self.lecture.stop()
         self.files.close()
         self.save_settings()
