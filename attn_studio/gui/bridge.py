@@ -150,11 +150,13 @@ class StudioProxy:
             raise _refused("Embeddings X")
         return self.target.set_embedding_block(words, col, block)
 
-    def set_state(self, state):
-        """A toy state (New, Open, an example) brings the toy model back first."""
+    def set_state(self, state, *, label: str = ""):
+        """A toy state (New, Open, an example) brings the toy model back first; ``label`` names the undo step."""
         if self.is_trained and not hasattr(state, "source"):
             self.room.use_toy()
-        return self.target.set_state(state)
+        if self.is_trained:
+            return self.target.set_state(state)
+        return self.target.set_state(state, label=label)
 
     def embeddings(self, words):
         """Toy: the editable embedding rows; trained: the vectors the selected layer projects (read only)."""

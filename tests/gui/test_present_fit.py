@@ -46,7 +46,8 @@ def test_nothing_is_cut_at_projector_sizes(window, size, qtbot):
     bar = w.view_tabs.tabBar()
     assert bar.count() >= 6
     for i in range(bar.count()):
-        assert title_fits(bar, i), bar.tabText(i)  # never elided
+        if bar.isTabVisible(i):  # the trained-model tabs are hidden with the toy model
+            assert title_fits(bar, i), bar.tabText(i)  # never elided
     assert tabs_reachable(bar)
     w.tables_dock.raise_()  # the Numbers panel's table tabs
     settle(w)

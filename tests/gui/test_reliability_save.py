@@ -6,7 +6,7 @@ import threading
 
 import numpy as np
 import pytest
-from PySide6 import QtCore
+from PySide6 import QtCore, QtWidgets
 
 from attn_studio import document, session
 from attn_studio.gui import MainWindow
@@ -65,6 +65,7 @@ def test_the_window_keeps_ticking_while_the_largest_session_is_saved(win, qtbot,
     state = largest_session()
     win.studio.set_state(state)
     win.bridge.flush()
+    QtWidgets.QApplication.processEvents()  # the views draw the large model before the clock starts
     ticks = []
     timer = QtCore.QTimer()
     timer.setInterval(10)
