@@ -368,6 +368,9 @@ class TokenAxis(pg.AxisItem):
         self.shown_step = 1  # every n-th label was drawn at the last paint
         self.drawn: list[tuple[float, str]] = []  # (position, text) of the labels drawn at the last paint
         super().__init__(orientation)
+        # Token positions need no SI prefix; pyqtgraph would otherwise re-typeset the axis
+        # title on every range change (a window build sets ranges hundreds of times).
+        self.enableAutoSIPrefix(False)
         self.setStyle(tickLength=0, tickFont=presentation.tick_font())
 
     def max_label_px(self) -> float:
@@ -537,6 +540,8 @@ class Heatmap:
         self.plot.invertY(True)
         self.plot.setAspectLocked(False)
         cache_static(*(self.plot.getAxis(n) for n in ("left", "bottom", "top", "right")))
+        for name in ("top", "right"):  # hidden, titleless: an SI prefix would never show
+            self.plot.getAxis(name).enableAutoSIPrefix(False)
         self.image = HeatmapImage()
         self._cmap_name = cmap
         self._set_lut(themed_colormap(cmap))
