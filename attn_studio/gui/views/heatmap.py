@@ -513,7 +513,8 @@ class Heatmap:
         self._last = None  # the last set_data call, to redraw after a colour-map change
         self.left_axis = TokenAxis("left")
         self.bottom_axis = TokenAxis("bottom")
-        self.plot = pg.PlotItem(axisItems={"left": self.left_axis, "bottom": self.bottom_axis})
+        # No context menus (the canvas offers its own): built without them, not built and then dropped.
+        self.plot = pg.PlotItem(axisItems={"left": self.left_axis, "bottom": self.bottom_axis}, enableMenu=False)
         self.plot.setMenuEnabled(False)
         # Equal preferred sizes so that the layout's stretch factors share the
         # space evenly, whatever the titles' lengths.
