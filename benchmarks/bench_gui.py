@@ -3,6 +3,7 @@
 Prints median and p95 per size. Runs on Qt's offscreen platform (no display needed):
 
     python benchmarks/bench_gui.py [--repeats N]
+    python benchmarks/bench_gui.py --profile 64,64,8   # where a cell edit's time goes (cProfile)
 
 Targets (2-core machine): cell edit -> repainted p95 <= 16 ms at (T, d_model, heads) = (12, 16, 4)
 and <= 25 ms at (64, 64, 8); building the window <= 0.5 s; cold start to a painted window <= 1.0 s.
@@ -104,11 +105,52 @@ def bench_edit(app, window, model, size, repeats):
     return times, type(counter.filter).count / max(len(times), 1)
 
 
+def open_window(app, t, d_model, heads):
+    """A shown window on a sentence of ``t`` tokens with the given sizes, drawn once."""
+    from attn_studio.gui import MainWindow
+    from attn_studio.state import StudioState
+    from attn_studio.studio import Studio
+
+    sentence = " ".join(f"w{i}" for i in range(t))
+    state = StudioState(sentence=sentence, d_model=d_model, heads=heads, d_head=max(1, d_model // heads))
+    window = MainWindow(Studio(state))
+    window.resize(1366, 768)
+    window.show()
+    app.processEvents()
+    return window
+
+
+def profile_edits(size, repeats):
+    """Cell edits at ``size`` under cProfile: the calls that cost the most, by own and by total time."""
+    import cProfile
+    import pstats
+
+    from PySide6 import QtWidgets
+
+    app = QtWidgets.QApplication.instance() or QtWidgets.QApplication([])
+    window = open_window(app, *size)
+    profiler = cProfile.Profile()
+    profiler.enable()
+    times, _ = bench_edit(app, window, window.models["embeddings"], size, repeats)
+    profiler.disable()
+    print(f"{size}: median {statistics.median(times) * 1e3:.1f} ms, p95 {percentile(times, 95) * 1e3:.1f} ms "
+          f"(under the profiler: slower than without)")
+    stats = pstats.Stats(profiler)
+    stats.sort_stats("tottime").print_stats(25)
+    stats.sort_stats("cumulative").print_stats(30)
+    close(app, window)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=40)
     parser.add_argument("--cold-starts", type=int, default=5)
+    parser.add_argument("--profile", metavar="T,D_MODEL,HEADS",
+                        help="profile cell edits at this size instead of the benchmark, and print the costliest calls")
     args = parser.parse_args()
+    if args.profile:
+        profile_edits(tuple(int(n) for n in args.profile.split(",")), args.repeats)
+        return
 
     from PySide6 import QtWidgets
 
@@ -117,14 +159,11 @@ def main():
     from attn_studio.state import StudioState
 
     app = QtWidgets.QApplication.instance() or QtWidgets.QApplication([])
+    # Figures on a shared machine move with its load: say what it was.
+    print("load average (1, 5, 15 min) at the start: " + ", ".join(f"{x:.2f}" for x in os.getloadavg()))
     print(f"{'T':>5} {'d_model':>8} {'heads':>6} {'median ms':>10} {'p95 ms':>8}   edit -> repainted")
     for t, d_model, heads in SIZES:
-        sentence = " ".join(f"w{i}" for i in range(t))
-        state = StudioState(sentence=sentence, d_model=d_model, heads=heads, d_head=max(1, d_model // heads))
-        window = MainWindow(Studio(state))
-        window.resize(1366, 768)
-        window.show()
-        app.processEvents()
+        window = open_window(app, t, d_model, heads)
         model = window.models["embeddings"]
         repeats = args.repeats if t <= 64 else max(10, args.repeats // 2)
         times, paints = bench_edit(app, window, model, (t, d_model, heads), repeats)
@@ -178,6 +217,7 @@ def main():
         starts.append(float(out.stdout.strip().splitlines()[-1]))
     print(f"cold start to a painted window: median {statistics.median(starts):.2f} s, "
           f"p95 {percentile(starts, 95):.2f} s ({len(starts)} runs)")
+    print("load average (1, 5, 15 min) at the end: " + ", ".join(f"{x:.2f}" for x in os.getloadavg()))
 
 
 if __name__ == "__main__":

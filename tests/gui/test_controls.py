@@ -27,6 +27,13 @@ EDITS = [
 ]
 
 
+@pytest.fixture
+def window(shared_window):
+    """One window for the module: each test changes only the Studio's state (undone after it),
+    a dock it shows again, or a view's render it puts back."""
+    return shared_window
+
+
 def _field(window, name):
     return next(b.field for b in window.controls.bindings if b.widget.objectName() == name)
 
@@ -111,9 +118,12 @@ def test_hidden_tab_draws_when_shown(window):
     drawn = []
     original = window.positional_view.render
     window.positional_view.render = lambda: (drawn.append(1), original())[1]
-    window.studio.update(causal=not window.studio.state.causal)
-    settle(window)
-    assert drawn == []
-    tabs.setCurrentWidget(window.positional_view)
-    settle(window)
-    assert drawn == [1]
+    try:
+        window.studio.update(causal=not window.studio.state.causal)
+        settle(window)
+        assert drawn == []
+        tabs.setCurrentWidget(window.positional_view)
+        settle(window)
+        assert drawn == [1]
+    finally:
+        del window.positional_view.render  # the shared window draws with its own method again

@@ -4,16 +4,18 @@ import numpy as np
 import pytest
 from PySide6 import QtCore, QtWidgets
 
-from attn_studio.gui import MainWindow
+WINDOW_PRESET = "animal"
 
 
 @pytest.fixture
-def win(qtbot):
-    w = MainWindow(preset="animal")
-    qtbot.addWidget(w)
-    w.show()
-    qtbot.waitExposed(w)
-    w.bridge.flush()
+def win(shared_window):
+    """One window for the module: each test changes only the Studio's state (undone after it),
+    the shown table, its selection and the clipboard, which each test sets itself."""
+    w = shared_window
+    # As in a new window: no message left by the test before to answer for this one.
+    w.clear_message()
+    w.message_label.setText("")
+    w.table_tabs.setCurrentIndex(0)
     return w
 
 

@@ -20,14 +20,29 @@ def _write_settings(monkeypatch, folder, **values):
     return folder / "settings.ini"
 
 
-def _export(folder, out) -> bytes:
+def _start_export(folder, out) -> subprocess.Popen:
     env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
     env["ATTN_STUDIO_DATA_DIR"] = str(folder)
-    done = subprocess.run([sys.executable, "-m", "attn_studio", "export", "--preset", "journey",
-                           "--panel", "heatmaps", "--out", str(out), "--scale", "1"],
-                          env=env, capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stderr
-    return out.read_bytes()
+    return subprocess.Popen([sys.executable, "-m", "attn_studio", "export", "--preset", "journey",
+                             "--panel", "heatmaps", "--out", str(out), "--scale", "1"],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _exports(*jobs) -> list[bytes]:
+    """Run ``attn-studio export`` for each (settings folder, out file) at once; the files' bytes."""
+    started = [(_start_export(folder, out), out) for folder, out in jobs]
+    figures = []
+    try:
+        for process, out in started:
+            _, stderr = process.communicate(timeout=120)
+            assert process.returncode == 0, stderr
+            figures.append(out.read_bytes())
+    finally:
+        for process, _ in started:  # none outlives a failure
+            if process.poll() is None:
+                process.kill()
+                process.communicate()
+    return figures
 
 
 def test_export_ignores_saved_theme_and_zoom(tmp_path, monkeypatch, qtbot):
@@ -46,8 +61,8 @@ def test_export_ignores_saved_theme_and_zoom(tmp_path, monkeypatch, qtbot):
     window.restore_settings = False  # closing this test window must not rewrite the file
     window.close()
 
-    plain = _export(tmp_path / "plain", tmp_path / "plain.png")
-    themed = _export(tmp_path / "dark", tmp_path / "dark.png")
+    # Two separate processes (started together: each spends most of its time starting up).
+    plain, themed = _exports((tmp_path / "plain", tmp_path / "plain.png"), (tmp_path / "dark", tmp_path / "dark.png"))
     assert themed == plain
     assert dark.read_bytes() == before  # the export wrote nothing into the user's settings
     assert not (tmp_path / "plain" / "settings.ini").exists()

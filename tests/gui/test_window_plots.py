@@ -129,3 +129,16 @@ def test_a_new_window_after_the_first_is_closed(qtbot):
     np.testing.assert_allclose(shown[~upper], weights[~upper])
     curve_x, curve_y = second.variance_plot.raw_curve.getData()
     assert len(curve_x) == len(second.studio.variance_curve().dims) and np.isfinite(curve_y).all()
+
+
+def test_the_markers_keep_their_colours_and_are_drawn_once_per_kind(window):
+    # Every redraw reuses the two markers (unscaled, scaled): pyqtgraph keeps one image per
+    # marker brush, and a new brush per edit would add two images on every edit.
+    plot = window.variance_plot
+    for i in range(6):
+        window.studio.set_embedding(window.studio.state.query_tokens[0], 0, f"{0.1 * (i + 1):.1f}")
+        settle(window)
+        plot.grab()  # painted: the markers' images are made when they are drawn
+    assert len(plot.model_points.fragmentAtlas) <= 2
+    brushes = [brush.color().name() for brush in plot.model_points.data["brush"]]
+    assert brushes == ["#d55e00", "#0072b2"]  # unscaled vermillion, scaled blue

@@ -139,6 +139,22 @@ class HeatmapData:
     selected_row: int | None
 
 
+class HeatmapImage(pg.ImageItem):
+    """pyqtgraph's ImageItem, drawn from a premultiplied ARGB copy of its QImage.
+
+    pyqtgraph renders a colour-mapped image as an 8-bit indexed QImage; Qt scales such an
+    image several times slower than a premultiplied ARGB one (it converts it on every
+    paint). Converting once per new image (a few microseconds for a heatmap) keeps every
+    colour and the transparent masked cells as they were.
+    """
+
+    def render(self, *args, **kwargs):
+        super().render(*args, **kwargs)
+        qimage = self.qimage
+        if qimage is not None and qimage.format() != QtGui.QImage.Format_ARGB32_Premultiplied:
+            self.qimage = qimage.convertToFormat(QtGui.QImage.Format_ARGB32_Premultiplied)
+
+
 def _runs_path(cells: np.ndarray) -> QtGui.QPainterPath:
     """One rectangle per run of True cells in a row (a causal row is one run)."""
     path = QtGui.QPainterPath()
@@ -199,19 +215,24 @@ class CellOverlay(pg.GraphicsObject):
                  overflow: np.ndarray | None = None):
         """Replace what is drawn: ``values`` (T, S), ``masked`` cells, text colour per cell,
         and ``overflow`` cells (a naive softmax that produced inf/inf), drawn red and labelled."""
-        self.prepareGeometryChange()
+        if values.shape != self._values.shape:
+            self.prepareGeometryChange()
+        overflow = overflow if overflow is not None else np.zeros_like(masked)
+        # An edit of a number rarely changes which cells are masked or overflowed:
+        # their paths are rebuilt only when those cells change.
+        if not np.array_equal(masked, self._masked):
+            self._mask_path = _runs_path(masked)
+        if not np.array_equal(overflow, self._overflow):
+            self._overflow_path = _runs_path(overflow)
         self._values = values
         self._masked = masked
         self._dark_text = dark_text
         self._selected_row = selected_row
-        rows, cols = values.shape
         # Format lazily: only when a paint finds the cells large enough.
         self._texts = []
-        self._overflow = overflow if overflow is not None else np.zeros_like(masked)
+        self._overflow = overflow
         # The widest value string decides how small the text must be to fit.
         self._chars = self._widest()
-        self._mask_path = _runs_path(masked)
-        self._overflow_path = _runs_path(self._overflow)
         self.update()
 
     @property
@@ -347,6 +368,9 @@ class TokenAxis(pg.AxisItem):
         self.shown_step = 1  # every n-th label was drawn at the last paint
         self.drawn: list[tuple[float, str]] = []  # (position, text) of the labels drawn at the last paint
         super().__init__(orientation)
+        # Token positions need no SI prefix; pyqtgraph would otherwise re-typeset the axis
+        # title on every range change (a window build sets ranges hundreds of times).
+        self.enableAutoSIPrefix(False)
         self.setStyle(tickLength=0, tickFont=presentation.tick_font())
 
     def max_label_px(self) -> float:
@@ -489,7 +513,8 @@ class Heatmap:
         self._last = None  # the last set_data call, to redraw after a colour-map change
         self.left_axis = TokenAxis("left")
         self.bottom_axis = TokenAxis("bottom")
-        self.plot = pg.PlotItem(axisItems={"left": self.left_axis, "bottom": self.bottom_axis})
+        # No context menus (the canvas offers its own): built without them, not built and then dropped.
+        self.plot = pg.PlotItem(axisItems={"left": self.left_axis, "bottom": self.bottom_axis}, enableMenu=False)
         self.plot.setMenuEnabled(False)
         # Equal preferred sizes so that the layout's stretch factors share the
         # space evenly, whatever the titles' lengths.
@@ -516,10 +541,11 @@ class Heatmap:
         self.plot.invertY(True)
         self.plot.setAspectLocked(False)
         cache_static(*(self.plot.getAxis(n) for n in ("left", "bottom", "top", "right")))
-        self.image = pg.ImageItem()
+        for name in ("top", "right"):  # hidden, titleless: an SI prefix would never show
+            self.plot.getAxis(name).enableAutoSIPrefix(False)
+        self.image = HeatmapImage()
         self._cmap_name = cmap
-        self.colormap = themed_colormap(cmap)
-        self.image.setLookupTable(self.colormap.getLookupTable(nPts=256))
+        self._set_lut(themed_colormap(cmap))
         self.plot.addItem(self.image)
         self.overlay = CellOverlay()
         self.overlay.restyled = self._restyled
@@ -536,22 +562,32 @@ class Heatmap:
                 self.set_colormap(presentation.STYLE.weights_cmap)
         self.levels = (0.0, 1.0)
         self._shape = (-1, -1)
+        self._rect_shape = (-1, -1)  # (rows, columns) the image's rectangle was set for
+        self._drawn = np.zeros((0, 0))  # the values drawn at the last set_data
         self._labels: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
 
     def set_colormap(self, name: str):
         """Draw with colour map ``name`` (and recolour the attached colour bar)."""
         self._cmap_name = name
-        self.colormap = themed_colormap(name)
-        self.image.setLookupTable(self.colormap.getLookupTable(nPts=256))
+        self._set_lut(themed_colormap(name))
         if self.bar is not None:
             self.bar.setColorMap(self.colormap)
         if self._last is not None:
-            self.set_data(*self._last[0], **self._last[1])
+            last, self._last = self._last, None  # the same numbers, drawn again in the new colours
+            self.set_data(*last[0], **last[1])
+
+    def _set_lut(self, colormap) -> None:
+        self.colormap = colormap
+        self._lut = colormap.getLookupTable(nPts=256)
+        self.image.setLookupTable(self._lut)
+        # Brightness of each of the 256 colours, for the cell text's colour (kept, not
+        # recomputed on every edit).
+        rgb = colormap.getLookupTable(nPts=256, alpha=False).astype(np.float64)
+        self._luminance = rgb @ np.array([0.299, 0.587, 0.114])
 
     def _restyled(self):
         # A theme change: colours dim on a dark theme (see themed_colormap).
-        if self.colormap.getLookupTable(nPts=256).tobytes() != themed_colormap(self._cmap_name) \
-                .getLookupTable(nPts=256).tobytes():
+        if self._lut.tobytes() != themed_colormap(self._cmap_name).getLookupTable(nPts=256).tobytes():
             self.set_colormap(self._cmap_name)
 
     def set_axis_titles(self, rows: str, cols: str):
@@ -610,10 +646,18 @@ class Heatmap:
 
     def set_data(self, values: np.ndarray, *, masked: np.ndarray, row_labels: list[str], col_labels: list[str],
                  levels: tuple[float, float], selected_row: int | None = None):
-        """Show ``values`` (rows = queries, columns = keys); masked cells are hatched, not coloured."""
+        """Show ``values`` (rows = queries, columns = keys); masked cells are hatched, not coloured.
+
+        The same data as last time changes nothing (and repaints nothing).
+        """
+        values = np.asarray(values, dtype=np.float64)
+        masked = np.asarray(masked, dtype=bool)
+        if self._unchanged(values, masked, row_labels, col_labels, levels, selected_row):
+            return
         self._last = ((values,), dict(masked=masked, row_labels=row_labels, col_labels=col_labels,
                                       levels=levels, selected_row=selected_row))
-        values = np.asarray(values, dtype=np.float64)
+        # A copy: the caller may reuse its array, and the comparison above must see the numbers drawn.
+        self._drawn = values.copy()
         shown = np.where(masked | ~np.isfinite(values), np.nan, values)
         lo, hi = levels
         if not hi > lo:
@@ -624,12 +668,14 @@ class Heatmap:
             self.image.setImage(shown, levels=(lo, hi), autoLevels=False)
         else:
             self.image.setImage(np.full((1, 1), np.nan), levels=(lo, hi), autoLevels=False)
-        self.image.setRect(QtCore.QRectF(-0.5, -0.5, max(cols, 1), max(rows, 1)))
-        # Text colour: dark on the bright end of the colour map.
-        norm = np.clip((np.nan_to_num(shown, nan=lo) - lo) / (hi - lo), 0, 1)
-        lut = self.colormap.getLookupTable(nPts=256, alpha=False).astype(np.float64)
-        luminance = lut @ np.array([0.299, 0.587, 0.114])
-        dark_text = luminance[(norm * 255).astype(int)] > 140
+        if (rows, cols) != self._rect_shape:
+            self._rect_shape = (rows, cols)
+            self.image.setRect(QtCore.QRectF(-0.5, -0.5, max(cols, 1), max(rows, 1)))
+        # Text colour: dark on the bright end of the colour map (masked cells: the map's low end).
+        with np.errstate(invalid="ignore"):
+            index = np.clip((shown - lo) * (255.0 / (hi - lo)), 0, 255)
+        index[np.isnan(index)] = 0
+        dark_text = self._luminance[index.astype(np.intp)] > 140
         overflow = ~np.isfinite(values) & ~masked
         self.overflow = overflow
         self.overlay.set_data(values, masked, dark_text, selected_row, overflow)
@@ -642,6 +688,15 @@ class Heatmap:
             self._shape = (rows, cols)
             self.plot.setXRange(-0.5, max(cols, 1) - 0.5, padding=0)
             self.plot.setYRange(-0.5, max(rows, 1) - 0.5, padding=0)
+
+    def _unchanged(self, values, masked, row_labels, col_labels, levels, selected_row) -> bool:
+        if self._last is None:
+            return False
+        kwargs = self._last[1]
+        return (kwargs["selected_row"] == selected_row and tuple(kwargs["levels"]) == tuple(levels)
+                and list(kwargs["row_labels"]) == list(row_labels) and list(kwargs["col_labels"]) == list(col_labels)
+                and np.array_equal(kwargs["masked"], masked)
+                and np.array_equal(self._drawn, values, equal_nan=True))
 
     def labels(self) -> tuple[list[str], list[str]]:
         """(row labels, column labels) as drawn at the last paint, in order (elided tokens end in "…")."""

@@ -13,6 +13,10 @@ SCALED = "#0072b2"   # Okabe-Ito blue: scaled
 RAW_PEN = pg.mkPen(RAW, width=2.5)
 SCALED_PEN = pg.mkPen(SCALED, width=2.5)
 THEORY_PEN = pg.mkPen("#222222", width=2, style=QtCore.Qt.DashLine)
+# The same brush objects on every redraw: pyqtgraph's symbol atlas knows a marker by its
+# brush object, so a new brush per edit would render (and store) the marker again each time.
+RAW_BRUSH = pg.mkBrush(RAW)
+SCALED_BRUSH = pg.mkBrush(SCALED)
 
 
 def _span(colour: str, text: str) -> str:
@@ -122,22 +126,24 @@ class VariancePlot(QtWidgets.QWidget):
         d_k = state.d_k
         raw, scaled = self.studio.measured_score_variance()
         xs, ys, brushes = [], [], []
-        for value, colour in ((raw, "#d55e00"), (scaled, "#0072b2")):
+        for value, brush in ((raw, RAW_BRUSH), (scaled, SCALED_BRUSH)):
             if np.isfinite(value) and value > 0:
                 xs.append(np.log10(d_k))
                 ys.append(np.log10(value))
-                brushes.append(pg.mkBrush(colour))
+                brushes.append(brush)
         self.model_points.setData(xs, ys, brush=brushes, symbol="o")
         if ys and (min(ys) < self._y_range[0] or max(ys) > self._y_range[1]):
             # A model far off the curves: widen the view so its marker stays in sight.
             self._y_range = [min(self._y_range[0], min(ys) - 0.3), max(self._y_range[1], max(ys) + 0.3)]
             self.variance.setRange(yRange=self._y_range, padding=0.02)
         if ys:
-            self.model_label.setText(f"▲ this model, d_k = {d_k}")
+            text = f"▲ this model, d_k = {d_k}"
+            if self.model_label.toPlainText() != text:  # re-typeset only when d_k changed
+                self.model_label.setText(text)
             # At the bottom of the plot, under the markers: the curves never go there.
             self.model_label.setAnchor((0.1, 1.0))
             self.model_label.setPos(np.log10(d_k), self._y_range[0] + 0.05)
-        else:
+        elif self.model_label.toPlainText():
             self.model_label.setText("")
         self.dk_line.setValue(np.log10(d_k))
         # What the engine did: additive scores are never scaled, whatever the switch says.
