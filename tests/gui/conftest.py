@@ -113,22 +113,3 @@ def shared_window(_module_window, qtlog):
     settle(w)
     _check_messages(qtlog)
 
-
-@pytest.fixture(scope="module", autouse=True)
-def _no_windows_left(qapp):
-    """After each module, delete every top-level widget it left (closed windows, menus, figures).
-
-    A closed window is only hidden: left alive, its hundreds of widgets and plots
-    would go on taking events, memory and interpreter time in every later module.
-    """
-    yield
-    from PySide6 import QtWidgets
-
-    for widget in QtWidgets.QApplication.topLevelWidgets():
-        try:
-            widget.close()
-            widget.deleteLater()
-        except RuntimeError:  # deleted already, with a window closed before it
-            pass
-    QtCore.QCoreApplication.sendPostedEvents(None, QtCore.QEvent.DeferredDelete)
-    QtWidgets.QApplication.processEvents()
