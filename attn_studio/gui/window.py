@@ -4,8 +4,9 @@ Rooms: ``controls`` (the Model panel), ``numbers`` (the tables), ``lecture``
 (full screen, zoom, themes, precision, play), ``focus`` (one panel fills the
 screen, with a pointer), ``export_actions`` (export menus and dialogs), ``files``
 (the File menu's questions and dialogs) over ``document`` (file, recent files,
-autosave and recovery; Qt-free), ``settings`` (what is kept between runs). The
-views draw ``studio.result``.
+autosave and recovery; Qt-free), ``edit`` (undo from anywhere, copy, paste),
+``layout`` (the central area, sizes for the screen), ``settings`` (what is kept
+between runs). The views draw ``studio.result``.
 """
 
 from __future__ import annotations
@@ -17,14 +18,15 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from ..document import Document, open_preset
 from ..session import RecoveryStore, SessionError
 from ..studio import Studio
-from . import help, presentation, settings
+from . import help, settings
 from .bridge import StudioBridge, StudioProxy
 from .controls import ControlsPanel, fit_width, scrolled
+from .edit_actions import EditActions
 from .export_actions import ExportActions
 from .file_actions import FileActions
 from .focus import FocusMode
+from .layout import WindowLayout
 from .lecture import Lecture
-from .lecture import keys as lecture_keys
 from .numbers import NumbersPanel
 from .settings import data_dir
 from .trained_window import TrainedWiring
@@ -37,9 +39,6 @@ from .views.positional import PositionalView
 from .views.summary import HeadsSummaryView
 
 DEFAULT_PRESET = "journey"
-# Screens this wide (a projector's 1280 or 1366 pixels, a 1536-pixel laptop)
-# share the bottom between two panels.
-COMPACT_WIDTHS = (1024, 1600)
 # (attribute, class, tab title, tab tip): the central views, in tab order.
 VIEWS = (
     ("heatmap_view", HeatmapView, "Attention", "Scores, logits and weights of the chosen head, and every head"),
@@ -52,16 +51,6 @@ VIEWS = (
      "dot product and angle of a pair"),
     ("positional_view", PositionalView, "Positions", "The sinusoidal positional encoding added to the token vectors"),
 )
-
-
-class ZoomScroll(QtWidgets.QScrollArea):
-    """The central area. Unzoomed it asks for the room its views need, as if it were not
-    there (the docks give way); zoomed in, the views are larger than it and it scrolls."""
-
-    def minimumSizeHint(self) -> QtCore.QSize:
-        if presentation.STYLE.zoom <= 1.0 and self.widget() is not None:
-            return self.widget().minimumSizeHint()
-        return super().minimumSizeHint()
 
 
 class MainWindow(QtWidgets.QMainWindow):
@@ -101,15 +90,8 @@ class MainWindow(QtWidgets.QMainWindow):
             setattr(self, attr, cls(studio))
             self.add_view(getattr(self, attr), title, tip)
         self.view_tabs.currentChanged.connect(lambda i: self._render_visible())
-        # Zoomed in, the views keep their layout and grow; the central area scrolls rather than squash them.
-        self.central_scroll = ZoomScroll()
-        self.central_scroll.setObjectName("centralScroll")
-        self.central_scroll.setFrameShape(QtWidgets.QFrame.NoFrame)
-        self.central_scroll.setWidgetResizable(True)
-        self.central_scroll.setWidget(self.view_tabs)
-        self.view_tabs.installEventFilter(self)
-        self._unzoomed_size: QtCore.QSize | None = None  # the central area at zoom 1
-        self.setCentralWidget(self.central_scroll)
+        self.layout_room = WindowLayout(self, self.view_tabs)  # the central area scrolls when zoomed in
+        self.central_scroll = self.layout_room.central_scroll
 
         self.numbers = NumbersPanel(studio)
         self.controls = ControlsPanel(studio, self.show_message, self.clear_message)
@@ -119,13 +101,14 @@ class MainWindow(QtWidgets.QMainWindow):
         self.controls.add_row("walk", self.lecture.play_row)
         self.export_actions = ExportActions(self, self.show_message, self._status)
         self.files = FileActions(self, self.document, self.show_message, self._status, self._update_title)
+        self.edit = EditActions(self, self._status)
         self.numbers.table_menu_requested.connect(self.export_actions.table_menu)
         self.controls_scroll = scrolled(self.controls)
-        self.controls_dock = self._dock("Model", "controlsDock", self.controls_scroll, QtCore.Qt.LeftDockWidgetArea)
-        self.tables_dock = self._dock("Numbers", "tablesDock", self.numbers, QtCore.Qt.RightDockWidgetArea)
+        self.controls_dock = self.layout_room.dock("Model", "controlsDock", self.controls_scroll, QtCore.Qt.LeftDockWidgetArea)
+        self.tables_dock = self.layout_room.dock("Numbers", "tablesDock", self.numbers, QtCore.Qt.RightDockWidgetArea)
         self.variance_plot = VariancePlot(studio)
         self.views.append(self.variance_plot)
-        self.variance_dock = self._dock("Why divide by √d_k", "varianceDock", self.variance_plot,
+        self.variance_dock = self.layout_room.dock("Why divide by √d_k", "varianceDock", self.variance_plot,
                                         QtCore.Qt.BottomDockWidgetArea)
         self.variance_dock.visibilityChanged.connect(lambda on: on and self._render_visible())
         self.focus = FocusMode(self)
@@ -142,14 +125,16 @@ class MainWindow(QtWidgets.QMainWindow):
                 (self.files, "new_session open_file open_dialog save save_to save_as_dialog recent_files "
                              "confirm_discard ask_unsaved autosave"),
                 (self.export_actions, "export_panel export_panel_dialog copy_current_figure ask_png_dpi "
-                                      "current_panel_name show_heatmap_menu")):
+                                      "current_panel_name show_heatmap_menu"),
+                (self.edit, "undo redo copy paste undo_action redo_action copy_action paste_action"),
+                (self.layout_room, "fit_to_screen")):
             for name in names.split():
                 setattr(self, name, getattr(room, name))
         self.setAcceptDrops(True)
         self.bridge.changed.connect(self._on_studio_change)
         self.trained = TrainedWiring(self)  # after the window's own redraw on every change: see its apply()
-        self._fit_to_screen()
-        self._default_layout = self.saveState()
+        self.layout_room.fit_to_screen()
+        self.layout_room.remember_default()
         self._apply_preferences(prefs)
         self._render_all()
         self.files.offer_recovery()
@@ -172,15 +157,6 @@ class MainWindow(QtWidgets.QMainWindow):
         for view in [v for v in self.views if v in self._stale and v.isVisibleTo(self)]:
             self.render_view(view)
 
-    def _dock(self, title: str, name: str, widget, area) -> QtWidgets.QDockWidget:
-        dock = QtWidgets.QDockWidget(title, self)
-        dock.setObjectName(name)
-        dock.setWidget(widget)
-        dock.setFeatures(QtWidgets.QDockWidget.DockWidgetMovable | QtWidgets.QDockWidget.DockWidgetFloatable
-                         | QtWidgets.QDockWidget.DockWidgetClosable)
-        self.addDockWidget(area, dock)
-        return dock
-
     def _add(self, menu, text: str, slot, shortcut=None, name: str = "") -> QtGui.QAction:
         action = menu.addAction(text, slot)
         if shortcut is not None:
@@ -198,17 +174,7 @@ class MainWindow(QtWidgets.QMainWindow):
         file_menu.addMenu(self.export_actions.export_menu)
         file_menu.addSeparator()
         self._add(file_menu, "&Quit", self.close, keys.Quit)
-        edit = bar.addMenu("&Edit")
-        self.undo_action = self._add(edit, "&Undo", self.undo, name="undoAction")
-        self.redo_action = self._add(edit, "&Redo", self.redo, name="redoAction")
-        self.undo_action.setShortcuts(lecture_keys(keys.Undo, "Ctrl+Z"))
-        self.redo_action.setShortcuts(lecture_keys(keys.Redo, "Ctrl+Shift+Z", "Ctrl+Y"))
-        # A line edit or spin box claims Ctrl+Z for its own text undo: the app's undo must win there.
-        QtWidgets.QApplication.instance().focusChanged.connect(self._watch_undo_keys)
-        edit.addSeparator()
-        self.copy_action = self._add(edit, "&Copy", self.copy, keys.Copy)
-        self.copy_action.setToolTip("Copy the selected table cells, or the figure of the current view")
-        self.paste_action = self._add(edit, "&Paste into the table", self.paste, keys.Paste)
+        self.edit.fill_edit_menu(bar.addMenu("&Edit"))
         view = bar.addMenu("&View")
         self.lecture.fill_view_menu(view)
         view.addSeparator()
@@ -222,24 +188,6 @@ class MainWindow(QtWidgets.QMainWindow):
         self._add(help_menu, "&Keyboard shortcuts", self.show_shortcuts, keys.HelpContents)
         self._add(help_menu, "&About Attention Studio", lambda: help.about(self))
 
-    def _fit_to_screen(self, available: QtCore.QRect | None = None):
-        """Size the window and its panels for the screen (``available``: its free area)."""
-        if available is None:
-            screen = QtGui.QGuiApplication.primaryScreen()
-            available = screen.availableGeometry() if screen else QtCore.QRect(0, 0, 1366, 768)
-        height = min(900, available.height())
-        self.resize(min(1500, available.width()), height)
-        self.resizeDocks([self.controls_dock, self.tables_dock], [260, 330], QtCore.Qt.Horizontal)
-        self.resizeDocks([self.variance_dock], [int(height * 0.27)], QtCore.Qt.Vertical)
-        if COMPACT_WIDTHS[0] <= available.width() < COMPACT_WIDTHS[1]:
-            # A projector's 1280 or 1366 pixels, a small laptop: the views need the width more than the
-            # Numbers do, which share the bottom with the variance plot (a tab each).
-            self.tabifyDockWidget(self.variance_dock, self.tables_dock)
-            self.variance_dock.raise_()
-            self.resizeDocks([self.variance_dock], [int(height * 0.31)], QtCore.Qt.Vertical)
-
-    fit_to_screen = _fit_to_screen
-
     def _apply_preferences(self, prefs: settings.Preferences):
         # Text size first: it sets the panels' minimum widths, which the restored geometry must respect.
         self.lecture.apply(prefs.theme, prefs.zoom, prefs.colormap)
@@ -252,17 +200,7 @@ class MainWindow(QtWidgets.QMainWindow):
     def fit_controls(self):
         """Fit the panels to the current text size: the Model panel's width, and the views' zoomed size."""
         fit_width(self.controls_scroll)
-        self._fit_views()
-
-    def _fit_views(self):
-        # At zoom z > 1 the views are z times the size they have at zoom 1 (the central area
-        # scrolls); at zoom 1 or below they fit the area as usual.
-        zoom = presentation.STYLE.zoom
-        if zoom <= 1.0 or self._unzoomed_size is None:
-            self._unzoomed_size = self.view_tabs.size()
-        wanted = QtCore.QSize(0, 0) if zoom <= 1.0 else self._unzoomed_size * zoom
-        if self.view_tabs.minimumSize() != wanted:
-            self.view_tabs.setMinimumSize(wanted)
+        self.layout_room.fit_views()
 
     # -- edits and messages -------------------------------------------------------
     def load_preset(self, name: str) -> bool:
@@ -288,60 +226,6 @@ class MainWindow(QtWidgets.QMainWindow):
         self._update_title()
         return True
 
-    def undo(self) -> bool:
-        """Ctrl+Z from anywhere: first uncommitted typing in the focused box is taken back, then the app's last edit."""
-        return self._revert_typing() or self.studio.undo()
-
-    def redo(self) -> bool:
-        """Ctrl+Shift+Z from anywhere: the app's last undone edit again."""
-        return self.studio.redo()
-
-    def _revert_typing(self) -> bool:
-        # Typing that is not committed yet (a spin box before Enter, a refused sentence, a table
-        # cell being edited) is what the person means by undo; once committed, the app's undo acts.
-        focus = QtWidgets.QApplication.focusWidget()
-        if focus is None or not self.isAncestorOf(focus):
-            return False
-        spin = focus if isinstance(focus, QtWidgets.QAbstractSpinBox) else focus.parentWidget()
-        if isinstance(spin, QtWidgets.QAbstractSpinBox) and hasattr(spin, "textFromValue"):
-            committed = spin.prefix() + spin.textFromValue(spin.value()) + spin.suffix()
-            if spin.text() == committed:
-                return False
-            spin.findChild(QtWidgets.QLineEdit).setText(committed)
-            return True
-        if not isinstance(focus, QtWidgets.QLineEdit):
-            return False
-        for binding in self.controls.bindings:
-            if binding.widget is focus:
-                if focus.text() == getattr(self.studio.state, binding.field):
-                    return False
-                self.controls.sync()
-                return True
-        if focus.isUndoAvailable():  # an editor open in a table
-            focus.undo()
-            return True
-        return False
-
-    def _watch_undo_keys(self, old, new) -> None:
-        if isinstance(new, (QtWidgets.QLineEdit, QtWidgets.QAbstractSpinBox)) and self.isAncestorOf(new):
-            new.removeEventFilter(self)
-            new.installEventFilter(self)
-
-    def eventFilter(self, watched, event) -> bool:
-        if watched is self.view_tabs:
-            if event.type() == QtCore.QEvent.Resize and presentation.STYLE.zoom <= 1.0:
-                self._unzoomed_size = event.size()
-            elif event.type() == QtCore.QEvent.LayoutRequest:
-                self.central_scroll.updateGeometry()  # the views' minimum size may have changed
-            return False
-        # Refuse a text box's claim on the undo and redo keys, so that the Edit menu's actions fire.
-        if event.type() == QtCore.QEvent.ShortcutOverride:
-            key = QtGui.QKeySequence(event.keyCombination())
-            if any(key == k for k in self.undo_action.shortcuts() + self.redo_action.shortcuts()):
-                event.ignore()
-                return True
-        return super().eventFilter(watched, event)
-
     def show_message(self, text: str):
         """Show why an edit was refused, in the window and the status bar."""
         self.numbers.show_message(text)
@@ -350,30 +234,13 @@ class MainWindow(QtWidgets.QMainWindow):
     def clear_message(self):
         self.numbers.clear_message()
 
-    def copy(self):
-        """Ctrl+C: the selected cells of the focused table, else the current view's figure."""
-        focus = QtWidgets.QApplication.focusWidget()
-        if self.numbers.copy():
-            self._status("Cells copied (tab-separated)", 3000)
-        elif not isinstance(focus, (QtWidgets.QLineEdit, QtWidgets.QAbstractSpinBox)):
-            self.export_actions.copy_current_figure()
-
-    def paste(self):
-        """Ctrl+V: paste a block of numbers into the focused table at its current cell."""
-        if self.numbers.paste():
-            self._status("Pasted", 3000)
-
     def show_shortcuts(self) -> QtWidgets.QDialog:
         self.shortcuts_dialog = help.shortcuts_dialog(self, help.shortcut_list(self.menuBar()))
         return self.shortcuts_dialog
 
     def reset_layout(self):
         """Put every panel back where it was at the first start."""
-        self.restoreState(self._default_layout)
-        for dock in (self.controls_dock, self.tables_dock, self.variance_dock):
-            dock.show()
-            dock.setFloating(False)
-        self._fit_to_screen()
+        self.layout_room.reset()
 
     # -- sessions (the work is ``files``'s; the window is where they are asked for) ----------
     @property
@@ -404,10 +271,7 @@ class MainWindow(QtWidgets.QMainWindow):
         # Only what can be seen is drawn now; the rest when it is shown.
         self._stale.update(self.views)
         self._render_visible()
-        self.undo_action.setEnabled(self.studio.can_undo)
-        self.redo_action.setEnabled(self.studio.can_redo)
-        self.undo_action.setText(f"&Undo {self.studio.undo_label}".rstrip())
-        self.redo_action.setText(f"&Redo {self.studio.redo_label}".rstrip())
+        self.edit.refresh()
         self._update_title()
 
     def _update_title(self):

@@ -1,0 +1,103 @@
+"""Where the window's parts go: the central area that scrolls when zoomed, sizes for the screen, reset.
+
+On a projector's 1280 or 1366 pixels the views need the width more than the
+Numbers panel does, so it shares the bottom with the variance plot; zoomed in,
+the views keep their layout and grow, and the central area scrolls rather
+than squash them.
+"""
+
+from __future__ import annotations
+
+from PySide6 import QtCore, QtGui, QtWidgets
+
+from . import presentation
+
+# Screens this wide (a projector's 1280 or 1366 pixels, a 1536-pixel laptop)
+# share the bottom between two panels.
+COMPACT_WIDTHS = (1024, 1600)
+
+
+class ZoomScroll(QtWidgets.QScrollArea):
+    """The central area. Unzoomed it asks for the room its views need, as if it were not
+    there (the docks give way); zoomed in, the views are larger than it and it scrolls."""
+
+    def minimumSizeHint(self) -> QtCore.QSize:
+        if presentation.STYLE.zoom <= 1.0 and self.widget() is not None:
+            return self.widget().minimumSizeHint()
+        return super().minimumSizeHint()
+
+
+class WindowLayout(QtCore.QObject):
+    """Puts ``view_tabs`` in the middle of ``window`` (in a :class:`ZoomScroll`) and sizes the docks."""
+
+    def __init__(self, window: QtWidgets.QMainWindow, view_tabs: QtWidgets.QTabWidget):
+        super().__init__(window)
+        self.window, self.view_tabs = window, view_tabs
+        self.central_scroll = ZoomScroll()
+        self.central_scroll.setObjectName("centralScroll")
+        self.central_scroll.setFrameShape(QtWidgets.QFrame.NoFrame)
+        self.central_scroll.setWidgetResizable(True)
+        self.central_scroll.setWidget(view_tabs)
+        view_tabs.installEventFilter(self)
+        self._unzoomed_size: QtCore.QSize | None = None  # the central area at zoom 1
+        window.setCentralWidget(self.central_scroll)
+        self.default_state: QtCore.QByteArray | None = None  # the docks as first laid out
+
+    def dock(self, title: str, name: str, widget, area) -> QtWidgets.QDockWidget:
+        """A movable, floatable, closable panel ``name`` holding ``widget``, added to the window at ``area``."""
+        dock = QtWidgets.QDockWidget(title, self.window)
+        dock.setObjectName(name)
+        dock.setWidget(widget)
+        dock.setFeatures(QtWidgets.QDockWidget.DockWidgetMovable | QtWidgets.QDockWidget.DockWidgetFloatable
+                         | QtWidgets.QDockWidget.DockWidgetClosable)
+        self.window.addDockWidget(area, dock)
+        return dock
+
+    def fit_to_screen(self, available: QtCore.QRect | None = None) -> None:
+        """Size the window and its panels for the screen (``available``: its free area)."""
+        w = self.window
+        if available is None:
+            screen = QtGui.QGuiApplication.primaryScreen()
+            available = screen.availableGeometry() if screen else QtCore.QRect(0, 0, 1366, 768)
+        height = min(900, available.height())
+        w.resize(min(1500, available.width()), height)
+        w.resizeDocks([w.controls_dock, w.tables_dock], [260, 330], QtCore.Qt.Horizontal)
+        w.resizeDocks([w.variance_dock], [int(height * 0.27)], QtCore.Qt.Vertical)
+        if COMPACT_WIDTHS[0] <= available.width() < COMPACT_WIDTHS[1]:
+            # The views need the width more than the Numbers do, which share the bottom
+            # with the variance plot (a tab each).
+            w.tabifyDockWidget(w.variance_dock, w.tables_dock)
+            w.variance_dock.raise_()
+            w.resizeDocks([w.variance_dock], [int(height * 0.31)], QtCore.Qt.Vertical)
+
+    def remember_default(self) -> None:
+        """Keep the docks' first layout for :meth:`reset`."""
+        self.default_state = self.window.saveState()
+
+    def reset(self) -> None:
+        """Put every panel back where it was at the first start."""
+        w = self.window
+        if self.default_state is not None:
+            w.restoreState(self.default_state)
+        for dock in (w.controls_dock, w.tables_dock, w.variance_dock):
+            dock.show()
+            dock.setFloating(False)
+        self.fit_to_screen()
+
+    def fit_views(self) -> None:
+        """At zoom z > 1 the views are z times their size at zoom 1 (the central area scrolls);
+        at zoom 1 or below they fit the area as usual."""
+        zoom = presentation.STYLE.zoom
+        if zoom <= 1.0 or self._unzoomed_size is None:
+            self._unzoomed_size = self.view_tabs.size()
+        wanted = QtCore.QSize(0, 0) if zoom <= 1.0 else self._unzoomed_size * zoom
+        if self.view_tabs.minimumSize() != wanted:
+            self.view_tabs.setMinimumSize(wanted)
+
+    def eventFilter(self, watched, event) -> bool:
+        if watched is self.view_tabs:
+            if event.type() == QtCore.QEvent.Resize and presentation.STYLE.zoom <= 1.0:
+                self._unzoomed_size = event.size()
+            elif event.type() == QtCore.QEvent.LayoutRequest:
+                self.central_scroll.updateGeometry()  # the views' minimum size may have changed
+        return False
