@@ -139,6 +139,9 @@ class ModelPanel(QtWidgets.QWidget):
         form.addRow(reset_row)
         form.addRow("Second sentence", self.second_edit)
         form.addRow("Word", self.word_edit)
+        # Rows that only mean something for a trained model: hidden with the toy model.
+        self._form = form
+        self._trained_rows = (self.layer_spin, self.head_label, scale_row, reset_row, self.second_edit, self.word_edit)
         self.show_state(None)
 
     # -- the model list --------------------------------------------------------------------
@@ -269,6 +272,8 @@ class ModelPanel(QtWidgets.QWidget):
         for w in (self.layer_spin, self.silence_button, self.scale_spin, self.reset_head_button,
                   self.reset_all_button, self.second_edit, self.word_edit):
             w.setEnabled(enabled)
+        for row in self._trained_rows:
+            self._form.setRowVisible(row, enabled)
 
     # -- what the lecturer asks for --------------------------------------------------------
 

@@ -156,12 +156,14 @@ def test_back_to_toy_brings_the_toy_session_back_exactly(window, qtbot, minilm):
     settle(window)
     toy_state = window.studio.state
     assert window.studio.can_undo
+    layer = window.findChild(QtWidgets.QSpinBox, "layerSpin")
+    assert not layer.isVisibleTo(window)  # the trained model's rows stay out of the toy model's way
     window.trained.room.set_studio(TrainedStudio(minilm))
     wait_idle(qtbot, window)
-    assert window.studio.is_trained
+    assert window.studio.is_trained and layer.isVisibleTo(window)
     choose(window, "Toy model")
     settle(window)
-    assert not window.studio.is_trained
+    assert not window.studio.is_trained and not layer.isVisibleTo(window)
     assert window.studio.state is toy_state and window.studio.can_undo
     assert spin.isEnabled() and spin.isVisibleTo(window) and spin.value() == toy_state.d_model
     assert window.variance_dock.isVisibleTo(window)

@@ -96,6 +96,7 @@ def mask_colours() -> tuple[QtGui.QColor, QtGui.QColor]:
 
 HIGHLIGHT_FILL = QtGui.QColor(255, 200, 0, 70)   # the pointer's band: a soft amber tint...
 HIGHLIGHT_EDGE = QtGui.QColor(255, 170, 0, 230)  # ...with a clear edge
+LABEL_SLACK = 0.06  # labels may be this much closer than their full spacing before some are left out
 LABEL_EM = 8  # a token label is elided past this many font heights (the full word is in the tooltip)
 
 
@@ -439,7 +440,9 @@ class TokenAxis(pg.AxisItem):
 
     def visible_step(self) -> int:
         """Label every n-th token: as many as fit without overlapping at the current size."""
-        return max(1, int(np.ceil(self._crowding())))
+        # A few per cent short of the full spacing still reads (the slanted words only touch
+        # at their descenders): show them all rather than every other one.
+        return max(1, int(np.ceil(self._crowding() - LABEL_SLACK)))
 
     def _crowding(self, font: QtGui.QFont | None = None) -> float:
         """Room the labels need over the room they have (above 1: they would overlap)."""

@@ -180,7 +180,7 @@ class HeatmapView(QtWidgets.QWidget):
         font = QtGui.QFont(self.formula_panel.font())
         font.setPointSizeF(max(font.pointSizeF() * 1.2, 12.0))
         self.formula_panel.setFont(font)
-        lines = 4  # the usual formula (where, score, weight) without a scroll bar
+        lines = 3  # the usual formula (where, score, weight); a longer one scrolls
         self.formula_panel.setFixedHeight(int(QtGui.QFontMetrics(font).lineSpacing() * lines + 14))
         top.addWidget(self.formula_panel)
         self.pinned: tuple[str, int, int] | None = None  # (heatmap key, query, key) of the pinned formula
@@ -318,7 +318,7 @@ class HeatmapView(QtWidgets.QWidget):
                 # sizes as set (their geometry follows one layout pass later) and a bar's.
                 bar = canvas.bar.geometry().width() if canvas.bar is not None and canvas.bar.geometry().width() > 0 \
                     else (60 if canvas.bar is not None else 0)
-                chrome = hm.left_axis.minimumWidth() + bar + 16
+                chrome = hm.left_axis.minimumWidth() + bar + 4
                 width = int(chrome + t_k * hm.bottom_axis.label_spacing()) + 1
             if t_q <= ALL_LABELS_UP_TO:
                 chrome = 40 + hm.bottom_axis.minimumHeight() + 16  # title, slanted labels, margins
