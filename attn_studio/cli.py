@@ -315,6 +315,8 @@ def export_main(argv: list[str]) -> int:
             banner.hide()
         if model is not None:
             window.trained.room.set_studio(trained)
+        # The layout a screen of this size gets (on 1024-1599 px the Numbers share the bottom).
+        window.fit_to_screen(QtCore.QRect(0, 0, args.width, args.height))
         window.resize(args.width, args.height)
         window.show()
         _settle(app, window)
