@@ -118,7 +118,50 @@ class StudioChange:
         return self.changed <= SELECTION_FIELDS
 
 
-class Studio:
+class LayerReadings:
+    """What the views read beside the result, the same for a toy model and a trained layer.
+
+    A studio that mixes this in has ``result`` (a ``MultiHeadResult``), ``state``
+    (with ``d_k``) and a ``_weights_with`` dict for its cache.
+    """
+
+    def weights_with(self, kind: str) -> np.ndarray:
+        """The result's logits normalised with another softmax ``kind`` ``(heads, Tq, Tk)``.
+
+        Lets a view put the stable result beside the naive one that overflowed.
+        Computed once per result and kind (the heatmap and its tooltips ask often);
+        the array is read-only.
+        """
+        cached = self._weights_with.get(kind)
+        if cached is not None and cached[0] is self.result:
+            return cached[1]
+        weights = softmax(self.result.logits, axis=-1, kind=kind)
+        weights.flags.writeable = False
+        self._weights_with[kind] = (self.result, weights)
+        return weights
+
+    # -- curves (independent of the state; computed once per process) --------
+    def variance_curve(self):
+        """var(q·k) against d for random unit-variance vectors (shared by every studio)."""
+        return cached_variance_curve(tuple(int(d) for d in CURVE_DIMS), VARIANCE_SAMPLES, 0)
+
+    def saturation_curve(self):
+        """Softmax saturation against d (shared by every studio)."""
+        return cached_saturation_curve(tuple(int(d) for d in CURVE_DIMS), SATURATION_SEQ_LEN, SATURATION_SAMPLES, 0)
+
+    def measured_score_variance(self) -> tuple[float, float]:
+        """Variance of the result's raw scores q·k (all heads) and of the scaled ones (÷ d_k).
+
+        NaN when there are fewer than two scores to measure.
+        """
+        scores = self.result.scores
+        if scores.size < 2:
+            return float("nan"), float("nan")
+        raw = float(np.var(scores))
+        return raw, raw / self.state.d_k
+
+
+class Studio(LayerReadings):
     """Holds the current :class:`StudioState` and the engine's result for it.
 
     Every change goes through :meth:`update`; subscribers are called once per
@@ -393,42 +436,6 @@ class Studio:
                                 result_a.blocked & result_b.blocked)
         self._comparison = ((same, key), comparison)
         return comparison
-
-    def weights_with(self, kind: str) -> np.ndarray:
-        """The current logits normalised with another softmax ``kind`` (h, Tq, Tk).
-
-        Lets a view put the stable result beside the naive one that overflowed.
-        Computed once per result and kind (the heatmap and its tooltips ask often);
-        the array is read-only.
-        """
-        cached = self._weights_with.get(kind)
-        if cached is not None and cached[0] is self._result:
-            return cached[1]
-        weights = softmax(self._result.logits, axis=-1, kind=kind)
-        weights.flags.writeable = False
-        self._weights_with[kind] = (self._result, weights)
-        return weights
-
-    # -- curves (independent of the state; computed once per process) --------
-    def variance_curve(self):
-        """var(q·k) against d for random unit-variance vectors (shared by every Studio)."""
-        return cached_variance_curve(tuple(int(d) for d in CURVE_DIMS), VARIANCE_SAMPLES, 0)
-
-    def saturation_curve(self):
-        """Softmax saturation against d (shared by every Studio)."""
-        return cached_saturation_curve(tuple(int(d) for d in CURVE_DIMS), SATURATION_SEQ_LEN, SATURATION_SAMPLES, 0)
-
-    def measured_score_variance(self) -> tuple[float, float]:
-        """Variance of the current model's raw scores q·k and of the scaled ones.
-
-        NaN when there are fewer than two scores to measure.
-        """
-        r, s = self._result, self._state
-        scores = r.scores
-        if scores.size < 2:
-            return float("nan"), float("nan")
-        raw = float(np.var(scores))
-        return raw, raw / s.d_k
 
     # -- internals ---------------------------------------------------------
     def _apply(self, new: StudioState, *, record: bool = True, coalesce: str | None = None, label: str = "") -> None:

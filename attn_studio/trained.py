@@ -62,12 +62,13 @@ from types import MappingProxyType
 
 import numpy as np
 
-from .engine import MultiHeadResult, Projection2D, layer_norm, layerwise_cosine, pca_2d, softmax
+from .engine import MultiHeadResult, Projection2D, layer_norm, layerwise_cosine, pca_2d
 from .limits import MAX_ABS_VALUE, MAX_SENTENCE_CHARS
 from .pretrained import DEFAULT_MODEL, Edits, ModelError, ModelRun, TrainedModel
 from .pretrained.model import MAX_HEAD_SCALE, PROJECTIONS
 from .schema import TRAINED_SCHEMA_VERSION, ModelRef, TrainedSession, trained_session_from_dict
 from .state import StateError, check_text, parse_number
+from .studio import LayerReadings
 
 UNDO_LIMIT = 500
 # Consecutive edits with the same coalesce key within this many seconds share
@@ -478,7 +479,7 @@ class TrainedChange:
         return self.changed <= SELECTION_FIELDS
 
 
-class TrainedStudio:
+class TrainedStudio(LayerReadings):
     """A trained model, the current :class:`TrainedState` and everything computed for it.
 
     See the module docstring for the threading rules. Invalid changes raise
@@ -648,38 +649,6 @@ class TrainedStudio:
         return float(self._state.edits.head_scale.get((int(layer), int(head)), 1.0))
 
     # -- what the toy views also read ---------------------------------------------------
-    def weights_with(self, kind: str) -> np.ndarray:
-        """The selected layer's logits normalised with another softmax ``kind`` ``(heads, T, T)``, read-only."""
-        cached = self._weights_with.get(kind)
-        if cached is not None and cached[0] is self.result:
-            return cached[1]
-        weights = _ro(softmax(self.result.logits, axis=-1, kind=kind))
-        self._weights_with[kind] = (self.result, weights)
-        return weights
-
-    def variance_curve(self):
-        """var(q·k) against d for random vectors (the same curve as the toy studio's; shared)."""
-        from .studio import CURVE_DIMS, VARIANCE_SAMPLES, cached_variance_curve
-
-        return cached_variance_curve(tuple(int(d) for d in CURVE_DIMS), VARIANCE_SAMPLES, 0)
-
-    def saturation_curve(self):
-        """Softmax saturation against d (the same curve as the toy studio's; shared)."""
-        from .studio import CURVE_DIMS, SATURATION_SAMPLES, SATURATION_SEQ_LEN, cached_saturation_curve
-
-        return cached_saturation_curve(tuple(int(d) for d in CURVE_DIMS), SATURATION_SEQ_LEN, SATURATION_SAMPLES, 0)
-
-    def measured_score_variance(self) -> tuple[float, float]:
-        """Variance of the selected layer's raw scores q·k (all heads) and of the scaled ones (÷ d_k).
-
-        NaN when there are fewer than two scores.
-        """
-        scores = self.result.scores
-        if scores.size < 2:
-            return float("nan"), float("nan")
-        raw = float(np.var(scores))
-        return raw, raw / self._state.d_k
-
     @property
     def pinned_result(self) -> None:
         """Always None: the compare view's pin is a toy-model feature (the window hides it for trained
