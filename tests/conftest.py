@@ -1,4 +1,13 @@
-"""Test setup shared by every layer: Qt runs on the offscreen platform, no display needed."""
+"""Test setup shared by every layer: Qt runs on the offscreen platform, no display needed.
+
+Floats, the rule: a number computed on another machine or in another process (a shipped
+file, golden data, a saved session, an exported CSV) is compared with a tolerance that
+follows from its computation (float64 sums of up to ~1e4 terms and exp/log agree to about
+1e-9 relative across BLAS builds and SIMD paths, more where the formula cancels), never
+1e-12 or exact; exact equality is for the same code path in the same process, integers
+and strings. Check a new comparison on another CPU's paths with, for example,
+``OPENBLAS_CORETYPE=Sandybridge NPY_DISABLE_CPU_FEATURES=X86_V3 python -m pytest``.
+"""
 
 import os
 
