@@ -27,6 +27,7 @@ from .file_actions import FileActions
 from .focus import FocusMode
 from .layout import WindowLayout
 from .lecture import Lecture
+from .lecture import keys as lecture_keys
 from .numbers import NumbersPanel
 from .settings import data_dir
 from .trained_window import TrainedWiring
@@ -185,7 +186,9 @@ class MainWindow(QtWidgets.QMainWindow):
             view.addAction(dock.toggleViewAction())
         self._add(view, "&Reset layout", self.reset_layout, name="resetLayoutAction")
         help_menu = bar.addMenu("&Help")
-        self._add(help_menu, "&Keyboard shortcuts", self.show_shortcuts, keys.HelpContents)
+        shortcuts = self._add(help_menu, "&Keyboard shortcuts", self.show_shortcuts, name="shortcutsAction")
+        # F1 everywhere: some platforms (and the offscreen one) bind no key to HelpContents.
+        shortcuts.setShortcuts(lecture_keys(keys.HelpContents, "F1"))
         self._add(help_menu, "&About Attention Studio", lambda: help.about(self))
 
     def _apply_preferences(self, prefs: settings.Preferences):
@@ -233,6 +236,18 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def clear_message(self):
         self.numbers.clear_message()
+
+    def menuBar(self) -> QtWidgets.QMenuBar:  # noqa: N802 (Qt's name)
+        """The window's one menu bar, also while the recovery banner holds it.
+
+        With the banner shown, the menu widget is a holder of the bar and the banner;
+        QMainWindow.menuBar() would then make a new, empty bar and put it in the holder's
+        place (the menus and the banner gone, autosave stopped with them).
+        """
+        bar = getattr(self, "_menu_bar", None)
+        if bar is None:
+            bar = self._menu_bar = super().menuBar()
+        return bar
 
     def show_shortcuts(self) -> QtWidgets.QDialog:
         self.shortcuts_dialog = help.shortcuts_dialog(self, help.shortcut_list(self.menuBar()))

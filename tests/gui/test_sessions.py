@@ -159,3 +159,36 @@ def test_new_session_starts_clean(win):
     assert win.new_session()
     assert win.studio.state == StudioState()
     assert not win.studio.is_modified
+
+
+def test_the_shortcut_list_keeps_the_menu_bar_under_the_recovery_banner(qtbot):
+    # The banner and the menu bar share the menu widget; asking Qt for menuBar() then
+    # would put a new, empty bar in its place, and autosave would stop with it.
+    crashed = RecoveryStore(data_dir(), pid=2**22 + 24680)
+    crashed.save(StudioState(sentence="before the crash"))
+    w = MainWindow()
+    qtbot.addWidget(w)
+    w.show()
+    qtbot.waitExposed(w)
+    w.activateWindow()  # shortcuts reach the active window only
+    qtbot.waitUntil(lambda: QtWidgets.QApplication.activeWindow() is w)
+    holder = w.menuWidget()
+    menus = [a.text() for a in w.findChild(QtWidgets.QMenuBar).actions()]
+    assert "&File" in menus
+    qtbot.keyClick(w, QtCore.Qt.Key_F1)
+    qtbot.waitUntil(lambda: getattr(w, "shortcuts_dialog", None) is not None, timeout=3000)
+    dialog = w.shortcuts_dialog
+    assert dialog is not None and dialog.isVisible()
+    table = dialog.findChild(QtWidgets.QTableWidget)
+    keys = [table.item(r, 0).text() for r in range(table.rowCount())]
+    assert "Ctrl+S" in keys  # the list is read from the real menus, not an empty new bar
+    dialog.close()
+    assert w.menuWidget() is holder
+    bars = w.findChildren(QtWidgets.QMenuBar)
+    assert len(bars) == 1 and [a.text() for a in bars[0].actions()] == menus
+    assert w.findChild(QtWidgets.QFrame, "recoveryBanner").isVisible()
+    # Autosave still runs.
+    w.files.autosave_timer.setInterval(20)
+    w.studio.update(causal=True)
+    w.bridge.flush()
+    qtbot.waitUntil(lambda: w.recovery.path.exists() and read_session(w.recovery.path).causal is True, timeout=3000)
