@@ -660,10 +660,25 @@ def export_figure(panel, path, fmt: str | None = None, scale: float = 2.0, title
     return fmt
 
 
+def _plain_mime_data() -> QtCore.QMimeData:
+    """An empty QMimeData made by Qt itself, not by Python.
+
+    A QMimeData constructed in Python is a binding subclass whose destructor calls back
+    into Python. The clipboard keeps it until the application is torn down, after the
+    interpreter has finished, and deleting it then crashed the process on quit (exit 139
+    on the offscreen platform). One a Qt model makes carries no such callback.
+    """
+    model = QtGui.QStandardItemModel(1, 1)
+    mime = model.mimeData([model.index(0, 0)])
+    for fmt in mime.formats():
+        mime.removeFormat(fmt)
+    return mime
+
+
 def copy_figure(panel, scale: float = 2.0, title: str | None = None) -> None:
     """Put the figure on the clipboard: the image (PNG) and its SVG (``image/svg+xml``)."""
     image = render_panel(panel, scale, title)
-    mime = QtCore.QMimeData()
+    mime = _plain_mime_data()
     mime.setImageData(image)
     mime.setData("image/png", QtCore.QByteArray(_png_bytes(image, _check_scale(scale) * BASE_DPI)))
     mime.setData(SVG_MIME, QtCore.QByteArray(_svg_bytes(panel, title)))

@@ -8,6 +8,9 @@ existing file as it was.
 from __future__ import annotations
 
 import csv
+import os
+import subprocess
+import sys
 import io
 import re
 import xml.etree.ElementTree as ET
@@ -314,3 +317,29 @@ def test_a_figure_has_every_token_label_and_no_on_screen_marks(fresh_window):
     settle(window)
     assert outline_pixels(view.head_canvases[0].grab().toImage(), outline) > 50
     assert first.bottom_axis.shown_step > 1
+
+
+COPY_THEN_QUIT = """
+import sys
+from PySide6 import QtCore, QtWidgets
+from attn_studio import cli
+from attn_studio.gui import MainWindow
+app = QtWidgets.QApplication(["attn-studio"])
+def copy_then_quit():
+    window = next(w for w in app.topLevelWidgets() if isinstance(w, MainWindow))
+    window.export_actions.copy_current_figure()
+    formats = app.clipboard().mimeData().formats()
+    print("copied", "image/png" in formats, "image/svg+xml" in formats, flush=True)
+    QtCore.QTimer.singleShot(100, window.close)
+QtCore.QTimer.singleShot(300, copy_then_quit)
+sys.exit(cli.main([]))
+"""
+
+
+def test_quitting_after_copying_a_figure_exits_cleanly(tmp_path):
+    # The clipboard keeps the figure until the application is torn down; that must not crash.
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", ATTN_STUDIO_DATA_DIR=str(tmp_path))
+    done = subprocess.run([sys.executable, "-c", COPY_THEN_QUIT], capture_output=True, text=True, env=env,
+                          timeout=120)
+    assert "copied True True" in done.stdout, done.stderr
+    assert done.returncode == 0, done.stderr
