@@ -62,9 +62,17 @@ class TrainedWiring(QtCore.QObject):
         window.bridge.changed.connect(lambda fields: self.apply())  # after the window's own redraw
         room.studioChanged.connect(self._on_studio)
         # "Loading …" and refusals reach the status bar too (the panel's moving bar shows work going on).
-        room.message.connect(lambda text: text and window.statusBar().showMessage(text, 10000))
+        room.message.connect(self._status)
         window.document.open_trained = lambda session, path: self.open_session(session, recovered=path)
         window.installEventFilter(self)
+
+    def _status(self, text: str) -> None:
+        """Say ``text`` in the status bar; an empty text ends a "Loading …" that was said there."""
+        bar = self.window.statusBar()
+        if text:
+            bar.showMessage(text, 10000)
+        elif bar.currentMessage().startswith("Loading "):
+            bar.clearMessage()
 
     def eventFilter(self, obj, event) -> bool:
         # The layout kept for the next run is the toy's: the √d_k plot the trained model hid comes back

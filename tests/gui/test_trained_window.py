@@ -55,8 +55,13 @@ def test_choosing_minilm_in_the_combo_loads_it_off_the_gui_thread(window, qtbot)
     choose(window, "all-MiniLM")
     assert window.studio.state.sentence == toy_sentence  # nothing changed while it loads
     assert window.findChild(QtWidgets.QProgressBar, "modelBusy").isVisibleTo(window)  # and it says it is working
+    assert window.statusBar().currentMessage().startswith("Loading ")
     qtbot.waitUntil(lambda: window.studio.is_trained, timeout=60000)
     wait_idle(qtbot, window)
+    # Once loaded, nothing says it is still loading: the status bar names what was loaded.
+    assert not window.statusBar().currentMessage().startswith("Loading")
+    assert "all-MiniLM-L6-v2" in window.statusBar().currentMessage()
+    assert not window.findChild(QtWidgets.QProgressBar, "modelBusy").isVisibleTo(window)
     s = window.studio.state
     assert s.model.name == "all-MiniLM-L6-v2" and s.tokens[0] == "[CLS]" and s.tokens[-1] == "[SEP]"
     # The toy-only controls are disabled and say why.
