@@ -167,7 +167,7 @@ def _check_format_matches_extension(out, fmt: str | None) -> None:
 
 def _check_export_args(args):
     """Everything that can be checked before Qt starts; returns (state, preset name, panel, format)."""
-    from .gui.figures import ExportError, check_output_path, check_panel_name, figure_format, resolve_scale
+    from .gui.files.figures import ExportError, check_output_path, check_panel_name, figure_format, resolve_scale
     from .session import SessionError, load_preset, read_session
 
     try:
@@ -304,7 +304,7 @@ def export_main(argv: list[str]) -> int:
     app.setOrganizationName("Attention Studio")
 
     from .gui import MainWindow
-    from .gui.figures import ExportError, export_figure, find_panel, show_panel
+    from .gui.files.figures import ExportError, export_figure, find_panel, show_panel
     from .studio import Studio
 
     window = None

@@ -3,7 +3,7 @@
 Qt-free: the command line, scripts and the window all use it. Every file is
 rendered to bytes first and then written atomically (``session.write_atomic``):
 a failure leaves an existing file as it was. Copying to the clipboard is the
-window's job (``attn_studio.gui.export.copy_latex``).
+window's job (``attn_studio.gui.files.export.copy_latex``).
 """
 
 from __future__ import annotations

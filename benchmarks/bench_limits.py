@@ -63,7 +63,7 @@ _CHILD = textwrap.dedent("""
         # The window's way: the job runs on a worker thread while the event loop keeps ticking.
         from PySide6 import QtCore
         from attn_studio.document import SaveJob
-        from attn_studio.gui.save_worker import SaveQueue
+        from attn_studio.gui.files.save_worker import SaveQueue
         app = QtCore.QCoreApplication.instance() or QtCore.QCoreApplication([])
         seeded_store.cache_clear()
         job = SaveJob(state, path)

@@ -92,7 +92,7 @@ def main() -> int:
     from PySide6 import QtWidgets
 
     app = QtWidgets.QApplication.instance() or QtWidgets.QApplication([])
-    from attn_studio.gui.trained_room import TrainedRoom
+    from attn_studio.gui.trained.room import TrainedRoom
     from attn_studio.pretrained import default_model_zip
 
     if default_model_zip() is None:

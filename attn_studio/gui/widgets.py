@@ -1,8 +1,8 @@
-"""Small building blocks shared by the views."""
+"""Small building blocks shared by the views and the window's rooms."""
 
 from __future__ import annotations
 
-from PySide6 import QtCore, QtWidgets
+from PySide6 import QtCore, QtGui, QtWidgets
 
 
 def view_layout(view: QtWidgets.QWidget, spacing: int = 4) -> QtWidgets.QVBoxLayout:
@@ -44,3 +44,16 @@ def no_widen(widget: QtWidgets.QWidget) -> QtWidgets.QWidget:
     with one very long word would otherwise set the window's minimum width)."""
     widget.setSizePolicy(QtWidgets.QSizePolicy.Ignored, widget.sizePolicy().verticalPolicy())
     return widget
+
+
+def keys(*sequences) -> list[QtGui.QKeySequence]:
+    """Shortcuts without repeats: a platform's standard key may equal our own (F11 is
+    FullScreen on Linux), and a repeated shortcut is ambiguous to Qt and does nothing."""
+    seen, found = set(), []
+    for seq in sequences:
+        for key in (QtGui.QKeySequence.keyBindings(seq) if isinstance(seq, QtGui.QKeySequence.StandardKey)
+                    else [QtGui.QKeySequence(seq)]):
+            if not key.isEmpty() and key.toString() not in seen:
+                seen.add(key.toString())
+                found.append(key)
+    return found

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from PySide6 import QtWidgets
 
-from attn_studio.gui.controls import CHECK, UPDATE, Binding, ControlsPanel
+from attn_studio.gui.editing.controls import CHECK, UPDATE, Binding, ControlsPanel
 from attn_studio.limits import TEMPERATURE_RANGE
 from gui_helpers import find, settle
 

@@ -20,8 +20,8 @@ import pytest
 from PySide6 import QtGui, QtWidgets
 
 from attn_studio.engine import tokenize
-from attn_studio.gui import export, figures
-from attn_studio.gui.export import ExportError
+from attn_studio.gui.files import export, figures
+from attn_studio.gui.files.export import ExportError
 from attn_studio.state import StudioState
 from gui_helpers import settle
 

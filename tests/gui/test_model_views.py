@@ -44,7 +44,7 @@ class Harness(QtWidgets.QWidget):
 
 @pytest.fixture
 def room(qtbot, qtlog, minilm):
-    from attn_studio.gui.trained_room import TrainedRoom
+    from attn_studio.gui.trained.room import TrainedRoom
     from attn_studio.trained import TrainedStudio
 
     r = TrainedRoom(models=[])
@@ -80,7 +80,7 @@ def it_animal_head(studio):
 # -- loading (first: see the end of the test) -----------------------------------------------
 
 def test_loading_the_default_model_through_the_worker_and_back_to_toy(qtbot):
-    from attn_studio.gui.trained_room import TrainedRoom
+    from attn_studio.gui.trained.room import TrainedRoom
 
     room = TrainedRoom(models=None)
     qtbot.addWidget(room.panel)
@@ -299,7 +299,7 @@ def test_undo_brings_back_the_silenced_head(qtbot, room):
 # -- the panel ------------------------------------------------------------------------------
 
 def test_model_combo_lists_toy_default_and_open(qtbot):
-    from attn_studio.gui.model_panel import INSTALL_HINT, ModelPanel
+    from attn_studio.gui.trained.model_panel import INSTALL_HINT, ModelPanel
     from attn_studio.pretrained import ModelInfo
 
     panel = ModelPanel(models=[ModelInfo("all-MiniLM-L6-v2", "bert", 90_868_376, None, "package")])
@@ -332,7 +332,7 @@ def test_opening_a_bad_folder_says_why_and_keeps_the_model(qtbot, room, tmp_path
 # -- export ---------------------------------------------------------------------------------
 
 def test_model_view_exports_as_a_png_of_the_right_size_with_the_heatmaps_in_it(qtbot, room, tmp_path):
-    from attn_studio.gui import figures as export
+    from attn_studio.gui.files import figures as export
 
     panels = room.panels()
     assert set(panels) == {"model", "drift", "meaning"}

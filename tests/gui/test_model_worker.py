@@ -7,7 +7,7 @@ import threading
 import pytest
 from PySide6 import QtCore
 
-from attn_studio.gui.model_worker import LOAD, RUN, ModelWorker, error_message
+from attn_studio.gui.trained.model_worker import LOAD, RUN, ModelWorker, error_message
 
 
 @pytest.fixture

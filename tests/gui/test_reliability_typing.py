@@ -7,7 +7,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from PySide6.QtTest import QTest
 
 from attn_studio.gui import MainWindow
-from attn_studio.gui.controls import LARGE_INPUT_NOTE
+from attn_studio.gui.editing.controls import LARGE_INPUT_NOTE
 from attn_studio.limits import MAX_SENTENCE_CHARS
 from attn_studio.state import StudioState
 

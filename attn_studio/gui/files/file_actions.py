@@ -13,10 +13,9 @@ from typing import Callable
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from ..document import AUTOSAVE_MS, Document, SaveJob
-from ..schema import TrainedSession
-from ..session import SESSION_SUFFIX, SessionError, read_any_session
-from . import help
+from ...document import AUTOSAVE_MS, Document, SaveJob
+from ...schema import TrainedSession
+from ...session import SESSION_SUFFIX, SessionError, read_any_session
 from .save_worker import SaveQueue
 
 FILE_FILTER = f"Attention Studio sessions (*{SESSION_SUFFIX});;JSON files (*.json);;All files (*)"
@@ -94,7 +93,7 @@ class FileActions(QtCore.QObject):
     def open_file(self, path) -> bool:
         """Open a session file; a bad file is refused with a message and nothing changes.
 
-        A trained-model session opens once its model is found (off the GUI thread; see trained_window).
+        A trained-model session opens once its model is found (off the GUI thread; see gui.trained.wiring).
         """
         try:
             session = read_any_session(path)
@@ -220,7 +219,7 @@ class FileActions(QtCore.QObject):
             self.show_message(" ".join(offer.notes))
         if offer.path is None:
             return
-        bar, restore, discard = help.recovery_banner(offer.when)
+        bar, restore, discard = recovery_banner(offer.when)
         holder = QtWidgets.QWidget()
         layout = QtWidgets.QVBoxLayout(holder)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -243,3 +242,20 @@ class FileActions(QtCore.QObject):
         self.autosave_timer.stop()
         self.saves.wait(drop_autosaves=True)
         self.document.close()
+
+
+def recovery_banner(when: str) -> tuple[QtWidgets.QFrame, QtWidgets.QPushButton, QtWidgets.QPushButton]:
+    """The banner that offers work a crashed run left behind: (banner, restore button, discard button)."""
+    bar = QtWidgets.QFrame()
+    bar.setObjectName("recoveryBanner")
+    bar.setStyleSheet("#recoveryBanner { background: #fff4ce; border-bottom: 1px solid #e0c060; }")
+    row = QtWidgets.QHBoxLayout(bar)
+    row.setContentsMargins(8, 4, 8, 4)
+    row.addWidget(QtWidgets.QLabel(f"Attention Studio closed unexpectedly; unsaved work from {when} was kept."), 1)
+    restore = QtWidgets.QPushButton("Restore")
+    restore.setObjectName("restoreButton")
+    discard = QtWidgets.QPushButton("Discard")
+    discard.setObjectName("discardRecoveryButton")
+    row.addWidget(restore)
+    row.addWidget(discard)
+    return bar, restore, discard

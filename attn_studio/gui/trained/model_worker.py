@@ -126,7 +126,7 @@ class ModelWorker(QtCore.QObject):
         Emits ``progress`` with what is loading, then ``modelLoaded(model)``
         (and ``on_result(model)``) or ``failed("load", message)``.
         """
-        from ..pretrained import DEFAULT_MODEL, load_pretrained
+        from ...pretrained import DEFAULT_MODEL, load_pretrained
 
         what = name or (DEFAULT_MODEL if path is None else str(path))
 

@@ -35,9 +35,9 @@ from pathlib import Path
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from ..matrices import ExportError, check_output_path, write_output
-from ._pg import ExportMode
-from .views.heatmap import exporting
+from ...matrices import ExportError, check_output_path, write_output
+from .._pg import ExportMode
+from ..views.heatmap import exporting
 
 # -- names -------------------------------------------------------------------------
 

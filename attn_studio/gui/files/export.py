@@ -2,7 +2,7 @@
 
 The work is done in two rooms:
 
-- :mod:`attn_studio.gui.figures`: a panel found by name and drawn to PNG / SVG /
+- :mod:`attn_studio.gui.files.figures`: a panel found by name and drawn to PNG / SVG /
   PDF or the clipboard, with its title;
 - :mod:`attn_studio.matrices` (no Qt): CSV with labels, ``.npy`` / ``.npz``,
   LaTeX ``bmatrix``, the whole model as arrays, atomic writes.
@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 from PySide6 import QtCore, QtWidgets
 
-from ..matrices import (
+from ...matrices import (
     MATRIX_FORMATS, ExportError, check_output_path, matrix_to_csv, matrix_to_latex, save_arrays, save_matrix,
     studio_arrays,
 )

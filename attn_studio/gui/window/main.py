@@ -15,29 +15,30 @@ from pathlib import Path
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from ..document import Document, open_preset
-from ..session import RecoveryStore, SessionError
-from ..studio import Studio
-from . import help, settings
-from .bridge import StudioBridge, StudioProxy
-from .controls import ControlsPanel, fit_width, scrolled
-from .edit_actions import EditActions
-from .export_actions import ExportActions
-from .file_actions import FileActions
-from .focus import FocusMode
+from ...document import Document, open_preset
+from ...session import RecoveryStore, SessionError
+from ...studio import Studio
+from .. import settings
+from ..bridge import StudioBridge, StudioProxy
+from ..editing.controls import ControlsPanel, fit_width, scrolled
+from ..editing.edit_actions import EditActions
+from ..editing.numbers import NumbersPanel
+from ..files.export_actions import ExportActions
+from ..files.file_actions import FileActions
+from ..lecture.focus import FocusMode
+from ..lecture.mode import Lecture
+from ..lecture.mode import keys as lecture_keys
+from ..settings import data_dir
+from ..trained.wiring import TrainedWiring
+from ..views.compare import CompareView
+from ..views.geometry import GeometryView
+from ..views.heatmap_view import HeatmapView
+from ..views.pipeline import PipelineView
+from ..views.plots import VariancePlot
+from ..views.positional import PositionalView
+from ..views.summary import HeadsSummaryView
+from . import help
 from .layout import WindowLayout
-from .lecture import Lecture
-from .lecture import keys as lecture_keys
-from .numbers import NumbersPanel
-from .settings import data_dir
-from .trained_window import TrainedWiring
-from .views.compare import CompareView
-from .views.geometry import GeometryView
-from .views.heatmap_view import HeatmapView
-from .views.pipeline import PipelineView
-from .views.plots import VariancePlot
-from .views.positional import PositionalView
-from .views.summary import HeadsSummaryView
 
 DEFAULT_PRESET = "journey"
 # (attribute, class, tab title, tab tip): the central views, in tab order.
@@ -70,7 +71,7 @@ class MainWindow(QtWidgets.QMainWindow):
         # with one, ``preset`` only names the example it came from.
         if studio is None:
             studio, preset = open_preset(preset or DEFAULT_PRESET)
-        self.studio = studio = StudioProxy(studio)  # a trained model switches its target (trained_window)
+        self.studio = studio = StudioProxy(studio)  # a trained model switches its target (trained.wiring)
         self.bridge = StudioBridge(studio, self)
         self.statusBar().setObjectName("statusBar")
         self._status = self.statusBar().showMessage

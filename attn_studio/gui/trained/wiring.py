@@ -14,9 +14,9 @@ from pathlib import Path
 
 from PySide6 import QtCore, QtWidgets
 
-from ..trained import TrainedStudio, resolve_model
+from ...trained import TrainedStudio, resolve_model
 from .model_worker import LOAD
-from .trained_room import TrainedRoom
+from .room import TrainedRoom
 
 FIXED_TIP = "Fixed by the trained model ({model}); choose \"Toy model (editable)\" to change it"
 # The toy controls a trained model has no use for (window attribute names).

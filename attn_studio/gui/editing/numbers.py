@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from PySide6 import QtCore, QtWidgets
 
-from ..explain import table_cell_tooltip
+from ...explain import table_cell_tooltip
 from .tables import MatrixModel, MatrixTable
 
 TAB_TIPS = {

@@ -12,9 +12,9 @@ from collections.abc import Callable
 import numpy as np
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from ..engine import EngineError
-from ..formatting import DEFAULT_DIGITS, format_number
-from ..state import StateError
+from ...engine import EngineError
+from ...formatting import DEFAULT_DIGITS, format_number
+from ...state import StateError
 
 Qt = QtCore.Qt
 # Role numbers as plain ints: data() is called for every visible cell and role

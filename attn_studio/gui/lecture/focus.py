@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from ..explain import cell_tooltip
-from . import presentation
-from .views.heatmap import Heatmap
-from .views.heatmap_view import HeatmapCanvas
-from .views.pipeline import PipelineView
-from .views.plots import VariancePlot
+from ...explain import cell_tooltip
+from .. import presentation
+from ..views.heatmap import Heatmap
+from ..views.heatmap_view import HeatmapCanvas
+from ..views.pipeline import PipelineView
+from ..views.plots import VariancePlot
 
 FOCUS_ZOOM = 1.8  # text in focus mode, relative to the window's zoom: read from the back of a room
 POINTER_RADIUS = 34  # pixels at zoom 1

@@ -6,22 +6,10 @@ from typing import Callable
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from . import presentation
+from .. import presentation
+from ..widgets import keys
 
 DIGIT_CHOICES = getattr(presentation, "DIGIT_CHOICES", (2, 4))
-
-
-def keys(*sequences) -> list[QtGui.QKeySequence]:
-    """Shortcuts without repeats: a platform's standard key may equal our own (F11 is
-    FullScreen on Linux), and a repeated shortcut is ambiguous to Qt and does nothing."""
-    seen, found = set(), []
-    for seq in sequences:
-        for key in (QtGui.QKeySequence.keyBindings(seq) if isinstance(seq, QtGui.QKeySequence.StandardKey)
-                    else [QtGui.QKeySequence(seq)]):
-            if not key.isEmpty() and key.toString() not in seen:
-                seen.add(key.toString())
-                found.append(key)
-    return found
 
 
 class Lecture(QtCore.QObject):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from PySide6 import QtGui, QtWidgets
 
-from .. import __version__
+from ... import __version__
 
 EXTRA_SHORTCUTS = [("Up / Down (on a heatmap)", "Previous / next query token"),
                    ("Alt+Up / Alt+Down", "Previous / next query token, anywhere"),
@@ -53,20 +53,3 @@ def about(parent: QtWidgets.QWidget) -> None:
         parent, "About Attention Studio",
         f"<h3>Attention Studio {__version__}</h3><p>A live playground for the attention mechanism: "
         "edit token vectors and Q/K/V weights, and watch scores, weights and outputs follow.</p>")
-
-
-def recovery_banner(when: str) -> tuple[QtWidgets.QFrame, QtWidgets.QPushButton, QtWidgets.QPushButton]:
-    """The banner that offers work a crashed run left behind: (banner, restore button, discard button)."""
-    bar = QtWidgets.QFrame()
-    bar.setObjectName("recoveryBanner")
-    bar.setStyleSheet("#recoveryBanner { background: #fff4ce; border-bottom: 1px solid #e0c060; }")
-    row = QtWidgets.QHBoxLayout(bar)
-    row.setContentsMargins(8, 4, 8, 4)
-    row.addWidget(QtWidgets.QLabel(f"Attention Studio closed unexpectedly; unsaved work from {when} was kept."), 1)
-    restore = QtWidgets.QPushButton("Restore")
-    restore.setObjectName("restoreButton")
-    discard = QtWidgets.QPushButton("Discard")
-    discard.setObjectName("discardRecoveryButton")
-    row.addWidget(restore)
-    row.addWidget(discard)
-    return bar, restore, discard

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from .lecture import keys
+from ..widgets import keys
 
 
 class EditActions(QtCore.QObject):

@@ -15,10 +15,10 @@ from typing import Callable
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from ..engine import SOFTMAX_KINDS, EngineError
-from ..limits import MAX_D_HEAD, MAX_D_MODEL, MAX_HEADS, MAX_SEED, MAX_SENTENCE_CHARS, TEMPERATURE_RANGE
-from ..session import SessionError, preset_names
-from ..state import StateError
+from ...engine import SOFTMAX_KINDS, EngineError
+from ...limits import MAX_D_HEAD, MAX_D_MODEL, MAX_HEADS, MAX_SEED, MAX_SENTENCE_CHARS, TEMPERATURE_RANGE
+from ...session import SessionError, preset_names
+from ...state import StateError
 
 SOFTMAX_LABELS = {"stable": "stable (subtract max)", "naive": "naive exp / Σexp", "sum": "plain x / Σx"}
 SCORE_LABELS = {"dot": "dot product", "additive": "additive"}

@@ -21,14 +21,14 @@ from pathlib import Path
 
 from PySide6 import QtCore
 
-from ..pretrained import DEFAULT_MODEL, Edits, load_pretrained
-from ..trained import SELECTION_FIELDS, TrainedStudio, is_default_model
-from . import export
+from ...pretrained import DEFAULT_MODEL, Edits, load_pretrained
+from ...trained import SELECTION_FIELDS, TrainedStudio, is_default_model
+from ..files import export
 from .model_panel import ModelPanel
 from .model_worker import LOAD, RUN, ModelWorker
-from .views.drift_plot import DriftPlot
-from .views.meaning_view import MeaningData, MeaningView
-from .views.model_view import ModelView, ModelViewData
+from ..views.drift_plot import DriftPlot
+from ..views.meaning_view import MeaningData, MeaningView
+from ..views.model_view import ModelView, ModelViewData
 
 PANEL_TITLES = {
     "model": "All layers and heads",

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from . import presentation
+from .. import presentation
 
 # Screens this wide (a projector's 1280 or 1366 pixels, a 1536-pixel laptop)
 # share the bottom between two panels.

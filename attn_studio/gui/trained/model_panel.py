@@ -12,7 +12,7 @@ from pathlib import Path
 
 from PySide6 import QtCore, QtWidgets
 
-from ..formatting import format_number
+from ...formatting import format_number
 
 TOY = "toy"
 DEFAULT = "default"
@@ -150,13 +150,13 @@ class ModelPanel(QtWidgets.QWidget):
         """List the toy model, the default model, ``models`` (``pretrained.ModelInfo``s;
         None: ask ``available_models()``) and "Open model folder…"."""
         if models is None:
-            from ..pretrained import available_models
+            from ...pretrained import available_models
 
             try:
                 models = available_models()
             except OSError:
                 models = []
-        from ..pretrained import DEFAULT_MODEL
+        from ...pretrained import DEFAULT_MODEL
 
         combo = self.model_combo
         blocker = QtCore.QSignalBlocker(combo)

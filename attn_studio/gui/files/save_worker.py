@@ -22,8 +22,8 @@ from typing import Callable
 
 from PySide6 import QtCore
 
-from ..document import SaveJob
-from ..session import SessionError
+from ...document import SaveJob
+from ...session import SessionError
 
 
 @dataclass
