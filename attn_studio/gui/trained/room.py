@@ -102,7 +102,8 @@ class TrainedRoom(QtCore.QObject):
         def loaded(studio):
             self.set_studio(studio)
             model = studio.model
-            self.show_message(f"Loaded {model.name}: {model.layers} layers × {model.heads} heads")
+            # To the status bar only: the panel's line is for work going on and refusals.
+            self.message.emit(f"Loaded {model.name}: {model.layers} layers × {model.heads} heads")
 
         # A failed load only says why: the model shown and the changes computing for it stay.
         return self.worker.submit(lambda: _open_studio(path, sentence), loaded, self.show_message,
