@@ -1,0 +1,21 @@
+"""The training lab: tiny models trained in NumPy with backpropagation written by hand.
+
+Each experiment trains a few arms side by side on the same batches, so their curves differ by the
+one idea the lecture is about:
+
+- `ScalingExperiment`: why attention divides by sqrt(d_k) (scaled vs unscaled scores);
+- `Seq2SeqExperiment`: why attention at all (an RNN encoder-decoder's fixed-size bottleneck vs
+  Bahdanau attention over every encoder state).
+
+No Qt: the window plays an experiment from a worker thread, a notebook or ``attn-studio train``
+calls it directly. The layers (`layers`) and the loop (`experiment`) are shared by every
+experiment; `gradcheck` checks a backward pass against central differences.
+"""
+
+from .experiment import Experiment, TrainingError
+from .layers import Adam, clip_by_global_norm, cross_entropy, cross_entropy_backward, softmax, softmax_backward
+
+__all__ = [
+    "Experiment", "TrainingError",
+    "Adam", "clip_by_global_norm", "cross_entropy", "cross_entropy_backward", "softmax", "softmax_backward",
+]
