@@ -13,9 +13,11 @@ experiment; `gradcheck` checks a backward pass against central differences.
 """
 
 from .experiment import Experiment, TrainingError
+from .scaling import ScalingExperiment
 from .layers import Adam, clip_by_global_norm, cross_entropy, cross_entropy_backward, softmax, softmax_backward
 
 __all__ = [
+    "ScalingExperiment",
     "Experiment", "TrainingError",
     "Adam", "clip_by_global_norm", "cross_entropy", "cross_entropy_backward", "softmax", "softmax_backward",
 ]
