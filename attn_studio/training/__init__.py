@@ -14,10 +14,11 @@ experiment; `gradcheck` checks a backward pass against central differences.
 
 from .experiment import Experiment, TrainingError
 from .scaling import ScalingExperiment
+from .seq2seq import Seq2SeqExperiment, accuracy_by_length
 from .layers import Adam, clip_by_global_norm, cross_entropy, cross_entropy_backward, softmax, softmax_backward
 
 __all__ = [
-    "ScalingExperiment",
+    "ScalingExperiment", "Seq2SeqExperiment", "accuracy_by_length",
     "Experiment", "TrainingError",
     "Adam", "clip_by_global_norm", "cross_entropy", "cross_entropy_backward", "softmax", "softmax_backward",
 ]
