@@ -9,16 +9,23 @@ one idea the lecture is about:
 
 No Qt: the window plays an experiment from a worker thread, a notebook or ``attn-studio train``
 calls it directly. The layers (`layers`) and the loop (`experiment`) are shared by every
-experiment; `gradcheck` checks a backward pass against central differences.
+experiment; `gradcheck` checks a backward pass against central differences; `report` writes a
+run's tables.
 """
 
 from .experiment import Experiment, TrainingError
+from .layers import (Adam, clip_by_global_norm, cross_entropy, cross_entropy_backward, log_softmax, softmax,
+                     softmax_backward, token_losses)
 from .scaling import ScalingExperiment
 from .seq2seq import Seq2SeqExperiment, accuracy_by_length
-from .layers import Adam, clip_by_global_norm, cross_entropy, cross_entropy_backward, softmax, softmax_backward
 
 __all__ = [
+    "EXPERIMENTS", "Experiment", "TrainingError",
     "ScalingExperiment", "Seq2SeqExperiment", "accuracy_by_length",
-    "Experiment", "TrainingError",
-    "Adam", "clip_by_global_norm", "cross_entropy", "cross_entropy_backward", "softmax", "softmax_backward",
+    "Adam", "clip_by_global_norm", "cross_entropy", "cross_entropy_backward", "log_softmax", "softmax",
+    "softmax_backward", "token_losses",
 ]
+
+# Experiments by name, in the order a menu lists them: `attn-studio train NAME` and the window
+# find them here. A new experiment registers itself with one line: EXPERIMENTS["name"] = Class.
+EXPERIMENTS = {"scaling": ScalingExperiment, "seq2seq": Seq2SeqExperiment}

@@ -55,6 +55,8 @@ class Experiment:
     betas: tuple[float, float] = (0.9, 0.999)
     eps: float = 1e-8
     clip_norm: float | None = None
+    # Steps a run takes unless told otherwise (attn-studio train): enough to see the effect.
+    default_steps: int = 1000
 
     def __init__(self, seed: int = 0):
         self.seed = check_int("seed", seed, 0, 2**63 - 1)

@@ -286,6 +286,7 @@ class Seq2SeqExperiment(Experiment):
     betas = (0.9, 0.999)
     eps = 1e-8
     clip_norm = 5.0
+    default_steps = 2000
 
     def _build_models(self, rng):
         rnn = 1.0 / np.sqrt(HIDDEN)
