@@ -24,15 +24,20 @@ import functools
 
 import numpy as np
 
-from .layers import cross_entropy_backward, log_softmax, softmax, softmax_backward
+from .experiment import TrainingError
+from .layers import cross_entropy_backward
 
 __all__ = [
     "AttentionOnlyTransformer",
     "attention_backward",
     "attention_forward",
     "causal_mask",
+    "causal_softmax",
+    "causal_softmax_backward",
     "embed_backward",
     "embed_forward",
+    "embed_project",
+    "embed_project_backward",
     "next_token_losses",
     "unembed_backward",
     "unembed_forward",
@@ -46,9 +51,13 @@ def embed_forward(tokens: np.ndarray, W_E: np.ndarray, W_pos: np.ndarray):
 
     Returns ``(x, cache)``; x is (B, T, d_model).
     """
-    t = tokens.shape[1]
+    b, t = tokens.shape
     x = W_E[tokens] + W_pos[:t]
-    return x, (tokens, W_E.shape[0], W_pos.shape[0])
+    # The backward pass sums gradients per token with this one-hot matrix (B·T, vocab).
+    one_hot = np.zeros((b * t, W_E.shape[0]))
+    one_hot[np.arange(b * t), tokens.reshape(-1)] = 1.0
+    return x, {"one_hot": one_hot, "tokens": tokens.reshape(-1), "t": t, "W_E": W_E,
+               "W_pos": W_pos}
 
 
 def embed_backward(dx: np.ndarray, cache):
@@ -57,14 +66,46 @@ def embed_backward(dx: np.ndarray, cache):
     A token's row collects the gradient of every position it sits at: a one-hot matrix
     product does that sum for all rows at once (repeated tokens add up, unused rows stay 0).
     """
-    tokens, vocab, n_ctx = cache
     b, t, d = dx.shape
-    one_hot = np.zeros((b * t, vocab))
-    one_hot[np.arange(b * t), tokens.reshape(-1)] = 1.0
-    dW_E = one_hot.T @ dx.reshape(b * t, d)
-    dW_pos = np.zeros((n_ctx, d))
+    dW_E = cache["one_hot"].T @ dx.reshape(b * t, d)
+    dW_pos = np.zeros_like(cache["W_pos"])
     dW_pos[:t] = dx.sum(axis=0)
     return dW_E, dW_pos
+
+
+def embed_project(W_QKV: np.ndarray, cache) -> np.ndarray:
+    """x W_QKV for the embeddings x of `embed_forward`, looked up rather than multiplied out.
+
+    x[b, t] = W_E[token] + W_pos[t], so x[b, t] W = (W_E W)[token] + (W_pos W)[t]: two
+    vocab-row and T-row products and a gather instead of a (B·T)-row product. The first
+    attention layer takes its q, k and v this way. Returns (B·T, columns of W_QKV).
+    """
+    one_hot, t = cache["one_hot"], cache["t"]
+    b = one_hot.shape[0] // t
+    tokens = cache["tokens"]
+    by_token = cache["W_E"] @ W_QKV
+    by_position = cache["W_pos"][:t] @ W_QKV
+    qkv = np.take(by_token, tokens, axis=0)
+    qkv.reshape(b, t, -1)[...] += by_position
+    return qkv
+
+
+def embed_project_backward(d_qkv: np.ndarray, W_QKV: np.ndarray, cache):
+    """Gradients ``(dW_E, dW_pos, dW_QKV)`` of `embed_project` from d_qkv (B·T, columns).
+
+    Summing d_qkv per token (the one-hot product) and per position first leaves only
+    vocab-row and T-row products: dW_QKV = W_Eᵀ G + W_posᵀ S, dW_E = G W_QKVᵀ,
+    dW_pos = S W_QKVᵀ, with G the per-token and S the per-position sums.
+    """
+    one_hot, t = cache["one_hot"], cache["t"]
+    b = one_hot.shape[0] // t
+    per_token = one_hot.T @ d_qkv                                  # (vocab, columns)
+    per_position = d_qkv.reshape(b, t, -1).sum(axis=0)             # (T, columns)
+    W_E, W_pos = cache["W_E"], cache["W_pos"]
+    dW_QKV = W_E.T @ per_token + W_pos[:t].T @ per_position
+    dW_pos = np.zeros_like(W_pos)
+    dW_pos[:t] = per_position @ W_QKV.T
+    return per_token @ W_QKV.T, dW_pos, dW_QKV
 
 
 # --- causal multi-head attention -------------------------------------------------------
@@ -90,55 +131,105 @@ def _merge_heads(a: np.ndarray) -> np.ndarray:
     return a.transpose(0, 2, 1, 3).reshape(b, t, h * d)
 
 
+def causal_softmax(scores: np.ndarray) -> np.ndarray:
+    """Softmax over the keys (last axis) under the causal mask, computed in place.
+
+    ``scores`` (..., T, T) is overwritten with the weights and returned: entries above the
+    diagonal get weight exactly 0, each row sums to 1. The row maximum (over the keys the
+    query may see) is subtracted first, so exp never overflows. The same numbers as
+    `layers.softmax` with a causal mask, without the full-size temporaries, which are most of
+    a step's time at this size.
+    """
+    t = scores.shape[-1]
+    scores += causal_mask(t)  # -inf above the diagonal: exp gives exactly 0 there
+    scores -= scores.max(axis=-1, keepdims=True)
+    np.exp(scores, out=scores)
+    scores /= _row_sums(scores)
+    return scores
+
+
+def causal_softmax_backward(d_weights: np.ndarray, weights: np.ndarray, dz: np.ndarray,
+                            z: np.ndarray) -> np.ndarray:
+    """Gradient of the scores from that of the weights, computed in ``d_weights``'s place.
+
+    ds_ij = w_ij (dw_ij - Σ_k w_ik dw_ik), as in `layers.softmax_backward`. Here the weights
+    feed z = weights v only, so dw_ik = dz_i · v_k and the row sum is Σ_k w_ik dz_i · v_k =
+    dz_i · z_i: a sum over d_head numbers per row instead of a product over every key (the
+    same identity FlashAttention uses). ``dz``, ``z``: (..., T, d_head).
+    """
+    inner = _row_sums(dz * z)
+    d_weights -= inner
+    d_weights *= weights
+    return d_weights
+
+
+def _row_sums(a: np.ndarray) -> np.ndarray:
+    """Sum over the last axis, kept as an axis of 1, as one matrix-vector product (a short
+    last axis makes ``a.sum(axis=-1)`` several times slower)."""
+    return (a.reshape(-1, a.shape[-1]) @ np.ones(a.shape[-1])).reshape(a.shape[:-1] + (1,))
+
+
 def attention_forward(x: np.ndarray, W_Q: np.ndarray, W_K: np.ndarray, W_V: np.ndarray,
-                      W_O: np.ndarray, heads: int):
+                      W_O: np.ndarray, heads: int, qkv: np.ndarray | None = None):
     """One causal multi-head attention layer; returns ``(out, cache)``.
 
     q, k, v = x W_Q, x W_K, x W_V split into ``heads`` heads of d_head; scores = q kᵀ /
     sqrt(d_head) plus the causal mask; weights = softmax over the keys; each head's output
     is weights v; the heads are concatenated and multiplied by W_O. ``out`` (B, T, d_model)
     is what the layer adds to the residual stream; ``cache["weights"]`` is (B, heads, T, T).
+
+    ``qkv``: x [W_Q W_K W_V], (B·T, 3·heads·d_head), when the caller has it already (the
+    first layer looks it up from the embeddings, `embed_project`).
     """
     b, t, d = x.shape
     hd = W_Q.shape[1]
     d_head = hd // heads
     scale = 1.0 / np.sqrt(d_head)
-    # One matrix product for q, k and v: at this size the call overhead is the cost.
+    # One matrix product for q, k and v, then views (3, B, heads, T, d_head) of it.
     W_QKV = np.concatenate([W_Q, W_K, W_V], axis=1)
-    qkv = x.reshape(b * t, d) @ W_QKV
-    q = _split_heads(qkv[:, :hd].reshape(b, t, hd), heads)
-    k = _split_heads(qkv[:, hd:2 * hd].reshape(b, t, hd), heads)
-    v = _split_heads(qkv[:, 2 * hd:].reshape(b, t, hd), heads)
-    scores = (q @ k.transpose(0, 1, 3, 2)) * scale + causal_mask(t)
-    weights = softmax(scores)  # -inf above the diagonal: weight exactly 0
-    z = _merge_heads(weights @ v)
+    if qkv is None:
+        qkv = x.reshape(b * t, d) @ W_QKV
+    qkv = qkv.reshape(b, t, 3, heads, d_head).transpose(2, 0, 3, 1, 4)
+    q, k, v = qkv[0], qkv[1], qkv[2]
+    # Scaling q (B·T·d_head numbers) costs a T/d_head-th of scaling the scores.
+    weights = causal_softmax((q * scale) @ k.swapaxes(-1, -2))
+    z_heads = weights @ v
+    z = _merge_heads(z_heads)
     out = (z.reshape(b * t, hd) @ W_O).reshape(b, t, d)
     cache = {"x": x, "W_QKV": W_QKV, "W_O": W_O, "q": q, "k": k, "v": v,
-             "weights": weights, "z": z, "scale": scale}
+             "weights": weights, "z_heads": z_heads, "z": z, "scale": scale}
     return out, cache
 
 
-def attention_backward(d_out: np.ndarray, cache):
+def attention_backward(d_out: np.ndarray, cache, project: bool = True):
     """Gradients through one attention layer: ``(dx, {"W_Q", "W_K", "W_V", "W_O"})``.
 
     ``dx`` is the gradient that reaches the layer's input through q, k and v only; the
-    residual connection's own path is added by the caller.
+    residual connection's own path is added by the caller. With ``project=False`` the
+    projections are left to the caller (`embed_project_backward`): returns
+    ``(d_qkv (B·T, 3·heads·d_head), {"W_O"})``.
     """
     x, W_QKV, W_O = cache["x"], cache["W_QKV"], cache["W_O"]
     q, k, v, weights, z = cache["q"], cache["k"], cache["v"], cache["weights"], cache["z"]
+    scale = cache["scale"]
     b, t, d = x.shape
     hd = W_O.shape[0]
-    heads = q.shape[1]
+    heads, d_head = q.shape[1], q.shape[3]
     d_out2 = d_out.reshape(b * t, d)
     dW_O = z.reshape(b * t, hd).T @ d_out2
     dz = _split_heads((d_out2 @ W_O.T).reshape(b, t, hd), heads)
-    d_weights = dz @ v.transpose(0, 1, 3, 2)
-    dv = weights.transpose(0, 1, 3, 2) @ dz
-    d_scores = softmax_backward(d_weights, weights) * cache["scale"]
-    dq = d_scores @ k
-    dk = d_scores.transpose(0, 1, 3, 2) @ q
-    d_qkv = np.concatenate([_merge_heads(dq), _merge_heads(dk), _merge_heads(dv)],
-                           axis=2).reshape(b * t, 3 * hd)
+    # dq, dk, dv are written straight into one (B, T, 3·heads·d_head) array, laid out like
+    # the forward's q|k|v columns, so that one product gives dW_Q|dW_K|dW_V and one dx.
+    d_qkv = np.empty((b, t, 3, heads, d_head))
+    dq, dk, dv = (d_qkv[:, :, i].transpose(0, 2, 1, 3) for i in range(3))
+    d_weights = dz @ v.swapaxes(-1, -2)
+    np.matmul(weights.swapaxes(-1, -2), dz, out=dv)
+    d_scores = causal_softmax_backward(d_weights, weights, dz, cache["z_heads"])
+    np.matmul(d_scores, k * scale, out=dq)
+    np.matmul(d_scores.swapaxes(-1, -2), q * scale, out=dk)
+    d_qkv = d_qkv.reshape(b * t, 3 * hd)
+    if not project:
+        return d_qkv, {"W_O": dW_O}
     dW_QKV = x.reshape(b * t, d).T @ d_qkv
     dx = (d_qkv @ W_QKV.T).reshape(b, t, d)
     grads = {"W_Q": dW_QKV[:, :hd], "W_K": dW_QKV[:, hd:2 * hd], "W_V": dW_QKV[:, 2 * hd:],
@@ -166,13 +257,20 @@ def next_token_losses(logits: np.ndarray, tokens: np.ndarray):
     """Cross-entropy (nats) of position t's logits against token t + 1, for t = 0 .. T-2.
 
     Returns ``(losses, probs)``: losses (B, T-1), one per predicted position, and the
-    softmax of those positions' logits (B·(T-1), vocab), which the backward pass reuses.
+    softmax of those positions' logits (B·(T-1), vocab), which `layers.cross_entropy_backward`
+    turns into the gradient. One exp serves both: loss = log Σ exp(z) - z[target], with z
+    the logits less their row maximum.
     """
     b, t, vocab = logits.shape
-    log_probs = log_softmax(logits[:, :-1].reshape(b * (t - 1), vocab))
+    z = logits[:, :-1].reshape(b * (t - 1), vocab)
+    z = z - z.max(axis=1, keepdims=True)
     targets = tokens[:, 1:].reshape(-1)
-    losses = -log_probs[np.arange(targets.size), targets]
-    return losses.reshape(b, t - 1), np.exp(log_probs)
+    target_z = z[np.arange(targets.size), targets]
+    e = np.exp(z, out=z)
+    total = _row_sums(e)
+    losses = np.log(total[:, 0]) - target_z
+    e /= total
+    return losses.reshape(b, t - 1), e
 
 
 # --- the model -------------------------------------------------------------------------
@@ -186,16 +284,24 @@ class AttentionOnlyTransformer:
 
     def __init__(self, params: dict[str, np.ndarray], layers: int, heads: int):
         if layers < 1 or heads < 1:
-            raise ValueError(f"an attention-only transformer needs layers >= 1 and heads >= 1, "
-                             f"got layers={layers}, heads={heads}")
+            raise TrainingError(f"an attention-only transformer needs layers >= 1 and heads >= 1, "
+                                f"got layers={layers}, heads={heads}")
         expected = {"W_E", "W_pos", "W_U"} | {
             f"layer{l}.{name}" for l in range(layers) for name in ("W_Q", "W_K", "W_V", "W_O")}
         if set(params) != expected:
-            raise ValueError(f"parameters {sorted(params)} do not match a {layers}-layer model: "
-                             f"expected {sorted(expected)}")
-        hd = params["layer0.W_Q"].shape[1]
+            raise TrainingError(f"parameters {sorted(params)} do not match a {layers}-layer model: "
+                                f"expected {sorted(expected)}")
+        vocab, d = np.shape(params["W_E"])
+        hd = np.shape(params["layer0.W_Q"])[1]
         if hd % heads:
-            raise ValueError(f"W_Q has {hd} columns, not a multiple of heads={heads}")
+            raise TrainingError(f"W_Q has {hd} columns, not a multiple of heads={heads}")
+        shapes = {"W_E": (vocab, d), "W_pos": (np.shape(params["W_pos"])[0], d), "W_U": (d, vocab)}
+        for l in range(layers):
+            shapes.update({f"layer{l}.W_Q": (d, hd), f"layer{l}.W_K": (d, hd),
+                           f"layer{l}.W_V": (d, hd), f"layer{l}.W_O": (hd, d)})
+        for name, shape in shapes.items():
+            if np.shape(params[name]) != shape:
+                raise TrainingError(f"{name} has shape {np.shape(params[name])}, expected {shape}")
         self.params = params
         self.layers = layers
         self.heads = heads
@@ -206,12 +312,12 @@ class AttentionOnlyTransformer:
     def _check_tokens(self, tokens) -> np.ndarray:
         tokens = np.asarray(tokens)
         if tokens.ndim != 2 or not np.issubdtype(tokens.dtype, np.integer):
-            raise ValueError(f"tokens must be an integer array (B, T), got {tokens.dtype} "
-                             f"{tokens.shape}")
+            raise TrainingError(f"tokens must be an integer array (B, T), got {tokens.dtype} "
+                                f"{tokens.shape}")
         if not 1 <= tokens.shape[1] <= self.n_ctx:
-            raise ValueError(f"sequence length T={tokens.shape[1]} is outside 1..{self.n_ctx}")
+            raise TrainingError(f"sequence length T={tokens.shape[1]} is outside 1..{self.n_ctx}")
         if tokens.size and (tokens.min() < 0 or tokens.max() >= self.vocab):
-            raise ValueError(f"tokens must lie in 0..{self.vocab - 1}")
+            raise TrainingError(f"tokens must lie in 0..{self.vocab - 1}")
         return tokens
 
     def forward(self, tokens):
@@ -221,8 +327,12 @@ class AttentionOnlyTransformer:
         x, embed_cache = embed_forward(tokens, p["W_E"], p["W_pos"])
         layer_caches = []
         for l in range(self.layers):
-            out, cache = attention_forward(x, p[f"layer{l}.W_Q"], p[f"layer{l}.W_K"],
-                                           p[f"layer{l}.W_V"], p[f"layer{l}.W_O"], self.heads)
+            W_Q, W_K, W_V = p[f"layer{l}.W_Q"], p[f"layer{l}.W_K"], p[f"layer{l}.W_V"]
+            # The first layer reads the bare embeddings: its q, k, v are table look-ups.
+            qkv = (embed_project(np.concatenate([W_Q, W_K, W_V], axis=1), embed_cache)
+                   if l == 0 else None)
+            out, cache = attention_forward(x, W_Q, W_K, W_V, p[f"layer{l}.W_O"], self.heads,
+                                           qkv=qkv)
             x = x + out
             layer_caches.append(cache)
         logits, unembed_cache = unembed_forward(x, p["W_U"])
@@ -233,14 +343,25 @@ class AttentionOnlyTransformer:
         embed_cache, layer_caches, unembed_cache = caches
         grads: dict[str, np.ndarray] = {}
         dx, grads["W_U"] = unembed_backward(d_logits, unembed_cache)
-        for l in reversed(range(self.layers)):
+        for l in reversed(range(1, self.layers)):
             # x_{l+1} = x_l + attn(x_l): the residual passes dx on unchanged, plus the
             # gradient that flows back through the layer's q, k and v.
             d_in, layer_grads = attention_backward(dx, layer_caches[l])
             dx = dx + d_in
             for name, g in layer_grads.items():
                 grads[f"layer{l}.{name}"] = g
-        grads["W_E"], grads["W_pos"] = embed_backward(dx, embed_cache)
+        # The first layer's q, k, v came from the embedding tables (`embed_project`).
+        d_qkv, layer_grads = attention_backward(dx, layer_caches[0], project=False)
+        W_QKV = layer_caches[0]["W_QKV"]
+        dW_E, dW_pos, dW_QKV = embed_project_backward(d_qkv, W_QKV, embed_cache)
+        hd = W_QKV.shape[1] // 3
+        grads["layer0.W_Q"], grads["layer0.W_K"], grads["layer0.W_V"] = (
+            dW_QKV[:, :hd], dW_QKV[:, hd:2 * hd], dW_QKV[:, 2 * hd:])
+        grads["layer0.W_O"] = layer_grads["W_O"]
+        # The residual stream's own path to the embeddings.
+        dW_E_residual, dW_pos_residual = embed_backward(dx, embed_cache)
+        grads["W_E"] = dW_E + dW_E_residual
+        grads["W_pos"] = dW_pos + dW_pos_residual
         return grads
 
     def logits(self, tokens) -> np.ndarray:
@@ -266,7 +387,7 @@ class AttentionOnlyTransformer:
         """
         tokens = self._check_tokens(tokens)
         if tokens.shape[1] < 2:
-            raise ValueError("a sequence needs at least 2 tokens to predict a next one")
+            raise TrainingError("a sequence needs at least 2 tokens to predict a next one")
         logits, caches = self.forward(tokens)
         losses, probs = next_token_losses(logits, tokens)
         # The mean runs over every prediction; the last position predicts nothing.
@@ -274,4 +395,8 @@ class AttentionOnlyTransformer:
         d_logits[:, :-1] = cross_entropy_backward(probs, tokens[:, 1:].reshape(-1)).reshape(
             losses.shape + (self.vocab,))
         grads = self.backward(d_logits, caches)
+        # Keep this pass's arrays alive until the next one has made its own: when a step
+        # frees all its megabytes, the allocator hands the pages back to the system and the
+        # next step faults them in again, which measured a fifth of a step's time.
+        self._last_pass = (logits, caches, d_logits)
         return losses, grads, [cache["weights"] for cache in caches[1]]
