@@ -14,6 +14,7 @@ run's tables.
 """
 
 from .experiment import Experiment, TrainingError
+from .induction import InductionExperiment
 from .layers import (Adam, clip_by_global_norm, cross_entropy, cross_entropy_backward, log_softmax, softmax,
                      softmax_backward, token_losses)
 from .scaling import ScalingExperiment
@@ -21,7 +22,7 @@ from .seq2seq import Seq2SeqExperiment, accuracy_by_length
 
 __all__ = [
     "EXPERIMENTS", "Experiment", "TrainingError",
-    "ScalingExperiment", "Seq2SeqExperiment", "accuracy_by_length",
+    "ScalingExperiment", "Seq2SeqExperiment", "accuracy_by_length", "InductionExperiment",
     "Adam", "clip_by_global_norm", "cross_entropy", "cross_entropy_backward", "log_softmax", "softmax",
     "softmax_backward", "token_losses",
 ]
@@ -29,3 +30,4 @@ __all__ = [
 # Experiments by name, in the order a menu lists them: `attn-studio train NAME` and the window
 # find them here. A new experiment registers itself with one line: EXPERIMENTS["name"] = Class.
 EXPERIMENTS = {"scaling": ScalingExperiment, "seq2seq": Seq2SeqExperiment}
+EXPERIMENTS["induction"] = InductionExperiment

@@ -192,6 +192,7 @@ class InductionExperiment(Experiment):
     betas = (0.9, 0.98)
     eps = 1e-8
     clip_norm = None
+    default_steps = 2000  # the phase change comes around step 1,000-1,500
 
     def _build_models(self, rng: np.random.Generator) -> dict[str, InductionModel]:
         def normal(rows: int, cols: int) -> np.ndarray:
