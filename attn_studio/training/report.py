@@ -56,11 +56,11 @@ def history_table(exp: Experiment) -> tuple[list[str], list[list]]:
     return header, rows
 
 
-def figure_data(exp: Experiment) -> dict[str, dict]:
+def figure_data(exp: Experiment, count: int = 256) -> dict[str, dict]:
     """What the figures of a run plot: {figure: {"x": list, "xlabel": str, "series": {label: list}}}.
 
     One figure per metric (every arm's curve against the step) and, for the seq2seq experiment,
-    "accuracy by length" (greedy decoding on held-out inputs of each length).
+    "accuracy by length" (greedy decoding on ``count`` held-out inputs of each length).
     """
     steps = list(range(exp.step_count))
     figures = {}
@@ -69,7 +69,7 @@ def figure_data(exp: Experiment) -> dict[str, dict]:
                            "series": {arm: list(exp.history[arm][metric]) for arm in exp.arms}}
     if isinstance(exp, Seq2SeqExperiment):
         lengths = list(range(1, MAX_LENGTH + 1))
-        table = exp.accuracy_by_length(lengths)
+        table = exp.accuracy_by_length(lengths, count=count)
         figures["accuracy by length"] = {"x": lengths, "xlabel": "input length",
                                          "series": {arm: [table[arm][n] for n in lengths] for arm in exp.arms}}
     return figures
@@ -105,15 +105,15 @@ def prepare_folder(folder) -> Path:
     return folder
 
 
-def write_report(exp: Experiment, folder) -> dict[str, Path]:
+def write_report(exp: Experiment, folder, count: int = 256) -> dict[str, Path]:
     """Write a run's tables into ``folder`` (made if missing): "history.csv" and one CSV per
-    figure that is not a training curve. Returns {table: path}."""
+    figure that is not a training curve (``count`` held-out inputs per point). Returns {table: path}."""
     folder = prepare_folder(folder)
     written = {}
     header, rows = history_table(exp)
     written["history"] = folder / "history.csv"
     write_csv(written["history"], header, rows)
-    for name, fig in figure_data(exp).items():
+    for name, fig in figure_data(exp, count=count).items():
         if name in exp.metrics:
             continue  # the curves are history.csv's columns
         path = folder / (name.replace(" ", "_") + ".csv")

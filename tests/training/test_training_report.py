@@ -51,7 +51,7 @@ def test_history_table_and_figures_follow_the_history():
 def test_report_reads_back_exactly(tmp_path):
     exp = Seq2SeqExperiment(seed=2)
     exp.run(2)
-    written = write_report(exp, tmp_path / "run" / "deep")
+    written = write_report(exp, tmp_path / "run" / "deep", count=4)
     assert set(written) == {"history", "accuracy by length"}
     with open(written["history"], newline="") as fh:
         table = list(csv.reader(fh))

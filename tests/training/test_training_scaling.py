@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from attn_studio.training import ScalingExperiment, TrainingError
-from attn_studio.training.gradcheck import gradient_errors, numerical_gradient
+from attn_studio.training.gradcheck import directional_errors, gradient_errors, numerical_gradient
 from attn_studio.training.layers import cross_entropy, softmax
 from attn_studio.training.scaling import N_KEYS, ScalingModel
 
@@ -34,11 +34,16 @@ def test_every_gradient_matches_central_differences(trained_small, arm):
     loss, grads = probe.loss_and_grads(batch)
     assert loss == probe.loss(batch)
     assert all(np.abs(g).max() > 0 for g in grads.values())
-    errors = gradient_errors(lambda: probe.loss(batch), probe.params, grads)
-    assert max(errors.values()) <= TOL, errors
+    rng = np.random.default_rng(1)
+    f = lambda: probe.loss(batch)
+    sampled = gradient_errors(f, probe.params, grads, samples=32, rng=rng)   # entry by entry
+    along = directional_errors(f, probe.params, grads, rng=rng)             # every entry at once
+    assert max(sampled.values()) <= TOL, sampled
+    assert max(along.values()) <= TOL, along
     # ...and the check has teeth on this model: one wrong factor in one array is rejected.
     wrong = dict(grads, Wk=grads["Wk"] * 1.001)
-    assert gradient_errors(lambda: probe.loss(batch), probe.params, wrong)["Wk"] > TOL
+    assert directional_errors(f, probe.params, wrong, rng=rng)["Wk"] > TOL
+    assert gradient_errors(f, {"bo": probe.params["bo"]}, dict(grads, bo=grads["bo"] + 1e-4))["bo"] > TOL
 
 
 def test_batch_is_the_task():

@@ -26,6 +26,22 @@ def _short_batch(rng, rows=3, length=4):
     return {"source": source, "target": source[:, ::-1].copy()}
 
 
+def _short_seed(steps: int, longest: int = 5, start: int = 0) -> int:
+    """The first seed from ``start`` whose first ``steps`` batches are all at most ``longest`` long:
+    the bookkeeping tests need a few real steps, not long sequences."""
+    return next(seed for seed in range(start, start + 500)
+                if all(Seq2SeqExperiment.batch(_Seeded(seed), s)["source"].shape[1] <= longest for s in range(steps)))
+
+
+class _Seeded:
+    """Just enough of an experiment for Seq2SeqExperiment.batch: its seed and random streams."""
+
+    def __init__(self, seed):
+        self.seed = seed
+
+    rng = Seq2SeqExperiment.rng
+
+
 def _twin(model):
     return Seq2SeqModel(copy.deepcopy(model.params), attention=model.attention)
 
@@ -70,7 +86,7 @@ def test_batches_reverse_one_length_per_step(exp):
 
 
 def test_arms_start_equal_train_on_the_same_batches_and_record_before_the_update():
-    exp = Seq2SeqExperiment(seed=3)
+    exp = Seq2SeqExperiment(seed=_short_seed(3))
     ed, att = exp.models["encoder-decoder"].params, exp.models["attention"].params
     for name in SHARED:
         np.testing.assert_array_equal(ed[name], att[name])
@@ -96,7 +112,7 @@ def test_arms_start_equal_train_on_the_same_batches_and_record_before_the_update
 
 
 def test_optimiser_is_adam_after_clipping_at_five():
-    exp = Seq2SeqExperiment(seed=4)
+    exp = Seq2SeqExperiment(seed=_short_seed(3, start=1))
     model = _twin(exp.models["attention"])
     adam = Adam(model.params, lr=3e-3, betas=(0.9, 0.999), eps=1e-8)
     for step in range(3):
@@ -110,7 +126,8 @@ def test_optimiser_is_adam_after_clipping_at_five():
 
 
 def test_same_seed_same_history():
-    a, b, c = Seq2SeqExperiment(seed=8), Seq2SeqExperiment(seed=8), Seq2SeqExperiment(seed=9)
+    seed, other = _short_seed(3), _short_seed(3, start=_short_seed(3) + 1)
+    a, b, c = Seq2SeqExperiment(seed=seed), Seq2SeqExperiment(seed=seed), Seq2SeqExperiment(seed=other)
     for e in (a, b, c):
         e.run(3)
     assert a.history == b.history
