@@ -113,9 +113,9 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "export":
         return export_main(argv[1:])
-    if argv and argv[0] == "train":  # the training lab, headless (no Qt is imported)
+    if argv and argv[0] == "train":  # the training lab, headless (Qt only for --png)
         from .training.command import main as train_main
-        return train_main(argv[1:])
+        return train_main(argv[1:], draw_figures=_draw_training_figures)
     try:
         args = _parser().parse_args(argv)
     except UsageError as exc:
@@ -273,6 +273,17 @@ def _trained_studio(args, model):
         raise UsageError(studio.word_message)
     studio.select(layer=args.layer - 1, head=args.head - 1)
     return studio
+
+
+def _draw_training_figures(figures, folder, prefix):
+    """``attn-studio train --png``: the run's figures drawn offscreen (fonts need a QGuiApplication)."""
+    os.environ["QT_QPA_PLATFORM"] = "offscreen"
+    from PySide6 import QtGui
+
+    from .gui.training_figures import write_figures
+
+    app = QtGui.QGuiApplication.instance() or QtGui.QGuiApplication([PROG])  # noqa: F841 (kept alive)
+    return write_figures(figures, folder, prefix=prefix)
 
 
 def export_main(argv: list[str]) -> int:

@@ -4,8 +4,8 @@
     attn-studio train seq2seq --out runs/seq2seq
 
 A progress bar on the terminal; the run's tables (``history.csv``: one row per step, a column per
-arm and metric; ``accuracy_by_length.csv`` for seq2seq) go into the ``--out`` folder. Ctrl-C stops
-the run and still writes the steps taken.
+arm and metric; ``accuracy_by_length.csv`` for seq2seq) go into the ``--out`` folder, and with
+``--png`` a PNG per figure. Ctrl-C stops the run and still writes the steps taken.
 """
 
 from __future__ import annotations
@@ -17,7 +17,8 @@ import numpy as np
 
 from . import EXPERIMENTS
 from .experiment import TrainingError
-from .report import MAX_STEPS, check_steps, default_steps, make_experiment, prepare_folder, write_report
+from .report import (MAX_STEPS, check_steps, default_steps, figure_data, make_experiment, prepare_folder,
+                     write_report)
 
 PROG = "attn-studio train"
 
@@ -45,6 +46,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--steps", type=int, default=None,
                         help=f"optimiser steps, 1 to {MAX_STEPS:,} (default: scaling 1000, seq2seq 2000)")
     parser.add_argument("--out", required=True, metavar="DIR", help="the folder for the tables (made if missing)")
+    parser.add_argument("--png", action="store_true", help="also draw each figure as a PNG (needs Qt, no display)")
     return parser
 
 
@@ -53,8 +55,12 @@ def _fail(message, code: int = 2) -> int:
     return code
 
 
-def main(argv: list[str]) -> int:
-    """Entry point of ``attn-studio train``; returns the exit code (2 for a bad command line)."""
+def main(argv: list[str], draw_figures=None) -> int:
+    """Entry point of ``attn-studio train``; returns the exit code (2 for a bad command line).
+
+    ``draw_figures(figures, folder, prefix) -> paths`` draws the PNGs of ``--png``; the window's
+    side provides it (this package never imports Qt).
+    """
     try:
         args = _parser().parse_args(argv)
     except _UsageError as exc:
@@ -65,6 +71,8 @@ def main(argv: list[str]) -> int:
         prepare_folder(args.out)
     except TrainingError as exc:
         return _fail(exc)
+    if args.png and draw_figures is None:
+        return _fail("--png needs the figures of the window's side: run it as attn-studio train")
 
     from tqdm import tqdm  # the terminal's progress bar; only this command needs it
 
@@ -78,10 +86,17 @@ def main(argv: list[str]) -> int:
             exp.run(steps, callback=progress)
         except KeyboardInterrupt:
             stopped = True
+    figures = figure_data(exp)
     try:
-        written = write_report(exp, args.out)
+        written = write_report(exp, args.out, figures=figures)
+        if args.png:
+            label = args.experiment + (f", d_k {exp.d_k}" if hasattr(exp, "d_k") else "")
+            for path in draw_figures(figures, args.out, f"{label}: "):
+                written[path.stem] = path
     except TrainingError as exc:
         return _fail(exc, 1)
+    except OSError as exc:
+        return _fail(f"cannot write a figure: {exc}", 1)
 
     last = min(100, exp.step_count)
     print(f"{args.experiment}, seed {exp.seed}" + (f", d_k {exp.d_k}" if hasattr(exp, "d_k") else "")

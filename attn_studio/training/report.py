@@ -105,15 +105,16 @@ def prepare_folder(folder) -> Path:
     return folder
 
 
-def write_report(exp: Experiment, folder, count: int = 256) -> dict[str, Path]:
+def write_report(exp: Experiment, folder, count: int = 256, figures: dict | None = None) -> dict[str, Path]:
     """Write a run's tables into ``folder`` (made if missing): "history.csv" and one CSV per
-    figure that is not a training curve (``count`` held-out inputs per point). Returns {table: path}."""
+    figure that is not a training curve (``count`` held-out inputs per point, or ``figures`` as
+    `figure_data` gave them). Returns {table: path}."""
     folder = prepare_folder(folder)
     written = {}
     header, rows = history_table(exp)
     written["history"] = folder / "history.csv"
     write_csv(written["history"], header, rows)
-    for name, fig in figure_data(exp, count=count).items():
+    for name, fig in (figures if figures is not None else figure_data(exp, count=count)).items():
         if name in exp.metrics:
             continue  # the curves are history.csv's columns
         path = folder / (name.replace(" ", "_") + ".csv")

@@ -82,3 +82,17 @@ def test_train_command_imports_no_qt(tmp_path):
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split("\n")[-2] == "0 []"
+
+
+def test_png_draws_every_figure(tmp_path):
+    from PySide6 import QtGui
+
+    assert main(["train", "scaling", "--d-k", "4", "--steps", "30", "--png", "--out", str(tmp_path)]) == 0
+    pngs = sorted(p.name for p in tmp_path.glob("*.png"))
+    assert pngs == ["accuracy.png", "entropy.png", "loss.png", "score_grad.png", "score_spread.png"]
+    image = QtGui.QImage(str(tmp_path / "entropy.png"))
+    assert (image.width(), image.height()) == (1800, 1080)
+    # Both arms' colours are on the page (a blank or single-curve figure fails).
+    colours = {image.pixelColor(x, y).name() for x in range(0, 1800, 3) for y in range(0, 1080, 3)}
+    assert {"#0072b2", "#d55e00"} <= colours
+    assert not list(tmp_path.glob(".*"))  # no temporary file left
