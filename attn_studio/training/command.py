@@ -68,20 +68,21 @@ def main(argv: list[str], draw_figures=None) -> int:
     try:
         exp = make_experiment(args.experiment, seed=args.seed, d_k=args.d_k)
         steps = check_steps(args.steps if args.steps is not None else default_steps(args.experiment))
+        if args.png and draw_figures is None:
+            raise TrainingError("--png needs the figures of the window's side: run it as attn-studio train")
         prepare_folder(args.out)
     except TrainingError as exc:
         return _fail(exc)
-    if args.png and draw_figures is None:
-        return _fail("--png needs the figures of the window's side: run it as attn-studio train")
 
     from tqdm import tqdm  # the terminal's progress bar; only this command needs it
 
     stopped = False
+    shown = "accuracy" if "accuracy" in exp.metrics else exp.metrics[0]  # beside the bar, per arm
     with tqdm(total=steps, unit="step", desc=args.experiment, file=sys.stderr, disable=None) as bar:
         def progress(step, metrics):
             bar.update(1)
             if step % 25 == 0 or step == steps:
-                bar.set_postfix({arm: f"{m['accuracy']:.2f}" for arm, m in metrics.items()}, refresh=False)
+                bar.set_postfix({arm: f"{shown} {m[shown]:.2f}" for arm, m in metrics.items()}, refresh=False)
         try:
             exp.run(steps, callback=progress)
         except KeyboardInterrupt:
