@@ -78,11 +78,11 @@ def main(argv: list[str], draw_figures=None) -> int:
 
     stopped = False
     shown = "accuracy" if "accuracy" in exp.metrics else exp.metrics[0]  # beside the bar, per arm
-    with tqdm(total=steps, unit="step", desc=args.experiment, file=sys.stderr, disable=None) as bar:
+    with tqdm(total=steps, unit="step", desc=f"{args.experiment} ({shown})", file=sys.stderr, disable=None) as bar:
         def progress(step, metrics):
             bar.update(1)
             if step % 25 == 0 or step == steps:
-                bar.set_postfix({arm: f"{shown} {m[shown]:.2f}" for arm, m in metrics.items()}, refresh=False)
+                bar.set_postfix({arm: f"{m[shown]:.2f}" for arm, m in metrics.items()}, refresh=False)
         try:
             exp.run(steps, callback=progress)
         except KeyboardInterrupt:
