@@ -70,7 +70,10 @@ def _check_batch(batch, seq_len_max: int = SEQ_LEN) -> tuple[np.ndarray, np.ndar
     """The batch's (tokens, n), or a TrainingError naming what is wrong."""
     if not isinstance(batch, dict) or "tokens" not in batch or "n" not in batch:
         raise TrainingError('an induction batch is a dict {"tokens": int (B, T), "n": int (B,)}')
-    tokens, n = np.asarray(batch["tokens"]), np.asarray(batch["n"])
+    try:
+        tokens, n = np.asarray(batch["tokens"]), np.asarray(batch["n"])
+    except ValueError:  # ragged rows
+        raise TrainingError('batch["tokens"] must be rows of one length') from None
     if tokens.ndim != 2 or not np.issubdtype(tokens.dtype, np.integer):
         raise TrainingError(f'batch["tokens"] must be an integer array (B, T), got '
                             f"{tokens.dtype} {tokens.shape}")

@@ -11,6 +11,12 @@ gradients of its inputs and parameters. Everything runs on whole batches, (B, T,
 for the residual stream and (B, heads, T, T) for the attention weights: no Python loop
 over tokens, heads or rows.
 
+Two shortcuts keep a training step in milliseconds without changing a number beyond float
+rounding: the first layer reads the bare embeddings, so its q, k and v are looked up from
+(vocab + T)-row tables (`embed_project`) instead of multiplied out for all B·T positions;
+and the softmax's backward takes its row sums from the head outputs
+(`causal_softmax_backward`).
+
 Parameter names: ``W_E`` (vocab × d_model) and ``W_pos`` (n_ctx × d_model), the embeddings;
 ``layer{l}.W_Q``, ``layer{l}.W_K``, ``layer{l}.W_V`` (d_model × heads·d_head) and
 ``layer{l}.W_O`` (heads·d_head × d_model) for each layer l = 0, 1, ...; ``W_U``
@@ -39,6 +45,8 @@ __all__ = [
     "embed_project",
     "embed_project_backward",
     "next_token_losses",
+    "qkv_gradients",
+    "qkv_weights",
     "unembed_backward",
     "unembed_forward",
 ]
@@ -119,6 +127,14 @@ def causal_mask(t: int) -> np.ndarray:
     return mask
 
 
+@functools.lru_cache(maxsize=None)
+def _visible(t: int) -> np.ndarray:
+    """(T, T) bool: True where key j <= query i (read-only)."""
+    visible = np.tril(np.ones((t, t), dtype=bool))
+    visible.flags.writeable = False
+    return visible
+
+
 def _split_heads(a: np.ndarray, heads: int) -> np.ndarray:
     """(B, T, heads·d) -> (B, heads, T, d)."""
     b, t, hd = a.shape
@@ -141,9 +157,12 @@ def causal_softmax(scores: np.ndarray) -> np.ndarray:
     a step's time at this size.
     """
     t = scores.shape[-1]
-    scores += causal_mask(t)  # -inf above the diagonal: exp gives exactly 0 there
+    scores += causal_mask(t)  # -inf above the diagonal, so the maximum is over visible keys
     scores -= scores.max(axis=-1, keepdims=True)
-    np.exp(scores, out=scores)
+    # exp of the visible half only (exp(-inf) costs as much as any other), then exact zeros.
+    visible = _visible(t)
+    np.exp(scores, out=scores, where=visible)
+    np.copyto(scores, 0.0, where=~visible)
     scores /= _row_sums(scores)
     return scores
 
@@ -178,7 +197,7 @@ def attention_forward(x: np.ndarray, W_Q: np.ndarray, W_K: np.ndarray, W_V: np.n
     is weights v; the heads are concatenated and multiplied by W_O. ``out`` (B, T, d_model)
     is what the layer adds to the residual stream; ``cache["weights"]`` is (B, heads, T, T).
 
-    ``qkv``: x [W_Q W_K W_V], (B·T, 3·heads·d_head), when the caller has it already (the
+    ``qkv``: x `qkv_weights` (B·T, 3·heads·d_head), when the caller has it already (the
     first layer looks it up from the embeddings, `embed_project`).
     """
     b, t, d = x.shape
@@ -186,19 +205,34 @@ def attention_forward(x: np.ndarray, W_Q: np.ndarray, W_K: np.ndarray, W_V: np.n
     d_head = hd // heads
     scale = 1.0 / np.sqrt(d_head)
     # One matrix product for q, k and v, then views (3, B, heads, T, d_head) of it.
-    W_QKV = np.concatenate([W_Q, W_K, W_V], axis=1)
+    W_QKV = qkv_weights(W_Q, W_K, W_V, heads)
     if qkv is None:
         qkv = x.reshape(b * t, d) @ W_QKV
     qkv = qkv.reshape(b, t, 3, heads, d_head).transpose(2, 0, 3, 1, 4)
     q, k, v = qkv[0], qkv[1], qkv[2]
-    # Scaling q (B·T·d_head numbers) costs a T/d_head-th of scaling the scores.
-    weights = causal_softmax((q * scale) @ k.swapaxes(-1, -2))
+    weights = causal_softmax(q @ k.swapaxes(-1, -2))
     z_heads = weights @ v
     z = _merge_heads(z_heads)
     out = (z.reshape(b * t, hd) @ W_O).reshape(b, t, d)
     cache = {"x": x, "W_QKV": W_QKV, "W_O": W_O, "q": q, "k": k, "v": v,
              "weights": weights, "z_heads": z_heads, "z": z, "scale": scale}
     return out, cache
+
+
+def qkv_weights(W_Q: np.ndarray, W_K: np.ndarray, W_V: np.ndarray, heads: int) -> np.ndarray:
+    """[W_Q / sqrt(d_head), W_K, W_V] side by side: x times it gives q (already scaled), k, v.
+
+    (x W_Q / sqrt(d_head)) kᵀ are the scaled scores q kᵀ / sqrt(d_head); dividing a
+    d_model × heads·d_head matrix costs less than dividing every score or every q.
+    """
+    scale = 1.0 / np.sqrt(W_Q.shape[1] // heads)
+    return np.concatenate([W_Q * scale, W_K, W_V], axis=1)
+
+
+def qkv_gradients(dW_QKV: np.ndarray, scale: float):
+    """``(dW_Q, dW_K, dW_V)`` from the gradient of `qkv_weights`'s matrix."""
+    hd = dW_QKV.shape[1] // 3
+    return dW_QKV[:, :hd] * scale, dW_QKV[:, hd:2 * hd], dW_QKV[:, 2 * hd:]
 
 
 def attention_backward(d_out: np.ndarray, cache, project: bool = True):
@@ -211,7 +245,6 @@ def attention_backward(d_out: np.ndarray, cache, project: bool = True):
     """
     x, W_QKV, W_O = cache["x"], cache["W_QKV"], cache["W_O"]
     q, k, v, weights, z = cache["q"], cache["k"], cache["v"], cache["weights"], cache["z"]
-    scale = cache["scale"]
     b, t, d = x.shape
     hd = W_O.shape[0]
     heads, d_head = q.shape[1], q.shape[3]
@@ -225,15 +258,15 @@ def attention_backward(d_out: np.ndarray, cache, project: bool = True):
     d_weights = dz @ v.swapaxes(-1, -2)
     np.matmul(weights.swapaxes(-1, -2), dz, out=dv)
     d_scores = causal_softmax_backward(d_weights, weights, dz, cache["z_heads"])
-    np.matmul(d_scores, k * scale, out=dq)
-    np.matmul(d_scores.swapaxes(-1, -2), q * scale, out=dk)
+    np.matmul(d_scores, k, out=dq)      # q is x W_Q / sqrt(d_head): the scale is in W_QKV
+    np.matmul(d_scores.swapaxes(-1, -2), q, out=dk)
     d_qkv = d_qkv.reshape(b * t, 3 * hd)
     if not project:
         return d_qkv, {"W_O": dW_O}
     dW_QKV = x.reshape(b * t, d).T @ d_qkv
     dx = (d_qkv @ W_QKV.T).reshape(b, t, d)
-    grads = {"W_Q": dW_QKV[:, :hd], "W_K": dW_QKV[:, hd:2 * hd], "W_V": dW_QKV[:, 2 * hd:],
-             "W_O": dW_O}
+    dW_Q, dW_K, dW_V = qkv_gradients(dW_QKV, cache["scale"])
+    grads = {"W_Q": dW_Q, "W_K": dW_K, "W_V": dW_V, "W_O": dW_O}
     return dx, grads
 
 
@@ -309,15 +342,24 @@ class AttentionOnlyTransformer:
         self.vocab = params["W_E"].shape[0]
         self.n_ctx = params["W_pos"].shape[0]
 
-    def _check_tokens(self, tokens) -> np.ndarray:
-        tokens = np.asarray(tokens)
+    def _check_tokens(self, tokens, predict: bool = False) -> np.ndarray:
+        """``tokens`` as an integer array (B, T), or a TrainingError saying what is wrong;
+        ``predict``: a next token is needed, so T >= 2."""
+        try:
+            tokens = np.asarray(tokens)
+        except ValueError:  # ragged rows
+            raise TrainingError("tokens must be rows of one length, (B, T)") from None
         if tokens.ndim != 2 or not np.issubdtype(tokens.dtype, np.integer):
             raise TrainingError(f"tokens must be an integer array (B, T), got {tokens.dtype} "
                                 f"{tokens.shape}")
+        if tokens.shape[0] < 1:
+            raise TrainingError("tokens must hold at least one sequence (B >= 1)")
         if not 1 <= tokens.shape[1] <= self.n_ctx:
             raise TrainingError(f"sequence length T={tokens.shape[1]} is outside 1..{self.n_ctx}")
-        if tokens.size and (tokens.min() < 0 or tokens.max() >= self.vocab):
+        if tokens.min() < 0 or tokens.max() >= self.vocab:
             raise TrainingError(f"tokens must lie in 0..{self.vocab - 1}")
+        if predict and tokens.shape[1] < 2:
+            raise TrainingError("a sequence needs at least 2 tokens to predict a next one")
         return tokens
 
     def forward(self, tokens):
@@ -329,7 +371,7 @@ class AttentionOnlyTransformer:
         for l in range(self.layers):
             W_Q, W_K, W_V = p[f"layer{l}.W_Q"], p[f"layer{l}.W_K"], p[f"layer{l}.W_V"]
             # The first layer reads the bare embeddings: its q, k, v are table look-ups.
-            qkv = (embed_project(np.concatenate([W_Q, W_K, W_V], axis=1), embed_cache)
+            qkv = (embed_project(qkv_weights(W_Q, W_K, W_V, self.heads), embed_cache)
                    if l == 0 else None)
             out, cache = attention_forward(x, W_Q, W_K, W_V, p[f"layer{l}.W_O"], self.heads,
                                            qkv=qkv)
@@ -354,9 +396,8 @@ class AttentionOnlyTransformer:
         d_qkv, layer_grads = attention_backward(dx, layer_caches[0], project=False)
         W_QKV = layer_caches[0]["W_QKV"]
         dW_E, dW_pos, dW_QKV = embed_project_backward(d_qkv, W_QKV, embed_cache)
-        hd = W_QKV.shape[1] // 3
-        grads["layer0.W_Q"], grads["layer0.W_K"], grads["layer0.W_V"] = (
-            dW_QKV[:, :hd], dW_QKV[:, hd:2 * hd], dW_QKV[:, 2 * hd:])
+        grads["layer0.W_Q"], grads["layer0.W_K"], grads["layer0.W_V"] = qkv_gradients(
+            dW_QKV, layer_caches[0]["scale"])
         grads["layer0.W_O"] = layer_grads["W_O"]
         # The residual stream's own path to the embeddings.
         dW_E_residual, dW_pos_residual = embed_backward(dx, embed_cache)
@@ -375,7 +416,7 @@ class AttentionOnlyTransformer:
 
     def losses(self, tokens) -> np.ndarray:
         """(B, T-1): next-token cross-entropy at every position 0 .. T-2."""
-        tokens = self._check_tokens(tokens)
+        tokens = self._check_tokens(tokens, predict=True)
         return next_token_losses(self.forward(tokens)[0], tokens)[0]
 
     def losses_and_grads(self, tokens):
@@ -385,9 +426,7 @@ class AttentionOnlyTransformer:
         weights, one (B, heads, T, T) array per layer. One forward and one backward pass: the
         losses and weights a metric needs come from the pass that gives the gradients.
         """
-        tokens = self._check_tokens(tokens)
-        if tokens.shape[1] < 2:
-            raise TrainingError("a sequence needs at least 2 tokens to predict a next one")
+        tokens = self._check_tokens(tokens, predict=True)
         logits, caches = self.forward(tokens)
         losses, probs = next_token_losses(logits, tokens)
         # The mean runs over every prediction; the last position predicts nothing.

@@ -349,12 +349,29 @@ def test_training_is_deterministic():
     ({"tokens": np.zeros((2, 8), int), "n": np.array([2, 5])}, "fit"),
     ({"tokens": np.full((2, 8), 32), "n": np.array([2, 2])}, "0..31"),
     ({"tokens": np.zeros((2, 33), int), "n": np.array([2, 2])}, "T=33"),
+    ({"tokens": [[1, 2, 3, 4], [1, 2]], "n": np.array([2, 1])}, "one length"),
+    ({"tokens": np.zeros((0, 8), int), "n": np.zeros(0, int)}, "B >= 1"),
     ("tokens", "dict"),
 ])
 def test_bad_batches_are_refused_with_a_clear_message(batch, message):
     model = InductionExperiment(seed=0).models["two layers"]
+    for call in (model.measure, model.loss, model.loss_and_grads):
+        with pytest.raises(TrainingError, match=message):
+            call(batch)
+
+
+@pytest.mark.parametrize("tokens, message", [
+    (np.zeros((2, 1), int), "at least 2 tokens"),
+    (np.zeros(5, int), "integer array"),
+    (np.zeros((2, 3), float), "integer array"),
+    ([[1, 2], [3]], "one length"),
+    (np.full((1, 4), -1), "0..31"),
+])
+def test_bad_tokens_are_refused_with_a_clear_message(tokens, message):
+    model = InductionExperiment(seed=0).models["one layer"]
     with pytest.raises(TrainingError, match=message):
-        model.measure(batch)
+        model.losses(tokens)
+    assert model.logits(np.zeros((2, 1), int)).shape == (2, 1, 32)  # one token: logits, no loss
 
 
 def test_bad_models_are_refused():
