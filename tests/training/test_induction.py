@@ -17,9 +17,9 @@ ARMS = ("one layer", "two layers")
 
 @pytest.fixture(scope="module")
 def trained_a_little():
-    """Seed 2 after 20 steps: the attention is no longer uniform, so every gradient matters."""
+    """Seed 2 after 8 steps: the attention is no longer uniform, so every gradient matters."""
     exp = InductionExperiment(seed=2)
-    exp.run(20)
+    exp.run(8)
     return exp
 
 
@@ -147,7 +147,7 @@ def test_arms_start_equal_and_train_on_the_same_batches():
 def test_batch_is_deterministic_and_the_same_after_training():
     exp = InductionExperiment(seed=7)
     before = exp.batch(3)
-    exp.run(4)
+    exp.run(2)
     after = exp.batch(3)
     again = InductionExperiment(seed=7).batch(3)
     for key in ("tokens", "n"):
@@ -209,15 +209,15 @@ def _metrics_from_definitions(model, batch):
 
 def test_recorded_metrics_are_the_definitions_before_the_update():
     exp = InductionExperiment(seed=5)
-    exp.run(3)
+    exp.run(1)
     before = {arm: copy.deepcopy(model.params) for arm, model in exp.models.items()}
-    batch = exp.batch(3)
+    batch = exp.batch(1)
     exp.step()
     for arm, model in exp.models.items():
         at_start = InductionModel(before[arm], layers=model.layers, heads=model.heads)
         expected = _metrics_from_definitions(at_start, batch)
         for name in exp.metrics:
-            assert len(exp.history[arm][name]) == 4
+            assert len(exp.history[arm][name]) == 2
             # Another summation order than the model's: agreement to float64 rounding.
             assert exp.history[arm][name][-1] == pytest.approx(expected[name], rel=1e-10), name
         assert exp.history[arm]["loss"][-1] == at_start.loss(batch)
@@ -308,7 +308,7 @@ def test_induction_measure_on_hand_built_patterns():
 
 def test_logits_and_attention_shapes_are_causal():
     exp = InductionExperiment(seed=1)
-    exp.run(3)
+    exp.run(1)
     tokens = exp.batch(9)["tokens"][:5]
     for arm, layers in zip(ARMS, (1, 2)):
         model = exp.models[arm]
@@ -331,8 +331,8 @@ def test_logits_and_attention_shapes_are_causal():
 
 def test_training_is_deterministic():
     a, b = InductionExperiment(seed=3), InductionExperiment(seed=3)
-    a.run(3)
-    b.run(3)
+    a.run(2)
+    b.run(2)
     assert a.history == b.history
     for arm in ARMS:
         for name, array in a.models[arm].params.items():
