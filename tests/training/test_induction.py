@@ -112,6 +112,43 @@ def test_the_check_rejects_a_wrong_first_layer_projection(trained_a_little, monk
     assert errors["layer0.W_Q"] > 1e-3 and errors["layer0.W_V"] > 1e-3, errors
 
 
+def test_one_attention_layer_backward_matches_central_differences_everywhere():
+    """The layer on its own, small enough to check every entry of x and of every weight."""
+    rng = np.random.default_rng(3)
+    b, t, d, heads, d_head = 2, 5, 6, 2, 3
+    arrays = {"x": rng.normal(size=(b, t, d)), "W_Q": rng.normal(size=(d, heads * d_head)),
+              "W_K": rng.normal(size=(d, heads * d_head)), "W_V": rng.normal(size=(d, heads * d_head)),
+              "W_O": rng.normal(size=(heads * d_head, d))}
+    read_out = rng.normal(size=(b, t, d))
+
+    def loss():
+        out, _ = tr.attention_forward(arrays["x"], arrays["W_Q"], arrays["W_K"], arrays["W_V"],
+                                      arrays["W_O"], heads)
+        return float(np.sum(out * read_out))
+
+    out, cache = tr.attention_forward(arrays["x"], arrays["W_Q"], arrays["W_K"], arrays["W_V"],
+                                      arrays["W_O"], heads)
+    dx, grads = tr.attention_backward(read_out, cache)
+    grads["x"] = dx
+    for name, array in arrays.items():
+        assert relative_error(grads[name], numerical_gradient(loss, array)) <= TOL, name
+    # The weights are causal softmax rows.
+    w = cache["weights"]
+    assert w.shape == (b, heads, t, t)
+    assert np.all(w[..., np.triu(np.ones((t, t), bool), k=1)] == 0.0)
+    np.testing.assert_allclose(w.sum(axis=-1), 1.0, rtol=0, atol=1e-12)
+
+
+def test_the_first_layer_looks_up_what_multiplying_out_gives(trained_a_little):
+    p = trained_a_little.models["two layers"].params
+    tokens = trained_a_little.batch(5)["tokens"]
+    x, cache = tr.embed_forward(tokens, p["W_E"], p["W_pos"])
+    W_QKV = tr.qkv_weights(p["layer0.W_Q"], p["layer0.W_K"], p["layer0.W_V"], heads=2)
+    np.testing.assert_allclose(tr.embed_project(W_QKV, cache), x.reshape(-1, 32) @ W_QKV,
+                               rtol=1e-12, atol=1e-14)
+    np.testing.assert_array_equal(W_QKV[:, :32], p["layer0.W_Q"] / 4)  # 1 / sqrt(d_head = 16)
+
+
 def test_arms_start_equal_and_train_on_the_same_batches():
     exp = InductionExperiment(seed=4)
     assert exp.arms == ARMS and exp.step_count == 0
