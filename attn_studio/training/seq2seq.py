@@ -80,8 +80,9 @@ class Seq2SeqModel:
         return x, H, keys
 
     def _decoder(self, H, keys):
-        """A decoder step function ``step(embedded, s_prev) -> (s, context, weights, cache)``, where
-        ``embedded`` is the previous symbol's row already multiplied into dec_Wx (plus dec_b)."""
+        """A decoder step function ``step(embedded, s_prev, hidden_out=None) -> (s, context, weights,
+        cache)``, where ``embedded`` is the previous symbol's row already multiplied into dec_Wx (plus
+        dec_b) and ``hidden_out`` (attention arm) receives the step's attention energies."""
         p = self.params
         Wx_context, Wh = p["dec_Wx"][EMBED:], p["dec_Wh"]
         if not self.attention:
