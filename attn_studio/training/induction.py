@@ -125,16 +125,17 @@ def induction_score(weights: np.ndarray, tokens: np.ndarray, n: np.ndarray) -> f
     perfect induction head.
     """
     tokens = np.asarray(tokens)
-    t = tokens.shape[1]
+    b, t = tokens.shape
     i = np.arange(t)[:, None]
     j = np.arange(t)[None, :]
-    # match[b, i, j]: j >= 1, j <= i, and the token before j is the token at i.
-    previous = np.concatenate([np.full((tokens.shape[0], 1), -1), tokens[:, :-1]], axis=1)
-    match = (previous[:, None, :] == tokens[:, :, None]) & (j <= i)
     n = np.asarray(n)[:, None]
-    queries = (i[None, :, 0] >= n) & (i[None, :, 0] <= 2 * n - 1)      # (B, T)
-    on_match = (weights * match[:, None]).sum(axis=-1)                   # (B, heads, T)
-    per_head = (on_match * queries[:, None]).sum(axis=(0, 2)) / queries.sum()
+    # counted[b, i, j]: i is a query of the repeat, j <= i, and the token before j is token i.
+    previous = np.concatenate([np.full((b, 1), -1), tokens[:, :-1]], axis=1)
+    queries = (i.T >= n) & (i.T <= 2 * n - 1)                                  # (B, T)
+    counted = (previous[:, None, :] == tokens[:, :, None]) & (j <= i) & queries[:, :, None]
+    # Per row and head, the weight on counted cells, as one product over the T·T cells.
+    on_counted = weights.reshape(b, -1, t * t) @ counted.reshape(b, t * t, 1).astype(float)
+    per_head = on_counted.sum(axis=(0, 2)) / queries.sum()
     return float(per_head.max())
 
 

@@ -151,14 +151,22 @@ def causal_softmax(scores: np.ndarray) -> np.ndarray:
     """Softmax over the keys (last axis) under the causal mask, computed in place.
 
     ``scores`` (..., T, T) is overwritten with the weights and returned: entries above the
-    diagonal get weight exactly 0, each row sums to 1. The row maximum (over the keys the
-    query may see) is subtracted first, so exp never overflows. The same numbers as
-    `layers.softmax` with a causal mask, without the full-size temporaries, which are most of
-    a step's time at this size.
+    diagonal get weight exactly 0, each row sums to 1. The same numbers as `layers.softmax`
+    with a causal mask, up to rounding, without its full-size temporaries (at this size
+    they are most of a step's time).
+
+    Softmax does not change when a row is shifted; the shift only keeps exp in range. When
+    all scores lie within 600 of each other, one shift by their maximum does: every exp is
+    then between e^-600 (a normal float64) and 1, so nothing overflows and no row sums to 0.
+    Otherwise each row is shifted by its own maximum over the keys it may see.
     """
     t = scores.shape[-1]
-    scores += causal_mask(t)  # -inf above the diagonal, so the maximum is over visible keys
-    scores -= scores.max(axis=-1, keepdims=True)
+    top, bottom = scores.max(), scores.min()
+    if top - bottom <= 600.0:
+        scores -= top
+    else:
+        scores += causal_mask(t)  # -inf above the diagonal: the maximum over visible keys
+        scores -= scores.max(axis=-1, keepdims=True)
     # exp of the visible half only (exp(-inf) costs as much as any other), then exact zeros.
     visible = _visible(t)
     np.exp(scores, out=scores, where=visible)

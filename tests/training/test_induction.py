@@ -8,6 +8,7 @@ import pytest
 from attn_studio.training import TrainingError
 from attn_studio.training import transformer as tr
 from attn_studio.training.gradcheck import numerical_gradient, relative_error
+from attn_studio.training.layers import softmax
 from attn_studio.training.induction import (InductionExperiment, InductionModel, induction_score,
                                             previous_token_score)
 
@@ -137,6 +138,19 @@ def test_one_attention_layer_backward_matches_central_differences_everywhere():
     assert w.shape == (b, heads, t, t)
     assert np.all(w[..., np.triu(np.ones((t, t), bool), k=1)] == 0.0)
     np.testing.assert_allclose(w.sum(axis=-1), 1.0, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("spread", [3.0, 1e3])  # one shift for all scores; a shift per row
+def test_causal_softmax_is_the_masked_softmax(spread):
+    rng = np.random.default_rng(0)
+    scores = rng.normal(size=(3, 2, 7, 7)) * spread
+    scores[0, 0, 6] += 2000.0   # a row far above the others
+    visible = np.tril(np.ones((7, 7), bool))
+    expected = softmax(scores, mask=visible)
+    weights = tr.causal_softmax(scores.copy())
+    assert np.all(np.isfinite(weights)) and np.all(weights[..., ~visible] == 0.0)
+    np.testing.assert_allclose(weights, expected, rtol=1e-12, atol=1e-300)
+    np.testing.assert_allclose(weights.sum(axis=-1), 1.0, rtol=0, atol=1e-12)
 
 
 def test_the_first_layer_looks_up_what_multiplying_out_gives(trained_a_little):
@@ -357,10 +371,12 @@ def test_logits_and_attention_shapes_are_causal():
         assert np.all(attention[..., upper] == 0.0)
         assert np.all(attention[..., ~upper] > 0.0)
         np.testing.assert_allclose(attention.sum(axis=-1), 1.0, rtol=0, atol=1e-12)
-        # Position t sees tokens 0..t only: changing the later tokens leaves it unchanged.
+        # Position t sees tokens 0..t only: changing the later tokens leaves it unchanged (to
+        # rounding: the softmax's shift, which cancels out, is shared by the whole batch).
         later = tokens.copy()
         later[:, 20:] = (later[:, 20:] + 1) % 32
-        np.testing.assert_array_equal(model.logits(later)[:, :20], logits[:, :20])
+        np.testing.assert_allclose(model.logits(later)[:, :20], logits[:, :20], rtol=1e-12,
+                                   atol=1e-14)
         assert not np.array_equal(model.logits(later)[:, 20:], logits[:, 20:])
         # Shorter sequences work (a notebook's own prompt), each position as in the longer one.
         np.testing.assert_allclose(model.logits(tokens[:, :7]), logits[:, :7], rtol=1e-12, atol=1e-12)
