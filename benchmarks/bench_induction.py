@@ -10,9 +10,8 @@ quotes, per arm:
 
 - "drop": the step at which the repeat's loss falls below ln 32 / 2 = 1.73 nats (the first step
   at which the mean of the last 20 steps' "loss_repeat" is below it; ">N" = not within
-  ``--steps``), and "10-90": the steps the two-layer arm took to go from 90 % to 10 % of the way
-  between its plateau (the mean over steps 200..400) and its final repeat loss, the width of the
-  phase change;
+  ``--steps``), and "fall": the steps it took from 3/4 ln 32 = 2.60 down to ln 32 / 2, how
+  sudden the phase change is;
 - the final "loss_repeat" and "loss_first" (means over the last 100 steps, nats);
 - the final best-head scores "previous_token" (first layer) and "induction" (last layer), means
   over the last 100 steps.
@@ -57,19 +56,6 @@ def drop_step(values: list[float], threshold: float = HALF, window: int = WINDOW
     return int(hit[0]) + window - 1 if hit.size else None
 
 
-def transition_width(values: list[float]) -> int | None:
-    """Steps from 90 % to 10 % of the way down from the plateau (steps 200..400) to the end."""
-    v = np.convolve(np.asarray(values), np.ones(WINDOW) / WINDOW, mode="valid")
-    if len(v) < 400 + FINAL:
-        return None
-    plateau, final = float(np.mean(v[200:400])), float(np.mean(v[-FINAL:]))
-    if plateau - final < 0.5:
-        return None
-    high = np.flatnonzero(v < final + 0.9 * (plateau - final))
-    low = np.flatnonzero(v < final + 0.1 * (plateau - final))
-    return int(low[0] - high[0]) if high.size and low.size else None
-
-
 def run_seed(seed: int, steps: int) -> tuple[dict, np.ndarray]:
     exp = InductionExperiment(seed=seed)
     times = np.empty(steps)
@@ -80,9 +66,10 @@ def run_seed(seed: int, steps: int) -> tuple[dict, np.ndarray]:
     result = {}
     for arm in exp.arms:
         h = exp.history[arm]
+        drop, start = drop_step(h["loss_repeat"]), drop_step(h["loss_repeat"], 1.5 * HALF)
         result[arm] = {
-            "drop": drop_step(h["loss_repeat"]),
-            "10-90": transition_width(h["loss_repeat"]),
+            "drop": drop,
+            "fall": None if drop is None or start is None else drop - start,
             **{m: float(np.mean(h[m][-FINAL:]))
                for m in ("loss_repeat", "loss_first", "previous_token", "induction")},
         }
@@ -120,11 +107,11 @@ def main(argv=None) -> None:
 
     print(f"\nafter {args.steps} steps (final = mean of the last {FINAL}); drop = step where the "
           f"repeat's loss (mean of {WINDOW}) falls below ln 32 / 2 = {HALF:.2f}")
-    print(f"{'seed':>4} {'arm':>10} {'drop':>6} {'10-90':>6} {'repeat':>7} {'first':>6} "
+    print(f"{'seed':>4} {'arm':>10} {'drop':>6} {'fall':>6} {'repeat':>7} {'first':>6} "
           f"{'prev':>5} {'induct':>6}")
     for seed, result in results.items():
         for arm, r in result.items():
-            print(f"{seed:>4} {arm:>10} {fmt(r['drop'], f'>{args.steps}'):>6} {fmt(r['10-90'], '-'):>6} "
+            print(f"{seed:>4} {arm:>10} {fmt(r['drop'], f'>{args.steps}'):>6} {fmt(r['fall'], '-'):>6} "
                   f"{r['loss_repeat']:>7.2f} {r['loss_first']:>6.2f} {r['previous_token']:>5.2f} "
                   f"{r['induction']:>6.2f}")
     for arm in ("one layer", "two layers"):
