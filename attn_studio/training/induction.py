@@ -18,6 +18,8 @@ statistics of the current token and never learns to copy from context.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 
 from .experiment import STREAM_BATCH, Experiment, TrainingError, check_int
@@ -53,8 +55,8 @@ def make_induction_batch(rng: np.random.Generator, batch_size: int = BATCH_SIZE,
     Tokens are uniform over the vocabulary, repeats allowed.
     """
     lo, hi = n_range
-    if not 1 <= lo <= hi or 2 * hi > seq_len:
-        raise TrainingError(f"n_range {n_range} must satisfy 1 <= low <= high and 2 * high <= "
+    if not 2 <= lo <= hi or 2 * hi > seq_len:
+        raise TrainingError(f"n_range {n_range} must satisfy 2 <= low <= high and 2 * high <= "
                             f"seq_len={seq_len}")
     n = rng.integers(lo, hi + 1, size=batch_size)
     fresh = rng.integers(0, vocab, size=(batch_size, seq_len))
@@ -66,9 +68,9 @@ def make_induction_batch(rng: np.random.Generator, batch_size: int = BATCH_SIZE,
     return {"tokens": tokens, "n": n}
 
 
-def _check_batch(batch, seq_len_max: int = SEQ_LEN) -> tuple[np.ndarray, np.ndarray]:
+def _check_batch(batch) -> tuple[np.ndarray, np.ndarray]:
     """The batch's (tokens, n), or a TrainingError naming what is wrong."""
-    if not isinstance(batch, dict) or "tokens" not in batch or "n" not in batch:
+    if not isinstance(batch, Mapping) or "tokens" not in batch or "n" not in batch:
         raise TrainingError('an induction batch is a dict {"tokens": int (B, T), "n": int (B,)}')
     try:
         tokens, n = np.asarray(batch["tokens"]), np.asarray(batch["n"])
@@ -80,8 +82,9 @@ def _check_batch(batch, seq_len_max: int = SEQ_LEN) -> tuple[np.ndarray, np.ndar
     if n.shape != (tokens.shape[0],) or not np.issubdtype(n.dtype, np.integer):
         raise TrainingError(f'batch["n"] must be an integer array ({tokens.shape[0]},), got '
                             f"{n.dtype} {n.shape}")
-    if n.size and (n.min() < 1 or 2 * n.max() > tokens.shape[1]):
-        raise TrainingError(f'batch["n"] must lie in 1..{tokens.shape[1] // 2} (the repeat must '
+    # n >= 2: with one token there is nothing to predict within the copy.
+    if n.size and (n.min() < 2 or 2 * n.max() > tokens.shape[1]):
+        raise TrainingError(f'batch["n"] must lie in 2..{tokens.shape[1] // 2} (the repeat must '
                             f"fit in T={tokens.shape[1]})")
     return tokens, n
 

@@ -10,7 +10,7 @@ from attn_studio.training import transformer as tr
 from attn_studio.training.gradcheck import numerical_gradient, relative_error
 from attn_studio.training.layers import softmax
 from attn_studio.training.induction import (InductionExperiment, InductionModel, induction_score,
-                                            previous_token_score)
+                                            make_induction_batch, previous_token_score)
 
 TOL = 1e-6
 ARMS = ("one layer", "two layers")
@@ -400,6 +400,7 @@ def test_training_is_deterministic():
     ({"tokens": np.zeros((2, 8)), "n": np.array([2, 2])}, "integer"),
     ({"tokens": np.zeros((2, 8), int), "n": np.array([2])}, "n"),
     ({"tokens": np.zeros((2, 8), int), "n": np.array([2, 5])}, "fit"),
+    ({"tokens": np.zeros((2, 8), int), "n": np.array([2, 1])}, "2..4"),
     ({"tokens": np.full((2, 8), 32), "n": np.array([2, 2])}, "0..31"),
     ({"tokens": np.zeros((2, 33), int), "n": np.array([2, 2])}, "T=33"),
     ({"tokens": [[1, 2, 3, 4], [1, 2]], "n": np.array([2, 1])}, "one length"),
@@ -425,6 +426,15 @@ def test_bad_tokens_are_refused_with_a_clear_message(tokens, message):
     with pytest.raises(TrainingError, match=message):
         model.losses(tokens)
     assert model.logits(np.zeros((2, 1), int)).shape == (2, 1, 32)  # one token: logits, no loss
+
+
+def test_bad_repeat_lengths_are_refused():
+    rng = np.random.default_rng(0)
+    for n_range in [(1, 4), (6, 17), (9, 8)]:
+        with pytest.raises(TrainingError, match="n_range"):
+            make_induction_batch(rng, n_range=n_range)
+    short = make_induction_batch(rng, batch_size=3, seq_len=8, n_range=(2, 4))
+    assert short["tokens"].shape == (3, 8) and np.all(short["n"] <= 4)
 
 
 def test_bad_models_are_refused():
