@@ -44,7 +44,8 @@ def _parser() -> argparse.ArgumentParser:
                         help="scaling only: the query/key size d_k (default 64)")
     parser.add_argument("--seed", type=int, default=0, help="the seed of weights and batches (default 0)")
     parser.add_argument("--steps", type=int, default=None,
-                        help=f"optimiser steps, 1 to {MAX_STEPS:,} (default: scaling 1000, seq2seq 2000)")
+                        help=f"optimiser steps, 1 to {MAX_STEPS:,} (default: enough to see the effect; "
+                             + ", ".join(f"{name} {default_steps(name)}" for name in EXPERIMENTS) + ")")
     parser.add_argument("--out", required=True, metavar="DIR", help="the folder for the tables (made if missing)")
     parser.add_argument("--png", action="store_true", help="also draw each figure as a PNG (needs Qt, no display)")
     return parser
