@@ -1,5 +1,6 @@
 """``attn-studio``: open the window (optionally on a preset or a session file),
-or ``attn-studio export ...``: write a figure without a display.
+or ``attn-studio export ...``: write a figure without a display, or ``attn-studio train ...``:
+train an experiment of the training lab and write its curves.
 
 Examples::
 
@@ -13,6 +14,7 @@ Examples::
     attn-studio export --model all-MiniLM-L6-v2 --text "..." --layer 3 --head 2 --format csv --out weights.csv
     attn-studio export --model all-MiniLM-L6-v2 --text "I sat on the bank of the river." \
         --second "I deposited money at the bank." --word bank --panel meaning --out bank.png
+    attn-studio train scaling --d-k 64 --seed 0 --steps 1000 --out runs/scaling   # the training lab
 """
 
 from __future__ import annotations
@@ -63,7 +65,7 @@ def _parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog=PROG,
         description="Attention Studio: a live playground for the attention mechanism.",
-        epilog=f"Figures without a window: {PROG} export --help",
+        epilog=f"Figures without a window: {PROG} export --help; the training lab: {PROG} train --help",
     )
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     parser.add_argument("--preset", default=None, help="open on this example (journey, bank, animal, money-bank-2d)")
@@ -111,6 +113,9 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "export":
         return export_main(argv[1:])
+    if argv and argv[0] == "train":  # the training lab, headless (Qt only for --png)
+        from .training.command import main as train_main
+        return train_main(argv[1:], draw_figures=_draw_training_figures)
     try:
         args = _parser().parse_args(argv)
     except UsageError as exc:
@@ -268,6 +273,17 @@ def _trained_studio(args, model):
         raise UsageError(studio.word_message)
     studio.select(layer=args.layer - 1, head=args.head - 1)
     return studio
+
+
+def _draw_training_figures(figures, folder, prefix):
+    """``attn-studio train --png``: the run's figures drawn offscreen (fonts need a QGuiApplication)."""
+    os.environ["QT_QPA_PLATFORM"] = "offscreen"
+    from PySide6 import QtGui
+
+    from .gui.training_figures import write_figures
+
+    app = QtGui.QGuiApplication.instance() or QtGui.QGuiApplication([PROG])  # noqa: F841 (kept alive)
+    return write_figures(figures, folder, prefix=prefix)
 
 
 def export_main(argv: list[str]) -> int:

@@ -1,0 +1,112 @@
+"""``attn-studio train NAME``: train an experiment of the training lab without a window.
+
+    attn-studio train scaling --d-k 64 --seed 0 --steps 1000 --out runs/scaling
+    attn-studio train seq2seq --out runs/seq2seq
+
+A progress bar on the terminal; the run's tables (``history.csv``: one row per step, a column per
+arm and metric; ``accuracy_by_length.csv`` for seq2seq) go into the ``--out`` folder, and with
+``--png`` a PNG per figure. Ctrl-C stops the run and still writes the steps taken.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import numpy as np
+
+from . import EXPERIMENTS
+from .experiment import TrainingError
+from .report import (MAX_STEPS, check_steps, default_steps, figure_data, make_experiment, prepare_folder,
+                     write_report)
+
+PROG = "attn-studio train"
+
+
+class _UsageError(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):
+        raise _UsageError(message)
+
+
+def _parser() -> argparse.ArgumentParser:
+    names = ", ".join(EXPERIMENTS)
+    parser = _Parser(
+        prog=PROG,
+        description="Train an experiment of the training lab and write its curves as CSV tables.",
+        epilog=f"Experiments: {names}. Example: {PROG} scaling --d-k 64 --steps 1000 --out runs/scaling",
+    )
+    parser.add_argument("experiment", metavar="EXPERIMENT", help=f"which experiment ({names})")
+    parser.add_argument("--d-k", type=int, dest="d_k", default=None,
+                        help="scaling only: the query/key size d_k (default 64)")
+    parser.add_argument("--seed", type=int, default=0, help="the seed of weights and batches (default 0)")
+    parser.add_argument("--steps", type=int, default=None,
+                        help=f"optimiser steps, 1 to {MAX_STEPS:,} (default: enough to see the effect; "
+                             + ", ".join(f"{name} {default_steps(name)}" for name in EXPERIMENTS) + ")")
+    parser.add_argument("--out", required=True, metavar="DIR", help="the folder for the tables (made if missing)")
+    parser.add_argument("--png", action="store_true", help="also draw each figure as a PNG (needs Qt, no display)")
+    return parser
+
+
+def _fail(message, code: int = 2) -> int:
+    print(f"{PROG}: error: {' '.join(str(message).split())}", file=sys.stderr)
+    return code
+
+
+def main(argv: list[str], draw_figures=None) -> int:
+    """Entry point of ``attn-studio train``; returns the exit code (2 for a bad command line).
+
+    ``draw_figures(figures, folder, prefix) -> paths`` draws the PNGs of ``--png``; the window's
+    side provides it (this package never imports Qt).
+    """
+    try:
+        args = _parser().parse_args(argv)
+    except _UsageError as exc:
+        return _fail(exc)
+    try:
+        exp = make_experiment(args.experiment, seed=args.seed, d_k=args.d_k)
+        steps = check_steps(args.steps if args.steps is not None else default_steps(args.experiment))
+        if args.png and draw_figures is None:
+            raise TrainingError("--png needs the figures of the window's side: run it as attn-studio train")
+        prepare_folder(args.out)
+    except TrainingError as exc:
+        return _fail(exc)
+
+    from tqdm import tqdm  # the terminal's progress bar; only this command needs it
+
+    stopped = False
+    shown = "accuracy" if "accuracy" in exp.metrics else exp.metrics[0]  # beside the bar, per arm
+    with tqdm(total=steps, unit="step", desc=f"{args.experiment} ({shown})", file=sys.stderr, disable=None) as bar:
+        def progress(step, metrics):
+            bar.update(1)
+            if step % 25 == 0 or step == steps:
+                bar.set_postfix({arm: f"{m[shown]:.2f}" for arm, m in metrics.items()}, refresh=False)
+        try:
+            exp.run(steps, callback=progress)
+        except KeyboardInterrupt:
+            stopped = True
+    figures = figure_data(exp)
+    try:
+        written = write_report(exp, args.out, figures=figures)
+        if args.png:
+            label = args.experiment + (f", d_k {exp.d_k}" if hasattr(exp, "d_k") else "")
+            for path in draw_figures(figures, args.out, f"{label}: "):
+                written[path.stem] = path
+    except TrainingError as exc:
+        return _fail(exc, 1)
+    except OSError as exc:
+        return _fail(f"cannot write a figure: {exc}", 1)
+
+    last = min(100, exp.step_count)
+    print(f"{args.experiment}, seed {exp.seed}" + (f", d_k {exp.d_k}" if hasattr(exp, "d_k") else "")
+          + f": {exp.step_count} steps" + (" (stopped)" if stopped else ""))
+    for arm in exp.arms:
+        if last:
+            means = ", ".join(f"{metric} {np.mean(values[-last:]):.3f}" for metric, values in exp.history[arm].items())
+            print(f"  {arm}: mean of the last {last} steps: {means}")
+    for path in written.values():
+        print(f"  wrote {path}")
+    return 130 if stopped else 0

@@ -1,0 +1,98 @@
+"""attn-studio train: a headless run writes its curves; bad command lines say one line and write nothing."""
+
+from __future__ import annotations
+
+import csv
+import subprocess
+import sys
+
+import pytest
+
+from attn_studio.cli import main
+from attn_studio.training import ScalingExperiment
+from attn_studio.training.experiment import Experiment
+
+
+def _read(path):
+    with open(path, newline="") as fh:
+        return list(csv.reader(fh))
+
+
+def test_train_scaling_writes_the_history(tmp_path, capsys):
+    out = tmp_path / "runs" / "scaling"
+    assert main(["train", "scaling", "--d-k", "8", "--seed", "2", "--steps", "3", "--out", str(out)]) == 0
+    table = _read(out / "history.csv")
+    assert len(table) == 4 and table[0][:3] == ["step", "scaled/loss", "scaled/accuracy"]
+    twin = ScalingExperiment(d_k=8, seed=2)
+    twin.run(3)
+    for column, name in enumerate(table[0][1:], start=1):
+        arm, metric = name.split("/")
+        assert [float(row[column]) for row in table[1:]] == twin.history[arm][metric]
+    printed = capsys.readouterr().out
+    assert "scaling, seed 2, d_k 8: 3 steps" in printed and "history.csv" in printed
+
+
+def test_train_seq2seq_writes_accuracy_by_length(tmp_path):
+    assert main(["train", "seq2seq", "--steps", "2", "--out", str(tmp_path)]) == 0
+    assert len(_read(tmp_path / "history.csv")) == 3
+    assert len(_read(tmp_path / "accuracy_by_length.csv")) == 21
+
+
+@pytest.mark.parametrize("args, message", [
+    (["train", "nope"], "unknown experiment 'nope'"),
+    (["train", "seq2seq", "--d-k", "8"], "d_k applies to scaling only"),
+    (["train", "scaling", "--steps", "0"], "steps must be between 1 and"),
+    (["train", "scaling", "--seed", "-4"], "seed must be"),
+    (["train", "scaling", "--d-k", "x"], "invalid int value"),
+])
+def test_bad_arguments_say_one_line_and_write_nothing(tmp_path, capsys, args, message):
+    out = tmp_path / "out"
+    assert main(args + ["--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("attn-studio train: error: ") and message in err and err.count("\n") == 1
+    assert not out.exists()
+
+
+def test_out_must_be_given_and_be_a_folder(tmp_path, capsys):
+    assert main(["train", "scaling"]) == 2
+    assert "--out" in capsys.readouterr().err
+    taken = tmp_path / "file"
+    taken.write_text("")
+    assert main(["train", "scaling", "--steps", "1", "--out", str(taken)]) == 2
+    assert "is a file, not a folder" in capsys.readouterr().err
+
+
+def test_ctrl_c_keeps_the_steps_taken(tmp_path, monkeypatch, capsys):
+    step = Experiment.step
+
+    def interrupted(self):
+        if self.step_count == 2:
+            raise KeyboardInterrupt
+        return step(self)
+    monkeypatch.setattr(Experiment, "step", interrupted)
+    assert main(["train", "scaling", "--d-k", "4", "--steps", "10", "--out", str(tmp_path)]) == 130
+    assert len(_read(tmp_path / "history.csv")) == 3
+    assert "2 steps (stopped)" in capsys.readouterr().out
+
+
+def test_train_command_imports_no_qt(tmp_path):
+    code = ("import sys; from attn_studio.cli import main; "
+            f"code = main(['train', 'scaling', '--d-k', '4', '--steps', '1', '--out', {str(tmp_path)!r}]); "
+            "print(code, sorted({m.split('.')[0] for m in sys.modules} & {'PySide6', 'pyqtgraph', 'shiboken6'}))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[-2] == "0 []"
+
+
+def test_png_draws_every_figure(tmp_path):
+    from PySide6 import QtGui
+
+    assert main(["train", "scaling", "--d-k", "4", "--steps", "30", "--png", "--out", str(tmp_path)]) == 0
+    pngs = sorted(p.name for p in tmp_path.glob("*.png"))
+    assert pngs == ["accuracy.png", "entropy.png", "loss.png", "score_grad.png", "score_spread.png"]
+    image = QtGui.QImage(str(tmp_path / "entropy.png"))
+    assert (image.width(), image.height()) == (1800, 1080)
+    # Both arms' colours are on the page (a blank or single-curve figure fails).
+    colours = {image.pixelColor(x, y).name() for x in range(0, 1800, 3) for y in range(0, 1080, 3)}
+    assert {"#0072b2", "#d55e00"} <= colours
+    assert not list(tmp_path.glob(".*"))  # no temporary file left
