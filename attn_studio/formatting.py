@@ -14,7 +14,7 @@ Non-finite values: ``−inf`` is a blocked (masked) logit; ``+inf`` and NaN only
 come from the naive softmax overflowing, and read ``overflow`` (``"inf"`` and
 ``"NaN"`` in a cell too narrow for the word, with ``short=True``).
 
-Parsing goes the other way and lives in :func:`attn_studio.state.parse_number`;
+Parsing goes the other way and lives in :func:`attn_studio.checks.parse_number`;
 it accepts the minus sign written here.
 """
 

@@ -64,7 +64,7 @@ class TrainedState:
     and ``tokens`` (the tokenizer's tokens of ``sentence``, special ones
     included) and ``second_tokens``.
 
-    Read-only names the toy views and ``explain.py`` use, with the model's
+    Read-only names the toy views and ``explain`` use, with the model's
     true values: ``key_tokens`` = ``query_tokens`` = ``tokens``,
     ``target_tokens`` = [] and ``cross`` = False (self-attention),
     ``projections`` = True, ``softmax`` = "stable", ``temperature`` = 1.0,
