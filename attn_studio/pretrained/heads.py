@@ -135,7 +135,12 @@ class HeadReport:
 
 
 def token_text(run, index: int) -> str:
-    """The text of token ``index`` as the report reads it: GPT-2's tokens without their 'Ġ' marker."""
+    """The text of token ``index`` as the report reads it: GPT-2's tokens without their 'Ġ' marker.
+
+    GPT-2's tokens are otherwise read as they are written: a character outside
+    ASCII that the tokenizer splits into byte pieces ("«" as "Â", "«") is judged
+    piece by piece.
+    """
     token = run.tokens[index]
     if run.model.kind == "gpt2" and token.startswith(GPT2_SPACE):
         token = token[1:]
