@@ -308,3 +308,15 @@ def test_progress_counts_every_head_and_can_stop(tiny_bert):
     with pytest.raises(Cancelled):
         head_importance(run, progress=lambda d, t: calls.append(d), cancel=lambda: True)
     assert calls == [1, 2, 3]   # asked before the first head: nothing computed, nothing reported
+
+    calls.clear()
+    with pytest.raises(Cancelled):   # asked again before the second layer's heads
+        head_importance(run, progress=lambda d, t: calls.append(d), cancel=lambda: len(calls) >= 4)
+    assert calls == [1, 2, 3, 4]
+
+
+def test_value_vectors_name_a_bad_layer(tiny_bert):
+    run = tiny_bert.run("the animal")
+    for layer in (2, -1, True):
+        with pytest.raises(ModelError, match=f"got {layer!r}"):
+            heads_module.value_vectors(run, layer)
