@@ -15,6 +15,8 @@ Examples::
     attn-studio export --model all-MiniLM-L6-v2 --text "I sat on the bank of the river." \
         --second "I deposited money at the bank." --word bank --panel meaning --out bank.png
     attn-studio train scaling --d-k 64 --seed 0 --steps 1000 --out runs/scaling   # the training lab
+    attn-studio heads --model all-MiniLM-L6-v2 --text "The animal didn't cross the street because it was too tired." \
+        --find it animal --importance --out heads.csv
 """
 
 from __future__ import annotations
@@ -65,7 +67,7 @@ def _parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog=PROG,
         description="Attention Studio: a live playground for the attention mechanism.",
-        epilog=f"Figures without a window: {PROG} export --help; the training lab: {PROG} train --help",
+        epilog=f"Figures without a window: {PROG} export --help; the training lab: {PROG} train --help; every head of a trained model: {PROG} heads --help",
     )
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     parser.add_argument("--preset", default=None, help="open on this example (journey, bank, animal, money-bank-2d)")
@@ -116,6 +118,8 @@ def main(argv: list[str] | None = None) -> int:
     if argv and argv[0] == "train":  # the training lab, headless (Qt only for --png)
         from .training.command import main as train_main
         return train_main(argv[1:], draw_figures=_draw_training_figures)
+    if argv and argv[0] == "heads":
+        return heads_main(argv[1:])
     try:
         args = _parser().parse_args(argv)
     except UsageError as exc:
@@ -369,3 +373,51 @@ def _settle(app, window) -> None:
         app.processEvents()
         window.bridge.flush()
     app.processEvents()
+
+
+def _heads_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog=f"{PROG} heads",
+        description="Every head of a trained model on one sentence: its report card (entropy, confidence, "
+                    "where it looks, its role), optionally the heads that link two words and each head's "
+                    "importance, as CSV (one row per head, layers and heads from 1).",
+        epilog=f'Example: {PROG} heads --model all-MiniLM-L6-v2 --text "The animal didn\'t cross the street '
+               f'because it was too tired." --find it animal --importance --out heads.csv',
+    )
+    parser.add_argument("--model", metavar="NAME|FOLDER", default=None,
+                        help="all-MiniLM-L6-v2 (default), a Hugging Face cache name or a model folder")
+    parser.add_argument("--text", required=True, help="the sentence to run")
+    parser.add_argument("--find", nargs=2, metavar=("QUERY", "KEY"),
+                        help="rank the heads by how much QUERY attends to KEY: words of the sentence, "
+                             "or #N for token N from 0")
+    parser.add_argument("--importance", action="store_true",
+                        help="also silence each head in turn and measure how far the sentence embedding moves")
+    parser.add_argument("--top", type=int, default=5, help="heads listed per line of the summary (default 5)")
+    parser.add_argument("--out", required=True, metavar="FILE", help="the CSV file to write")
+    return parser
+
+
+def heads_main(argv: list[str]) -> int:
+    """``attn-studio heads ...``: print the top heads and write every head's report as CSV."""
+    from .pretrained import ModelError
+    from .pretrained.head_table import head_table, summary, table_csv
+    from .session import SessionError, write_atomic
+    from .trained import open_model
+
+    try:
+        args = _heads_parser().parse_args(argv)
+        if args.top < 1:
+            raise UsageError(f"--top must be at least 1, got {args.top}")
+        model = open_model(args.model)
+        table = head_table(model.run(args.text), find=args.find, importance=args.importance)
+    except (UsageError, ModelError) as exc:
+        return _fail(exc)
+    try:
+        write_atomic(args.out, table_csv(table).encode("utf-8"))
+    except SessionError as exc:
+        return _fail(f"cannot write {args.out}: {exc}", code=1)
+    except OSError as exc:
+        return _fail(f"cannot write {args.out}: {exc.strerror or exc}", code=1)
+    print(summary(table, top=args.top))
+    print(f"{PROG}: wrote {args.out}")
+    return 0

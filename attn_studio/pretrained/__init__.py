@@ -7,12 +7,22 @@ run = model.run("The animal didn't cross the street because it was too tired.")
 run.tokens, run.attentions, run.hidden_states, run.layer_results[l].q
 edited = run.rerun(Edits().with_head_scale(3, 5, 0.0))    # recomputes layers 3.. only
 edited.drift(run)                                          # how far each layer moved
+head_report(run).role; find_heads(run, "it", "animal")[:3]  # Head Lab (heads.py)
 ```
 Layers and heads are counted from 0. See ``model.py`` for the run and edits API.
 """
 
 from .config import ModelConfig
 from .errors import ModelError
+from .heads import (
+    Cancelled,
+    HeadReport,
+    attention_flow,
+    find_heads,
+    head_importance,
+    head_report,
+    norm_attention,
+)
 from .loading import (
     DEFAULT_MODEL,
     ModelInfo,
@@ -25,18 +35,25 @@ from .loading import (
 from .model import Edits, Encoding, ModelRun, TrainedModel, WordComparison
 
 __all__ = [
+    "Cancelled",
     "DEFAULT_MODEL",
     "Edits",
     "Encoding",
+    "HeadReport",
     "ModelConfig",
     "ModelError",
     "ModelInfo",
     "ModelRun",
     "TrainedModel",
     "WordComparison",
+    "attention_flow",
     "available_models",
     "cache_root",
     "default_model_zip",
+    "find_heads",
+    "head_importance",
+    "head_report",
     "hub_cache_dirs",
     "load_pretrained",
+    "norm_attention",
 ]
