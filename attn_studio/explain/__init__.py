@@ -20,7 +20,9 @@ heatmap cell or a table cell) and :mod:`.steps` (the step-by-step chain of one q
 """
 
 from ..formatting import MINUS
-from .formulas import cell_tooltip, output_formula, score_formula, stable_weight_tooltip, table_cell_tooltip, weight_formula
+from .formulas import (
+    cell_tooltip, output_formula, score_formula, stable_weight_tooltip, table_cell_tooltip, weight_formula,
+)
 from .reading import (
     MAX_COMPONENTS, MAX_TERMS, TOOLTIP_COMPONENTS, UNSHIFTED_LIMIT, fmt, fmt_vector, format_factor, format_value,
     logits_title, scores_title, selected_head, steps_for,

@@ -1,6 +1,6 @@
 """Trained models in the window: the room wired to the window's views, controls, files and menus.
 
-The window's rooms and views hold one :class:`~.bridge.StudioProxy`; choosing a
+The window's rooms and views hold one :class:`~attn_studio.gui.bridge.StudioProxy`; choosing a
 trained model points it at the room's :class:`~attn_studio.trained.TrainedStudio`,
 choosing "Toy model (editable)" points it back at the toy studio, which was
 never touched meanwhile (same state, same undo history). Controls that have no
