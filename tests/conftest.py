@@ -15,6 +15,9 @@ import pytest
 
 # Set before anything imports Qt: the GUI tests drive the real window offscreen.
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+# Set before NumPy loads, as the app's entry points do: the suite runs on two worker
+# processes, and two BLAS threads in each fought over two cores (a training step 6x slower).
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 
 @pytest.fixture(autouse=True)
