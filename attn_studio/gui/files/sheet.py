@@ -65,7 +65,7 @@ def slide_columns(n: int, rows: int, cols: int) -> int:
         if r * c - n >= c:  # an empty row
             continue
         err = abs(math.log((c * aspect) / (r * SLIDE)))
-        err += 0.05 * (r * c - n)  # prefer full rows
+        err += 0.8 * (r * c - n) / c  # prefer full rows: 12 heads as 4 × 3 or 6 × 2, not 5 + 5 + 2
         if err < best_err - 1e-9:
             best, best_err = c, err
     return best

@@ -17,8 +17,9 @@ from ..widgets import caption_label, short_token, view_layout
 ALL_LABELS_UP_TO = 12  # up to this many tokens the stages keep every label (and scroll if they must)
 LONG_INPUT = 40  # beyond this many tokens the header says what is thinned or hidden
 TOOLTIP_MS = 10 * 60 * 1000  # a formula stays while the pointer rests on its cell (Qt's default is ~10 s)
-MIN_STAGE_PX = 300  # below this the stages scroll rather than thin a dozen labels
+MIN_STAGE_PX = 240  # below this the stages scroll rather than thin a dozen labels
 MIN_HEAD_PX = 200   # side of one head's heatmap in the grid
+SHORT_VIEW_PX = 560  # a view shorter than this (a 720-pixel projector) gives the formula panel's room to the stages
 
 
 def heads_grid_shape(n: int) -> tuple[int, int]:
@@ -184,6 +185,7 @@ class HeatmapView(QtWidgets.QWidget):
         self.formula_panel.setFixedHeight(int(QtGui.QFontMetrics(font).lineSpacing() * lines + 14))
         top.addWidget(self.formula_panel)
         self.pinned: tuple[str, int, int] | None = None  # (heatmap key, query, key) of the pinned formula
+        self._stage_min: dict[str, tuple[int, int]] = {}  # each stage's least size for all its labels
         self._show_pinned()
 
         self.highlight = highlight_for(studio)
@@ -319,12 +321,25 @@ class HeatmapView(QtWidgets.QWidget):
                 bar = canvas.bar.geometry().width() if canvas.bar is not None and canvas.bar.geometry().width() > 0 \
                     else (60 if canvas.bar is not None else 0)
                 chrome = hm.left_axis.minimumWidth() + bar + 4
-                width = int(chrome + t_k * hm.bottom_axis.label_spacing()) + 1
+                width = int(chrome + t_k * hm.bottom_axis.min_label_spacing()) + 1
             if t_q <= ALL_LABELS_UP_TO:
                 chrome = 40 + hm.bottom_axis.minimumHeight() + 16  # title, slanted labels, margins
-                height = max(height, int(chrome + t_q * hm.left_axis.label_spacing()) + 1)
-            if canvas.minimumSize() != QtCore.QSize(width, height):
-                canvas.setMinimumSize(width, height)
+                height = max(height, int(chrome + t_q * hm.left_axis.min_label_spacing()) + 1)
+            self._stage_min[key] = (width, height)
+        self._size_stages()
+
+    def _size_stages(self) -> None:
+        # The stages come first: as tall as square-ish cells make them, up to the whole
+        # viewport; the heads' grid gets the rest (and scrolls below them).
+        visible = [key for key, c in self.canvases.items() if not c.isHidden()]
+        viewport = self.scroll.viewport().size()
+        across = viewport.width() / max(len(visible), 1)
+        wanted = min(int(across * 0.95), viewport.height())
+        for key, canvas in self.canvases.items():
+            width, height = self._stage_min.get(key, (120, MIN_STAGE_PX))
+            size = QtCore.QSize(width, max(height, wanted))
+            if canvas.minimumSize() != size:
+                canvas.setMinimumSize(size)
 
     # -- interaction -----------------------------------------------------------
     def tooltip_for(self, heatmap: Heatmap, i: int, j: int) -> str:
@@ -394,6 +409,12 @@ class HeatmapView(QtWidgets.QWidget):
 
     def resizeEvent(self, event):
         super().resizeEvent(event)
+        # On a short screen the pinned formula gives its room to the stages (hovering a
+        # cell still shows its formula).
+        short = event.size().height() < SHORT_VIEW_PX
+        if self.formula_panel.isVisibleTo(self) == short:
+            self.formula_panel.setVisible(not short)
+        self._size_stages()
         self._size_heads()
 
     def _size_heads(self) -> None:

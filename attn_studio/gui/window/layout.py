@@ -15,6 +15,7 @@ from .. import presentation
 # Screens this wide (a projector's 1280 or 1366 pixels, a 1536-pixel laptop)
 # share the bottom between two panels.
 COMPACT_WIDTHS = (1024, 1600)
+COMPACT_PLOT_DOCK = 310  # px: the √d_k plots' dock on such a screen
 
 
 class ZoomScroll(QtWidgets.QScrollArea):
@@ -68,7 +69,8 @@ class WindowLayout(QtCore.QObject):
             # with the variance plot (a tab each).
             w.tabifyDockWidget(w.variance_dock, w.tables_dock)
             w.variance_dock.raise_()
-            w.resizeDocks([w.variance_dock], [int(height * 0.31)], QtCore.Qt.Vertical)
+            # Tall enough for the plots to read (about 200 pixels of plot under the tabs and caption).
+            w.resizeDocks([w.variance_dock], [max(int(height * 0.31), COMPACT_PLOT_DOCK)], QtCore.Qt.Vertical)
 
     def remember_default(self) -> None:
         """Keep the docks' first layout for :meth:`reset`."""
