@@ -220,7 +220,7 @@ def steps_figure(view) -> QtWidgets.QWidget:
     """
     model = view.model
     live_h, live_v = view.table.horizontalHeader(), view.table.verticalHeader()
-    natural = list(getattr(view, "natural_widths", None) or getattr(view, "_natural_widths", None) or [])
+    natural = view.natural_widths or []
     n = model.columnCount()
     if len(natural) != n:
         natural = [live_h.sectionSize(c) for c in range(n)]
