@@ -179,11 +179,21 @@ class Heatmap:
 
     def set_axis_titles(self, rows: str, cols: str):
         if self.left_axis.style["showValues"] and self.left_axis.labelText != rows:
+            shown = self.left_axis.label.isVisible() or not self.left_axis.labelText
             self.plot.setLabel("left", rows, **presentation.label_style())
+            if not shown:
+                self.left_axis.showLabel(False)
             self.left_axis.relabel()  # the title takes room beside the labels
         if self.bottom_axis.labelText != cols:
             self.plot.setLabel("bottom", cols, **presentation.label_style())
             self.bottom_axis.relabel()
+
+    def show_row_title(self, on: bool):
+        """Show or hide the rows' axis title ("query"); the token labels stay."""
+        axis = self.left_axis
+        if axis.label.isVisible() != on and axis.style["showValues"]:
+            axis.showLabel(on)
+            axis.relabel()  # the labels' room changed
 
     def show_row_labels(self, on: bool):
         """Row labels on the first heatmap of a row only: the others share its rows."""

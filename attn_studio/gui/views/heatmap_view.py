@@ -185,7 +185,8 @@ class HeatmapView(QtWidgets.QWidget):
         self.formula_panel.setFixedHeight(int(QtGui.QFontMetrics(font).lineSpacing() * lines + 14))
         top.addWidget(self.formula_panel)
         self.pinned: tuple[str, int, int] | None = None  # (heatmap key, query, key) of the pinned formula
-        self._stage_min: dict[str, tuple[int, int]] = {}  # each stage's least size for all its labels
+        self._stage_min: dict[str, tuple[int, int, int]] = {}  # each stage's least size for its labels, its title
+        self._title_room = 0  # the rows' title's width, once measured
         self._show_pinned()
 
         self.highlight = highlight_for(studio)
@@ -315,17 +316,20 @@ class HeatmapView(QtWidgets.QWidget):
         for key, canvas in self.canvases.items():
             hm = self.stages[key]
             width, height = 120, MIN_STAGE_PX
+            # The rows' title ("query") beside the labels, which a narrow screen leaves out.
+            title = hm.left_axis.label.boundingRect().height() + 4 if hm.left_axis.label.isVisible() else 0
             if t_k <= ALL_LABELS_UP_TO:
                 # Axes, colour bar and margins: measured once laid out, else the axes'
                 # sizes as set (their geometry follows one layout pass later) and a bar's.
                 bar = canvas.bar.geometry().width() if canvas.bar is not None and canvas.bar.geometry().width() > 0 \
                     else (60 if canvas.bar is not None else 0)
-                chrome = hm.left_axis.minimumWidth() + bar + 4
-                width = int(chrome + t_k * hm.bottom_axis.min_label_spacing()) + 1
+                chrome = hm.left_axis.minimumWidth() + bar + 16  # margins and spacing of the canvas
+                width = int(chrome - title + t_k * hm.bottom_axis.min_label_spacing()) + 1
             if t_q <= ALL_LABELS_UP_TO:
                 chrome = 40 + hm.bottom_axis.minimumHeight() + 16  # title, slanted labels, margins
                 height = max(height, int(chrome + t_q * hm.left_axis.min_label_spacing()) + 1)
-            self._stage_min[key] = (width, height)
+            self._stage_min[key] = (width, height, int(title or self._title_room))
+            self._title_room = max(self._title_room, int(title))
         self._size_stages()
 
     def _size_stages(self) -> None:
@@ -335,9 +339,14 @@ class HeatmapView(QtWidgets.QWidget):
         viewport = self.scroll.viewport().size()
         across = viewport.width() / max(len(visible), 1)
         wanted = min(int(across * 0.95), viewport.height())
+        # On a narrow screen (1024 pixels) the rows' titles give their room to the cells,
+        # on every stage alike, so that the three stay as wide as each other.
+        least = [self._stage_min.get(key, (120, MIN_STAGE_PX, 0)) for key in visible]
+        narrow = sum(w + t for w, _, t in least) > viewport.width()
         for key, canvas in self.canvases.items():
-            width, height = self._stage_min.get(key, (120, MIN_STAGE_PX))
-            size = QtCore.QSize(width, max(height, wanted))
+            self.stages[key].show_row_title(not narrow)
+            width, height, title = self._stage_min.get(key, (120, MIN_STAGE_PX, 0))
+            size = QtCore.QSize(width + (0 if narrow else title), max(height, wanted))
             if canvas.minimumSize() != size:
                 canvas.setMinimumSize(size)
 

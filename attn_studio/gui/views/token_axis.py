@@ -26,7 +26,7 @@ from .._pg import pg
 
 LABEL_SLACK = 0.06  # labels may be this much closer than their full spacing and still all show
 LABEL_EM = 8  # a token label is elided past this many font heights (the full word is in the tooltip)
-MIN_LABEL_SCALE = 0.7  # labels shrink this far (and then turn upright) before some are left out
+MIN_LABEL_SCALE = 0.65  # labels shrink this far (and then turn upright) before some are left out
 MIN_LABEL_PX = 8.0  # ...and never below this many pixels
 MIN_EXPORT_LABEL_SCALE = MIN_LABEL_SCALE  # the same floor in a figure
 
