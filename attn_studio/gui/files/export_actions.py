@@ -11,6 +11,7 @@ import numpy as np
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from . import export
+from .panels import heatmap_panel
 
 PANEL_ITEMS = (("heatmaps", "Attention heatmaps…"), ("head", "Head {head} weights…"),
                ("steps", "Step-by-step table…"), ("outputs", "Heads → output…"), ("compare", "Compare…"),
@@ -171,6 +172,6 @@ class ExportActions(QtCore.QObject):
                                 (np.asarray(data.values), list(data.row_labels), list(data.col_labels)),
                                 canvas.mapToGlobal(pos))
         menu.addSeparator()
-        menu.addAction("Copy figure", lambda: export.copy_figure(export.Panel(canvas, title=heatmap.title),
-                                                                 scale=self.png_scale))
+        menu.addAction("Copy figure", lambda: export.copy_figure(
+            heatmap_panel(heatmap, title=heatmap.title.replace(" ◀", "")), scale=self.png_scale))
         return menu

@@ -100,6 +100,11 @@ def _sheet_panel(blocks, key: str, title: str) -> Panel:
     return Panel(sheets.heatmap_sheet(blocks), None, key, title)
 
 
+def heatmap_panel(heatmap, title: str | None = None, bar: bool = True) -> Panel:
+    """One on-screen heatmap as a figure of its own, laid out for the page (its right-click "Copy figure")."""
+    return _sheet_panel([sheets.Block([sheets.Tile(heatmap, bar=bar)])], "heatmap", title)
+
+
 def find_panel(window, name: str) -> Panel:
     """The panel ``name`` of ``window`` (a MainWindow), ready for the figure code.
 

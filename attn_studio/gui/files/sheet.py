@@ -28,7 +28,7 @@ from ..views.heatmap import SHOWN_MARK, TEXT_PX, Heatmap, format_value
 SLIDE = 16 / 9
 MAX_VALUE_CELL = 46    # px: a cell never grows past this for its value
 MAX_HEATMAP_SIDE = 900  # px: cells shrink (to the labels' spacing) to keep a heatmap within this
-MAX_LABELLED_SIDE = 4000  # px: past this the labels thin (thousands of tokens), with a note
+MAX_LABELLED_SIDE = 2400  # px: past this the labels thin (thousands of tokens), with a note
 HEAD_BLOCK_WIDTH = 1500  # px: the heads' grid is sized to about this wide (a slide's width)
 SHEET_MARGIN = 6
 BAR_WIDTH = 12

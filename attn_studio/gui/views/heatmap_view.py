@@ -274,8 +274,9 @@ class HeatmapView(QtWidgets.QWidget):
                          f"(exp of a large logit is inf; inf/inf is undefined): compare the stable softmax.</span>"
                          if overflow else "")
         n = max(len(q_tokens), len(k_tokens))
-        long_note = (f" <span style='color:#a05a00'><b>Long input ({n} tokens):</b> labels are thinned to fit and "
-                     f"values hidden in small cells; hover a cell for its numbers.</span>" if n > LONG_INPUT else "")
+        long_note = (f" <span style='color:#a05a00'><b>Long input ({n} tokens):</b> labels are drawn smaller "
+                     f"(thinned where even that cannot fit: the axis says so) and values hidden in small cells; "
+                     f"hover a cell for its numbers.</span>" if n > LONG_INPUT else "")
         self.header.setText(
             f"<b>{head_label}</b>scores → {logits_word} → weights{mask_note}; "
             f"the outlined row is the query {query}. Click a row to follow another token.{overflow_note}{long_note}")
