@@ -99,7 +99,8 @@ class FigureSheet(pg.GraphicsLayoutWidget):
 
     def __init__(self, blocks: list[Block]):
         super().__init__()
-        self.setBackground("w")
+        # The views' own canvas colour: the labels are drawn in the theme's ink.
+        self.setBackground(presentation.STYLE.theme.canvas)
         self.ci.layout.setContentsMargins(SHEET_MARGIN, SHEET_MARGIN, SHEET_MARGIN, SHEET_MARGIN)
         self.ci.layout.setVerticalSpacing(14)
         self.heatmaps: list[Heatmap] = []
