@@ -95,8 +95,10 @@ def _export_parser() -> argparse.ArgumentParser:
     parser.add_argument("--layer", type=int, default=1, help="with --model: the layer shown, from 1 (default 1)")
     parser.add_argument("--head", type=int, default=1, help="with --model: the head shown, from 1 (default 1)")
     parser.add_argument("--panel", default="heatmaps",
-                        help="heatmaps (default), head:N (N from 1), variance, saturation, steps, geometry or "
-                             "window; with --model also model, drift and meaning")
+                        help="heatmaps (default), head:N (N from 1), steps, outputs (heads to output), compare, "
+                             "geometry, positions, variance, saturation or window; with --model also model, drift "
+                             "and meaning. A figure is laid out for the page: --width/--height change the window, "
+                             "never what a heatmap figure contains")
     parser.add_argument("--format", choices=("png", "svg", "pdf", "csv", "npy"), dest="fmt",
                         help="the figure format (default: from the --out extension); with --model, csv or npy "
                              "write the selected head's attention weights with the tokens as labels")
@@ -340,11 +342,6 @@ def export_main(argv: list[str]) -> int:
         window.resize(args.width, args.height)
         window.show()
         _settle(app, window)
-        if panel_name in ("variance", "saturation"):
-            # The plots sit in a short strip at the bottom of the window; give them room.
-            dock = window.findChild(QtWidgets.QDockWidget, "varianceDock")
-            if dock is not None:
-                window.resizeDocks([dock], [int(args.height * 0.5)], QtCore.Qt.Vertical)
         try:
             panel = find_panel(window, panel_name)
             show_panel(panel)

@@ -399,15 +399,17 @@ def scrolled(panel: QtWidgets.QWidget) -> QtWidgets.QScrollArea:
     return scroll
 
 
-def fit_width(scroll: QtWidgets.QScrollArea) -> None:
-    """Make ``scroll`` as wide as its panel at the current text size, at most 30% of the screen."""
+def fit_width(scroll: QtWidgets.QScrollArea, limit: int | None = None) -> None:
+    """Make ``scroll`` as wide as its panel at the current text size, at most 30% of the screen
+    (or ``limit`` pixels, when the window is laid out for a narrower screen)."""
     panel = scroll.widget()
     bar = scroll.verticalScrollBar().sizeHint().width()
     panel.layout().activate()
     wanted = panel.sizeHint().width() + bar + 4
     # At a large zoom on a small screen the panel scrolls sideways rather than push the window off it.
     screen = scroll.screen()
-    limit = int(0.3 * max(screen.availableGeometry().width(), 1024)) if screen else wanted
+    screen_limit = int(0.3 * max(screen.availableGeometry().width(), 1024)) if screen else wanted
+    limit = screen_limit if limit is None else min(limit, screen_limit)
     scroll.setMinimumWidth(min(wanted, limit))
     scroll.setHorizontalScrollBarPolicy(
         QtCore.Qt.ScrollBarAsNeeded if wanted > limit else QtCore.Qt.ScrollBarAlwaysOff)

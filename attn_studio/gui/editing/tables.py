@@ -200,6 +200,10 @@ def parse_clipboard(text: str) -> list[list[str]]:
     return [line.split() for line in lines]
 
 
+FIT_COLUMNS_UP_TO = 128  # wider tables keep their columns' widths (fitting costs time)
+FIT_SAMPLE_ROWS = 200  # rows measured to fit a column
+
+
 class MatrixTable(QtWidgets.QTableView):
     """A QTableView tuned for small matrices: compact columns, edit on typing or double click,
     Ctrl+C / Ctrl+V copy and paste blocks of numbers (to and from spreadsheets)."""
@@ -217,6 +221,21 @@ class MatrixTable(QtWidgets.QTableView):
         self.verticalHeader().setSectionResizeMode(QtWidgets.QHeaderView.Fixed)
         self.setAlternatingRowColors(True)
         self.setWordWrap(False)
+        # Columns as wide as their numbers: a cell never elides one (−6.038e−5 stays whole).
+        # Fitted once per event-loop turn after a change, from a bounded sample of rows.
+        self.horizontalHeader().setResizeContentsPrecision(FIT_SAMPLE_ROWS)
+        self._fit_timer = QtCore.QTimer(self)
+        self._fit_timer.setSingleShot(True)
+        self._fit_timer.setInterval(0)
+        self._fit_timer.timeout.connect(self.fit_columns)
+        for signal in (model.modelReset, model.dataChanged, model.headerDataChanged):
+            signal.connect(self._fit_timer.start)
+        self.fit_columns()
+
+    def fit_columns(self) -> None:
+        """Make every column as wide as its widest number (and header), at least 40 pixels."""
+        if self.model() is not None and self.model().columnCount() <= FIT_COLUMNS_UP_TO:
+            self.resizeColumnsToContents()
 
     def copy_selection(self) -> bool:
         """Copy the selected cells (their bounding block) as tab-separated numbers."""

@@ -11,10 +11,12 @@ import numpy as np
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from . import export
+from .panels import heatmap_panel
 
 PANEL_ITEMS = (("heatmaps", "Attention heatmaps…"), ("head", "Head {head} weights…"),
-               ("variance", "Variance plot…"), ("saturation", "Saturation plot…"),
-               ("steps", "Step-by-step table…"), ("geometry", "Geometry…"), ("window", "Whole window…"))
+               ("steps", "Step-by-step table…"), ("outputs", "Heads → output…"), ("compare", "Compare…"),
+               ("geometry", "Geometry…"), ("positions", "Positions…"),
+               ("variance", "Variance plot…"), ("saturation", "Saturation plot…"), ("window", "Whole window…"))
 TRAINED_PANEL_ITEMS = (("model", "Model view (all layers and heads)…"), ("drift", "Drift plot…"),
                        ("meaning", "Meaning in context…"))
 PNG_SCALES = (1, 2, 3, 4, 6, 8)
@@ -77,6 +79,7 @@ class ExportActions(QtCore.QObject):
         """The export panel name of the view on screen."""
         w = self.window
         names = {w.heatmap_view: "heatmaps", w.pipeline_view: "steps", w.geometry_view: "geometry",
+                 w.compare_view: "compare", w.positional_view: "positions", w.heads_summary_view: "outputs",
                  w.trained.room.model_view: "model", w.trained.room.drift_plot: "drift",
                  w.trained.room.meaning_view: "meaning"}
         return names.get(w.view_tabs.currentWidget(), "window")
@@ -169,6 +172,6 @@ class ExportActions(QtCore.QObject):
                                 (np.asarray(data.values), list(data.row_labels), list(data.col_labels)),
                                 canvas.mapToGlobal(pos))
         menu.addSeparator()
-        menu.addAction("Copy figure", lambda: export.copy_figure(export.Panel(canvas, title=heatmap.title),
-                                                                 scale=self.png_scale))
+        menu.addAction("Copy figure", lambda: export.copy_figure(
+            heatmap_panel(heatmap, title=heatmap.title.replace(" ◀", "")), scale=self.png_scale))
         return menu

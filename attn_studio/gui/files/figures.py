@@ -1,8 +1,9 @@
-"""Figures out of the studio: a panel found by name, drawn to PNG / SVG / PDF or the clipboard.
+"""Figures out of the studio: a panel drawn to PNG / SVG / PDF or the clipboard.
 
 A *panel* is a part of the window that can become a figure: ``find_panel(window,
-name)`` looks one up by name (see ``PANELS``) and returns a :class:`Panel`.
-Every figure is composed the same way, like a slide: a white page, a header band
+name)`` (in :mod:`.panels`, re-exported here) looks one up by name and returns a
+:class:`Panel`; heatmap panels come laid out for the page (:mod:`.sheet`), never
+grabbed from the viewport. Every figure is composed the same way, like a slide: a white page, a header band
 with a title that states the setting (``setting_title``), and the panel drawn
 below it.
 
@@ -29,8 +30,6 @@ Every file is rendered to bytes first and then written atomically
 from __future__ import annotations
 
 import math
-import re
-from dataclasses import dataclass
 from pathlib import Path
 
 from PySide6 import QtCore, QtGui, QtWidgets
@@ -38,13 +37,12 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from ...matrices import ExportError, check_output_path, write_output
 from .._pg import ExportMode
 from ..views.heatmap import exporting
+from .panels import (  # noqa: F401 (the names the window and the command line have always used)
+    PANELS, TRAINED_PANELS, Panel, check_panel_name, find_panel, setting_title, show_panel,
+)
+from .panels import as_panel as _as_panel
 
-# -- names -------------------------------------------------------------------------
-
-PANELS = ("heatmaps", "head:N", "variance", "saturation", "steps", "geometry", "window", "model", "drift", "meaning")
-"""Panel names for :func:`find_panel`; ``head:N`` is one head's weights (N from 1); "model", "drift"
-and "meaning" exist while a trained model is shown."""
-TRAINED_PANELS = ("model", "drift", "meaning")
+# -- names (the panels themselves are panels.py's) -----------------------------------
 
 FORMATS = ("png", "svg", "pdf")
 
@@ -60,225 +58,6 @@ TITLE_PAD_TOP = 12
 TITLE_PAD_BOTTOM = 12
 # A raster figure larger than this would take more memory than a lecturer's laptop should spend on it.
 MAX_IMAGE_BYTES = 1 << 30
-
-_HEAD_RE = re.compile(r"^head:(\d+)$")
-
-
-@dataclass(frozen=True)
-class Panel:
-    """Something :func:`render_panel` can draw.
-
-    ``widget`` is drawn whole, or only the part given by ``source``: a
-    ``QGraphicsItem`` in ``widget``'s scene (e.g. one PlotItem of a
-    GraphicsLayoutWidget) or a callable returning a ``QRect`` in widget
-    coordinates; either is measured when the figure is drawn. ``title`` is the
-    default title (None: no header band unless one is passed). ``row_title``:
-    for a heatmap canvas whose row labels are hidden on screen (a head beside
-    another), the axis title to show with them while it is exported alone.
-    """
-
-    widget: QtWidgets.QWidget
-    source: object = None
-    name: str = ""
-    title: str | None = None
-    row_title: str | None = None
-
-
-def check_panel_name(name: str) -> str:
-    """Normalise a panel name ("Head:2" -> "head:2") or raise ``ExportError`` (syntax only)."""
-    text = str(name).strip().lower()
-    if text in PANELS:
-        return text
-    m = _HEAD_RE.match(text)
-    if m and int(m.group(1)) >= 1:
-        return f"head:{int(m.group(1))}"
-    raise ExportError(f"unknown panel {name!r}; choose one of {', '.join(PANELS)} (N = head number from 1)")
-
-
-def _head_count(window) -> int:
-    result = window.studio.result
-    return int(result.weights.shape[0])
-
-
-def _available(window) -> list[str]:
-    names = ["heatmaps"]
-    heads = _head_count(window)
-    names.append("head:1" if heads == 1 else f"head:1…head:{heads}")
-    names += ["variance", "saturation"]
-    for name, attr in (("steps", "pipeline_view"), ("geometry", "geometry_view")):
-        if getattr(window, attr, None) is not None:
-            names.append(name)
-    names.append("window")
-    if _trained_room(window) is not None:
-        names += list(TRAINED_PANELS)
-    return names
-
-
-def _trained_room(window):
-    """The window's trained-model room while it shows a trained model, else None."""
-    wiring = getattr(window, "trained", None)
-    return wiring.room if wiring is not None and wiring.is_trained else None
-
-
-def find_panel(window, name: str) -> Panel:
-    """The panel ``name`` of ``window`` (a MainWindow), ready for :func:`render_panel`.
-
-    - ``heatmaps``: the whole heatmap view (stages and every head);
-    - ``head:N``: head N's weights heatmap (with one head: the weights stage heatmap);
-    - ``variance`` / ``saturation``: one of the two plots of the variance panel;
-    - ``steps`` / ``geometry``: the step-by-step and geometry views, when the window has them;
-    - ``window``: the whole window.
-
-    The panel's default title is :func:`setting_title` of the current state.
-    Raises ``ExportError`` (one line, listing the valid names) for an unknown
-    name, a head out of range or a view the window does not have.
-    """
-    try:
-        key = check_panel_name(name)
-    except ExportError:
-        raise ExportError(f"unknown panel {name!r}; choose one of {', '.join(_available(window))}") from None
-    state = window.studio.state
-    title = setting_title(state, key)
-    view = window.heatmap_view
-    if key == "heatmaps" or key.startswith("head:"):
-        _bring_up_to_date(window, view)
-    m = _HEAD_RE.match(key)
-    if m:
-        n = int(m.group(1))
-        heads = _head_count(window)
-        if not 1 <= n <= heads:
-            raise ExportError(f"there is no head {n} (the model has {heads} head{'s' if heads > 1 else ''}); "
-                              f"choose one of {', '.join(_available(window))}")
-        shown = max(getattr(view, "_heads_shown", 0), 0)
-        if shown > 1 and n <= shown:
-            widget = view.head_canvases[n - 1]
-        else:
-            widget = view.canvases["weights"]
-        row_title = "query (decoder)" if state.cross else "query"
-        return Panel(widget, None, key, title, row_title=row_title)
-    if key == "heatmaps":
-        return Panel(view, lambda: _below_header(view), key, title)
-    if key == "window":
-        return Panel(window, None, key, title)
-    if key in TRAINED_PANELS:
-        room = _trained_room(window)
-        if room is None:
-            raise ExportError(f"the {key} panel shows a trained model; choose one in the Model panel first "
-                              f"(or choose one of {', '.join(_available(window))})")
-        return room.panels()[key]
-    if key in ("variance", "saturation"):
-        plot = window.variance_plot
-        return Panel(plot.canvas, getattr(plot, key), key, title)
-    attr = {"steps": "pipeline_view", "geometry": "geometry_view"}[key]
-    widget = getattr(window, attr, None)
-    if widget is None:
-        raise ExportError(f"this window has no {key} panel yet; choose one of {', '.join(_available(window))}")
-    _bring_up_to_date(window, widget)
-    if key == "steps" and hasattr(widget, "export_table"):
-        # The whole table, not the part the scroll area shows.
-        return Panel(widget.export_table(), None, key, title)
-    return Panel(widget, None, key, title)
-
-
-def _bring_up_to_date(window, view) -> None:
-    # Views in tabs that are not shown are redrawn only when shown; a figure needs them now.
-    render_view = getattr(window, "render_view", None)
-    if callable(render_view):
-        render_view(view)
-
-
-def show_panel(panel) -> None:
-    """Make ``panel`` visible in its window: select the tabs that hold it and show its dock.
-
-    Exports draw hidden panels too, but a panel that was never shown may not be laid out;
-    the ``attn-studio export`` command calls this before drawing.
-    """
-    child = _as_panel(panel).widget
-    parent = child.parentWidget()
-    while parent is not None:
-        if isinstance(parent, QtWidgets.QStackedWidget):
-            tabs = parent.parentWidget()
-            if isinstance(tabs, QtWidgets.QTabWidget) and tabs.indexOf(child) >= 0:
-                tabs.setCurrentWidget(child)
-            else:
-                parent.setCurrentWidget(child)
-        elif isinstance(parent, QtWidgets.QDockWidget) and parent.isHidden():
-            parent.show()
-        child, parent = parent, parent.parentWidget()
-
-
-def _below_header(view) -> QtCore.QRect:
-    """The heatmap view without its header line: the figure's title states the setting, and
-    "click a row" means nothing on a slide."""
-    rect = view.rect()
-    header = getattr(view, "header", None)
-    if header is None or not header.isVisible():
-        return rect
-    top = header.geometry().bottom() + 1
-    return QtCore.QRect(rect.left(), top, rect.width(), rect.bottom() + 1 - top)
-
-
-def _as_panel(panel) -> Panel:
-    if isinstance(panel, Panel):
-        return panel
-    if isinstance(panel, QtWidgets.QWidget):
-        return Panel(panel)
-    if isinstance(panel, tuple) and len(panel) == 2 and isinstance(panel[0], QtWidgets.QWidget):
-        return Panel(panel[0], panel[1])
-    raise ExportError(f"cannot draw a {type(panel).__name__}; pass a Panel from find_panel or a QWidget")
-
-
-# -- titles ------------------------------------------------------------------------
-
-def _shorten(text: str, limit: int = 60) -> str:
-    text = " ".join(text.split())
-    if len(text) <= limit:
-        return text
-    cut = text[: limit - 1]
-    space = cut.rfind(" ")
-    if space > limit // 2:
-        cut = cut[:space]
-    return cut.rstrip(" ,;:") + "…"
-
-
-def setting_title(state, panel_name: str = "heatmaps") -> str:
-    """A title that states the setting of ``state`` for panel ``panel_name``.
-
-    E.g. "Your journey starts with one step — head 1 · scaled ÷√3 · causal".
-    The head comes from a ``head:N`` panel name, else ``state.head_index``;
-    the variance and saturation plots state d_k instead of a head.
-    """
-    sentence = _shorten(state.sentence) or "(no sentence)"
-    parts = []
-    heads = state.effective_heads
-    name = str(panel_name).strip().lower()
-    m = _HEAD_RE.match(name)
-    if name in ("variance", "saturation"):
-        parts.append(f"d_k = {state.d_k}")
-    elif name != "window":
-        head = int(m.group(1)) if m else state.shown_head + 1
-        layer = getattr(state, "layer_index", None)  # a trained model: which layer, of which model
-        if layer is not None:
-            parts.append(f"{state.model.name} layer {layer + 1}")
-        parts.append(f"head {head}" + (f" of {heads}" if heads > 1 else ""))
-    parts.append(f"scaled ÷√{state.d_k}" if state.scale else "unscaled")
-    if state.causal:
-        parts.append("causal")
-    if state.positional:
-        parts.append("positional")
-    if not state.projections:
-        parts.append("no projections (Q = K = V = X)")
-    if state.temperature != 1.0:
-        parts.append(f"T={state.temperature:g}")
-    if state.softmax == "naive":
-        parts.append("naive softmax")
-    elif state.softmax == "sum":
-        parts.append("x / Σx instead of softmax")
-    if getattr(state, "score", "dot") == "additive":
-        parts.append("additive scores")
-    if state.cross:
-        parts.append(f"cross-attention (queries: {_shorten(state.target_sentence, 30)})")
-    return f"{sentence} — {' · '.join(parts)}"
 
 
 # -- drawing -------------------------------------------------------------------------
@@ -378,52 +157,6 @@ def _scenes(panel: Panel) -> list[QtWidgets.QGraphicsScene]:
     return scenes
 
 
-class _RowLabels:
-    """Show a heatmap's row labels while it is exported on its own (restored on exit)."""
-
-    def __init__(self, panel: Panel):
-        heatmap = getattr(panel.widget, "heatmap", None)
-        axis = getattr(heatmap, "left_axis", None)
-        self.heatmap = None
-        if panel.row_title is not None and axis is not None and hasattr(heatmap, "show_row_labels") \
-                and not axis.style.get("showValues", True):
-            self.heatmap, self.axis, self.text, self.widget = heatmap, axis, panel.row_title, panel.widget
-
-    def __enter__(self):
-        if self.heatmap is None:
-            return self
-        self.old_text = self.axis.labelText
-        self.heatmap.show_row_labels(True)
-        self.heatmap.plot.setLabel("left", self.text)
-        self._measure()
-        return self
-
-    def _measure(self):
-        # An axis learns how wide its labels are only when it draws them; let it measure
-        # now and lay the plot out again, so that no label is dropped for want of room.
-        scratch = QtGui.QImage(1, 1, QtGui.QImage.Format_ARGB32)
-        painter = QtGui.QPainter(scratch)
-        try:
-            self.axis.generateDrawSpecs(painter)
-        finally:
-            painter.end()
-        self.axis.picture = None
-        self.heatmap.plot.layout.activate()
-        layout = getattr(getattr(self.widget, "ci", None), "layout", None)
-        if layout is not None:
-            layout.activate()
-
-    def __exit__(self, *exc):
-        if self.heatmap is not None:
-            try:
-                self.heatmap.plot.setLabel("left", self.old_text)
-                self.heatmap.show_row_labels(False)
-                self._measure()
-            except RuntimeError:
-                pass
-        return False
-
-
 def _paint_figure(painter: QtGui.QPainter, layout: _Layout, pen_scale: float) -> None:
     """Draw the page of ``layout`` with ``painter`` (in logical pixels)."""
     panel = layout.panel
@@ -438,7 +171,7 @@ def _paint_figure(painter: QtGui.QPainter, layout: _Layout, pen_scale: float) ->
         painter.drawText(layout.title_rect, int(QtCore.Qt.AlignHCenter | QtCore.Qt.AlignTop | QtCore.Qt.TextWordWrap),
                          layout.title)
         painter.restore()
-    with exporting(), _RowLabels(panel), ExportMode(_scenes(panel), pen_scale):
+    with exporting(), ExportMode(_scenes(panel), pen_scale):
         painter.save()
         # QGraphicsView (pyqtgraph) overrides render() to draw its scene; QWidget.render draws the widget.
         QtWidgets.QWidget.render(panel.widget, painter, layout.panel_pos, QtGui.QRegion(layout.source))

@@ -1,74 +1,29 @@
-"""Attention heatmaps: one image per matrix, token labels, values in the cells.
+"""Attention heatmaps: one image per matrix, with token labels and values in the cells.
 
-Each ``ImageItem`` is created once and updated with ``setImage``. The values
-in the cells and the masked-cell hatching are drawn by one item per heatmap
-(``CellOverlay``) in a single ``paint`` call, so a repaint costs one pass over
-the cells rather than one graphics item per cell.
+Each ``ImageItem`` is created once and updated with ``setImage``. The values in
+the cells are :mod:`.cells`' (one ``CellOverlay`` per heatmap), the token labels
+:mod:`.token_axis`' (``TokenAxis``, and the ``exporting`` switch of a figure).
 """
 
 from __future__ import annotations
 
-import contextlib
-import weakref
 from dataclasses import dataclass
 
 import numpy as np
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from ...formatting import CELL_DIGITS, format_number
 from .. import presentation
 from .._pg import cache_static, pg
+from .cells import (  # noqa: F401 (names the views and the figures have always imported from here)
+    HIGHLIGHT_EDGE, HIGHLIGHT_FILL, MIN_TEXT_PX, TEXT_PX, CellOverlay, format_value, mask_colours,
+)
+from .token_axis import (  # noqa: F401
+    LABEL_EM, LABEL_SLACK, MIN_EXPORT_LABEL_SCALE, TokenAxis, _ticks, exporting, is_exporting, register,
+)
 
 WEIGHTS_CMAP = "viridis"
 SCORES_CMAP = "CET-CBD1"  # colour-blind-safe diverging map for signed scores
-TEXT_PX = 13.0      # cell values at zoom 1, in screen pixels, when the cell is large enough
-MIN_TEXT_PX = 7.0   # below this the values are not drawn (the colours still are)
-OVERFLOW_FILL = QtGui.QColor(200, 30, 30)
 SHOWN_MARK = " ◀"   # after the title of the head the stages show: an on-screen pointer, not in figures
-MIN_EXPORT_LABEL_SCALE = 0.6  # a figure's token labels may shrink this far before some are left out
-
-_export_depth = 0
-_heatmaps: "weakref.WeakSet[Heatmap]" = weakref.WeakSet()
-
-
-@contextlib.contextmanager
-def exporting():
-    """While a figure is drawn: none of the on-screen-only marks, every token label.
-
-    Inside this context every heatmap leaves out the selected row's outline and
-    the shown head's ``◀``, and its axes draw every token label, in a smaller
-    font if that makes them fit (down to ``MIN_EXPORT_LABEL_SCALE``), instead
-    of every n-th. Everything is as it was when the context ends.
-    """
-    global _export_depth
-    _export_depth += 1
-    if _export_depth == 1:
-        _redraw_marks()
-    try:
-        yield
-    finally:
-        _export_depth -= 1
-        if _export_depth == 0:
-            _redraw_marks()
-
-
-def is_exporting() -> bool:
-    """True inside :func:`exporting`."""
-    return _export_depth > 0
-
-
-def _redraw_marks() -> None:
-    for heatmap in list(_heatmaps):
-        try:
-            heatmap.redraw_marks()
-        except RuntimeError:  # its Qt items were deleted with their window
-            pass
-
-
-def _blend(a: str, b: str, t: float) -> QtGui.QColor:
-    ca, cb = QtGui.QColor(a), QtGui.QColor(b)
-    return QtGui.QColor(*(round(x + (y - x) * t) for x, y in ((ca.red(), cb.red()), (ca.green(), cb.green()),
-                                                             (ca.blue(), cb.blue()))))
 
 
 DARK_DIM = 0.82  # on a dark theme colour maps are drawn this much darker: no glaring light cells
@@ -85,19 +40,6 @@ def themed_colormap(name: str):
     colors = cmap.getColors(mode="byte").astype(np.float64)
     colors[:, :3] *= DARK_DIM
     return pg.ColorMap(cmap.pos, np.round(colors).astype(np.uint8), name=cmap.name)
-
-
-def mask_colours() -> tuple[QtGui.QColor, QtGui.QColor]:
-    """(fill, hatch) of masked cells in the current theme: a quiet tone between the canvas
-    and the ink (light grey on white; dark grey, not a glaring light patch, on dark)."""
-    theme = presentation.STYLE.theme
-    return _blend(theme.canvas, theme.ink, 0.22), _blend(theme.canvas, theme.ink, 0.5)
-
-
-HIGHLIGHT_FILL = QtGui.QColor(255, 200, 0, 70)   # the pointer's band: a soft amber tint...
-HIGHLIGHT_EDGE = QtGui.QColor(255, 170, 0, 230)  # ...with a clear edge
-LABEL_SLACK = 0.06  # labels may be this much closer than their full spacing before some are left out
-LABEL_EM = 8  # a token label is elided past this many font heights (the full word is in the tooltip)
 
 
 def nice_ceil(m: float) -> float:
@@ -121,11 +63,6 @@ def symmetric_levels(*arrays) -> tuple[float, float]:
     finite = [f for f in finite if f.size]
     m = nice_ceil(max((float(np.abs(f).max()) for f in finite), default=1.0))
     return -m, m
-
-
-def format_value(value: float, digits: int = CELL_DIGITS) -> str:
-    """A cell value: ``digits`` fixed decimals, a true minus, overflow as ``+inf`` / ``NaN``."""
-    return format_number(value, digits, fixed=True, short=True)
 
 
 @dataclass(frozen=True)
@@ -154,359 +91,6 @@ class HeatmapImage(pg.ImageItem):
         qimage = self.qimage
         if qimage is not None and qimage.format() != QtGui.QImage.Format_ARGB32_Premultiplied:
             self.qimage = qimage.convertToFormat(QtGui.QImage.Format_ARGB32_Premultiplied)
-
-
-def _runs_path(cells: np.ndarray) -> QtGui.QPainterPath:
-    """One rectangle per run of True cells in a row (a causal row is one run)."""
-    path = QtGui.QPainterPath()
-    for i in np.flatnonzero(cells.any(axis=1)) if cells.size else []:
-        edges = np.flatnonzero(np.diff(np.concatenate(([0], cells[i].astype(np.int8), [0]))))
-        for start, stop in zip(edges[0::2], edges[1::2]):
-            path.addRect(QtCore.QRectF(start - 0.5, i - 0.5, stop - start, 1.0))
-    return path
-
-
-class CellOverlay(pg.GraphicsObject):
-    """Cell values, masked-cell hatching and the selected-row outline of one heatmap."""
-
-    def __init__(self):
-        super().__init__()
-        self._values = np.zeros((0, 0))
-        self._masked = np.zeros((0, 0), dtype=bool)
-        self._dark_text = np.zeros((0, 0), dtype=bool)
-        self._texts: list[list[str]] = []
-        self._selected_row: int | None = None
-        self._chars = 4
-        self._mask_path = QtGui.QPainterPath()
-        self._overflow_path = QtGui.QPainterPath()
-        self._overflow = np.zeros((0, 0), dtype=bool)
-        self.show_values = True
-        self.zoom = 1.0
-        self.outline = QtGui.QColor(255, 64, 64)
-        self.last_text_px = 0.0  # pixel size of the values at the last paint (0: not drawn)
-        self.digits = CELL_DIGITS
-        self.highlight: tuple[int | None, int | None] = (None, None)  # the pointer's row and column
-        self.pointer_shown = True  # False while drawing a figure: slides show no pointer
-        self.restyled = None  # called after a theme or zoom change (the heatmap recolours)
-
-    def set_digits(self, digits: int):
-        """Write the cell values with ``digits`` decimals (the precision setting)."""
-        digits = int(digits)
-        if digits != self.digits:
-            self.digits = digits
-            self._texts = []
-            self._chars = self._widest()
-            self.update()
-
-    def _widest(self) -> int:
-        finite = self._values[np.isfinite(self._values)]
-        if not finite.size:
-            return 4
-        return max(len(format_value(v, self.digits)) for v in (finite.min(), finite.max()))
-
-    def set_presentation(self, zoom: float, outline: QtGui.QColor):
-        """Text size of the cell values follows the app's zoom; the outline the theme."""
-        self.zoom = zoom
-        self.outline = outline
-        if self.restyled is not None:
-            self.restyled()
-        self.update()
-
-    def set_data(self, values: np.ndarray, masked: np.ndarray, dark_text: np.ndarray, selected_row: int | None,
-                 overflow: np.ndarray | None = None):
-        """Replace what is drawn: ``values`` (T, S), ``masked`` cells, text colour per cell,
-        and ``overflow`` cells (a naive softmax that produced inf/inf), drawn red and labelled."""
-        if values.shape != self._values.shape:
-            self.prepareGeometryChange()
-        overflow = overflow if overflow is not None else np.zeros_like(masked)
-        # An edit of a number rarely changes which cells are masked or overflowed:
-        # their paths are rebuilt only when those cells change.
-        if not np.array_equal(masked, self._masked):
-            self._mask_path = _runs_path(masked)
-        if not np.array_equal(overflow, self._overflow):
-            self._overflow_path = _runs_path(overflow)
-        self._values = values
-        self._masked = masked
-        self._dark_text = dark_text
-        self._selected_row = selected_row
-        # Format lazily: only when a paint finds the cells large enough.
-        self._texts = []
-        self._overflow = overflow
-        # The widest value string decides how small the text must be to fit.
-        self._chars = self._widest()
-        self.update()
-
-    @property
-    def masked(self) -> np.ndarray:
-        """Which cells are drawn hatched (masked), (T, S) booleans; read-only."""
-        return self._read_only(self._masked)
-
-    @property
-    def overflow(self) -> np.ndarray:
-        """Which cells are drawn red as an overflow (inf/inf), (T, S) booleans; read-only."""
-        return self._read_only(self._overflow)
-
-    @property
-    def selected_row(self) -> int | None:
-        """The outlined query row (None: none)."""
-        return self._selected_row
-
-    @staticmethod
-    def _read_only(array: np.ndarray) -> np.ndarray:
-        view = array.view()
-        view.flags.writeable = False
-        return view
-    def set_highlight(self, row: int | None, col: int | None):
-        """Tint query row ``row`` and key column ``col`` (the lecturer's pointer; None: none)."""
-        if (row, col) != self.highlight:
-            self.highlight = (row, col)
-            self.update()
-
-    def set_selected_row(self, row: int | None):
-        """Outline query row ``row`` (None: no outline)."""
-        self._selected_row = row
-        self.update()
-
-    def boundingRect(self) -> QtCore.QRectF:
-        rows, cols = self._values.shape
-        return QtCore.QRectF(-0.5, -0.5, max(cols, 1), max(rows, 1))
-
-    def cell_text(self, i: int, j: int) -> str:
-        """The text cell (``i``, ``j``) shows when it is large enough (formatted on first use)."""
-        if not self._texts:
-            self._texts = [[format_value(v, self.digits) for v in row] for row in self._values]
-        return self._texts[i][j]
-
-    def paint(self, painter: QtGui.QPainter, *args):
-        rows, cols = self._values.shape
-        if rows == 0 or cols == 0:
-            return
-        transform = painter.transform()
-        painter.save()
-        # Draw in device pixels so that text and hatching stay crisp; the device
-        # includes any export scale, so an exported figure scales them too.
-        painter.resetTransform()
-        if not self._mask_path.isEmpty():
-            device_path = transform.map(self._mask_path)
-            fill, hatch = mask_colours()
-            painter.fillPath(device_path, fill)
-            painter.fillPath(device_path, QtGui.QBrush(hatch, QtCore.Qt.BDiagPattern))
-        if not self._overflow_path.isEmpty():
-            device_path = transform.map(self._overflow_path)
-            painter.fillPath(device_path, OVERFLOW_FILL)
-            painter.fillPath(device_path, QtGui.QBrush(QtGui.QColor(255, 255, 255, 90), QtCore.Qt.CrossPattern))
-        cell = transform.mapRect(QtCore.QRectF(0, 0, 1, 1))
-        cell_w, cell_h = abs(cell.width()), abs(cell.height())
-        # Sizes are decided in screen pixels and then multiplied by the export
-        # scale (how much larger this paint is than the one on screen), so that
-        # an exported figure shows the same text, only sharper.
-        views = self.scene().views() if self.scene() is not None else []
-        on_screen = self.deviceTransform(views[0].viewportTransform()).m11() if views else transform.m11()
-        scale = abs(transform.m11() / on_screen) if on_screen else 1.0
-        # The largest text the cell holds: digits are about 0.6 em wide.
-        fit = min(cell_h * 0.42, cell_w / (0.6 * self._chars + 0.6)) / scale
-        px = min(fit, TEXT_PX * self.zoom)
-        self.last_text_px = px if self.show_values and px >= MIN_TEXT_PX else 0.0
-        px *= scale
-        if self.last_text_px:
-            font = QtGui.QFont(painter.font())
-            font.setPixelSize(int(px))
-            painter.setFont(font)
-            light, dark = QtGui.QColor(255, 255, 255), QtGui.QColor(20, 20, 20)
-            flags = QtCore.Qt.AlignCenter
-            for i in range(rows):
-                for j in range(cols):
-                    if self._masked[i, j]:
-                        continue
-                    rect = transform.mapRect(QtCore.QRectF(j - 0.5, i - 0.5, 1, 1))
-                    if self._overflow[i, j]:
-                        painter.setPen(light)
-                        painter.drawText(rect, flags, "overflow" if cell_w > px * 5 else "∞/∞")
-                        continue
-                    painter.setPen(dark if self._dark_text[i, j] else light)
-                    painter.drawText(rect, flags, self.cell_text(i, j))
-        row, col = self.highlight
-        # Figures show no pointer.
-        drawn = self.pointer_shown and not is_exporting()
-        if drawn and (row is not None or col is not None):
-            # A soft band with a strong edge: it reads on a projector without hiding the numbers.
-            pen = QtGui.QPen(HIGHLIGHT_EDGE, max(3.0, cell_w * 0.08))
-            for band in ((QtCore.QRectF(-0.5, row - 0.5, cols, 1) if row is not None and 0 <= row < rows else None),
-                         (QtCore.QRectF(col - 0.5, -0.5, 1, rows) if col is not None and 0 <= col < cols else None)):
-                if band is None:
-                    continue
-                rect = transform.mapRect(band)
-                painter.fillRect(rect, HIGHLIGHT_FILL)
-                painter.setPen(pen)
-                painter.setBrush(QtCore.Qt.NoBrush)
-                painter.drawRect(rect)
-        if self._selected_row is not None and 0 <= self._selected_row < rows and not is_exporting():
-            rect = transform.mapRect(QtCore.QRectF(-0.5, self._selected_row - 0.5, cols, 1))
-            pen = QtGui.QPen(self.outline, max(2.0, cell_h * 0.06))
-            painter.setPen(pen)
-            painter.setBrush(QtCore.Qt.NoBrush)
-            painter.drawRect(rect)
-        painter.restore()
-
-
-def _ticks(labels: list[str]) -> list[list[tuple[int, str]]]:
-    # Every label; TokenAxis shows as many as fit when it paints.
-    return [[(i, label) for i, label in enumerate(labels)]]
-
-
-class TokenAxis(pg.AxisItem):
-    """An axis of token labels; on the bottom they are drawn at 45° so long words never overlap.
-
-    pyqtgraph drops tick text whose upright box does not fit; tokens must all
-    show, so this axis places its labels itself, one per tick, at the tick.
-    """
-
-    ANGLE = 45
-
-    def __init__(self, orientation: str):
-        self._labels: list[tuple[float, str]] = []
-        self._full: list[str] = []  # the tokens before eliding
-        self.shown_step = 1  # every n-th label was drawn at the last paint
-        self.drawn: list[tuple[float, str]] = []  # (position, text) of the labels drawn at the last paint
-        super().__init__(orientation)
-        # Token positions need no SI prefix; pyqtgraph would otherwise re-typeset the axis
-        # title on every range change (a window build sets ranges hundreds of times).
-        self.enableAutoSIPrefix(False)
-        self.setStyle(tickLength=0, tickFont=presentation.tick_font())
-
-    def max_label_px(self) -> float:
-        """The widest a label may be drawn, in pixels: longer tokens are elided with "…"."""
-        metrics = QtGui.QFontMetricsF(self.style.get("tickFont") or QtGui.QFont())
-        return LABEL_EM * metrics.height()
-
-    def set_labels(self, ticks: list[tuple[int, str]]):
-        """Label position ``v`` with token ``t`` for each ``(v, t)``; long tokens are elided."""
-        metrics = QtGui.QFontMetricsF(self.style.get("tickFont") or QtGui.QFont())
-        self._full = [str(t) for _, t in ticks]
-        limit = self.max_label_px()
-        # A 20,000-character word would make the axis (and every repaint) hundreds of
-        # thousands of pixels wide: measure and draw at most a bounded prefix.
-        self._labels = [(float(v), metrics.elidedText(t[:400], QtCore.Qt.ElideRight, limit)
-                         if len(t) > 4 else t) for (v, _), t in zip(ticks, self._full)]
-        # No tick marks or texts of pyqtgraph's own: this axis draws the labels.
-        self.setTicks([[(v, "") for v, _ in ticks]])
-        widest = max((metrics.horizontalAdvance(t) for _, t in self._labels), default=0.0)
-        if self.orientation == "bottom":
-            self.setHeight(int(widest * np.sin(np.radians(self.ANGLE)) + metrics.height() + 8))
-            self._adjust_label()
-        elif self.style["showValues"]:
-            label = self.label.boundingRect().height() + 4 if self.label.isVisible() else 0
-            self.setWidth(int(widest + label + 8))
-        self.picture = None
-
-    def relabel(self):
-        """Recompute the room the slanted labels need (after a font change)."""
-        if self._labels:
-            self.set_labels([(int(v), t) for (v, _), t in zip(self._labels, self._full)])
-
-    def boundingRect(self):
-        # Slanted labels reach left of the axis (the first token's label hangs
-        # below the row labels); include that area so it is painted.
-        rect = super().boundingRect()
-        if self.orientation == "bottom" and self._labels:
-            rect = rect.adjusted(-self.height(), 0, 0, 0)
-        return rect
-
-    def _adjust_label(self):
-        # Keep the axis title below the slanted labels.
-        if self.label.isVisible():
-            self.label.setPos(self.label.pos().x(), self.height() - self.label.boundingRect().height() + 2)
-
-    def labels(self) -> list[tuple[float, str]]:
-        """(position, label) of every label this axis has, as drawn (elided; some may be thinned)."""
-        return list(self._labels)
-
-    def full_label(self, index: int) -> str:
-        """The whole token at position ``index`` (its label may be elided)."""
-        return self._full[index] if 0 <= index < len(self._full) else ""
-
-    def widest_label_px(self) -> float:
-        """Width in pixels of the widest label as drawn."""
-        metrics = QtGui.QFontMetricsF(self.style.get("tickFont") or QtGui.QFont())
-        return max((metrics.horizontalAdvance(t) for _, t in self._labels), default=0.0)
-
-    def label_spacing(self, font: QtGui.QFont | None = None) -> float:
-        """Pixels between neighbouring labels for all of them to show without touching."""
-        metrics = QtGui.QFontMetricsF(font or self.style.get("tickFont") or QtGui.QFont())
-        # Slanted labels need their line height / sin(45°) along the axis (then parallel
-        # labels just do not touch); upright ones their line height.
-        slant = np.sin(np.radians(self.ANGLE)) if self.orientation == "bottom" else 1.0
-        return metrics.height() / slant - 0.5
-
-    def visible_step(self) -> int:
-        """Label every n-th token: as many as fit without overlapping at the current size."""
-        # A few per cent short of the full spacing still reads (the slanted words only touch
-        # at their descenders): show them all rather than every other one.
-        return max(1, int(np.ceil(self._crowding() - LABEL_SLACK)))
-
-    def _crowding(self, font: QtGui.QFont | None = None) -> float:
-        """Room the labels need over the room they have (above 1: they would overlap)."""
-        view = self.linkedView()
-        if view is None or len(self._labels) < 2:
-            return 0.0
-        a = self.mapFromScene(view.mapViewToScene(QtCore.QPointF(self._labels[0][0], self._labels[0][0])))
-        b = self.mapFromScene(view.mapViewToScene(QtCore.QPointF(self._labels[1][0], self._labels[1][0])))
-        spacing = abs(b.x() - a.x()) if self.orientation == "bottom" else abs(b.y() - a.y())
-        return self.label_spacing(font) / max(spacing, 1e-6)
-
-    def drawPicture(self, p, axisSpec, tickSpecs, textSpecs):
-        super().drawPicture(p, axisSpec, tickSpecs, [])
-        view = self.linkedView()
-        if view is None or not self.style["showValues"]:
-            return
-        font = self.style.get("tickFont")
-        if font is not None:
-            p.setFont(font)
-        step = self.visible_step()
-        if step > 1 and is_exporting():
-            # A figure carries every token: a smaller font rather than every n-th label, if that fits.
-            shrink = 1.0 / self._crowding(p.font())
-            if shrink >= MIN_EXPORT_LABEL_SCALE:
-                small = QtGui.QFont(p.font())
-                if small.pixelSize() > 0:
-                    small.setPixelSize(max(1, int(small.pixelSize() * shrink)))
-                else:
-                    small.setPointSizeF(small.pointSizeF() * shrink)
-                p.setFont(small)
-                step = 1
-        p.setPen(self.textPen())
-        metrics = QtGui.QFontMetricsF(p.font())
-        bounds = self.boundingRect()
-        self.shown_step = step
-        self.drawn = []
-        for value, text in self._labels[::step]:
-            point = self.mapFromScene(view.mapViewToScene(QtCore.QPointF(value, value)))
-            if self.orientation != "bottom":
-                if point.y() < bounds.top() - 1 or point.y() > bounds.bottom() + 1:
-                    continue
-                rect = QtCore.QRectF(0, point.y() - metrics.height() / 2, self.width() - 4, metrics.height())
-                if self.label.isVisible():
-                    rect.setLeft(self.label.boundingRect().height() + 2)
-                p.drawText(rect, int(QtCore.Qt.AlignRight | QtCore.Qt.AlignVCenter), text)
-                self.drawn.append((value, text))
-                continue
-            x = point.x()
-            if x < bounds.left() - 1 or x > bounds.right() + 1:
-                continue
-            p.save()
-            p.translate(x + metrics.height() * 0.3, 3)
-            p.rotate(-self.ANGLE)
-            width = metrics.horizontalAdvance(text) + 2
-            p.drawText(QtCore.QRectF(-width, -metrics.height() / 2, width, metrics.height()),
-                       int(QtCore.Qt.AlignRight | QtCore.Qt.AlignVCenter), text)
-            p.restore()
-            self.drawn.append((value, text))
-
-    def resizeEvent(self, ev=None):
-        super().resizeEvent(ev)
-        if self.orientation == "bottom" and self._labels:
-            self._adjust_label()
-        self.picture = None  # the spacing changed: thin the labels again
 
 
 class Heatmap:
@@ -556,7 +140,7 @@ class Heatmap:
         self.plot.addItem(self.overlay)
         self.title = title
         self.plot.setTitle(title, size=presentation.title_size(), color=presentation.STYLE.theme.ink)
-        _heatmaps.add(self)
+        register(self)
         self.bar = None  # the colour bar beside it, if any (set by its canvas)
         self.role = "weights" if cmap == WEIGHTS_CMAP else "scores"
         if self.role == "weights":
@@ -595,11 +179,21 @@ class Heatmap:
 
     def set_axis_titles(self, rows: str, cols: str):
         if self.left_axis.style["showValues"] and self.left_axis.labelText != rows:
+            shown = self.left_axis.label.isVisible() or not self.left_axis.labelText
             self.plot.setLabel("left", rows, **presentation.label_style())
+            if not shown:
+                self.left_axis.showLabel(False)
             self.left_axis.relabel()  # the title takes room beside the labels
         if self.bottom_axis.labelText != cols:
             self.plot.setLabel("bottom", cols, **presentation.label_style())
             self.bottom_axis.relabel()
+
+    def show_row_title(self, on: bool):
+        """Show or hide the rows' axis title ("query"); the token labels stay."""
+        axis = self.left_axis
+        if axis.label.isVisible() != on and axis.style["showValues"]:
+            axis.showLabel(on)
+            axis.relabel()  # the labels' room changed
 
     def show_row_labels(self, on: bool):
         """Row labels on the first heatmap of a row only: the others share its rows."""

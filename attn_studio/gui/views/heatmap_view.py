@@ -17,8 +17,9 @@ from ..widgets import caption_label, short_token, view_layout
 ALL_LABELS_UP_TO = 12  # up to this many tokens the stages keep every label (and scroll if they must)
 LONG_INPUT = 40  # beyond this many tokens the header says what is thinned or hidden
 TOOLTIP_MS = 10 * 60 * 1000  # a formula stays while the pointer rests on its cell (Qt's default is ~10 s)
-MIN_STAGE_PX = 300  # below this the stages scroll rather than thin a dozen labels
+MIN_STAGE_PX = 240  # below this the stages scroll rather than thin a dozen labels
 MIN_HEAD_PX = 200   # side of one head's heatmap in the grid
+SHORT_VIEW_PX = 560  # a view shorter than this (a 720-pixel projector) gives the formula panel's room to the stages
 
 
 def heads_grid_shape(n: int) -> tuple[int, int]:
@@ -184,6 +185,8 @@ class HeatmapView(QtWidgets.QWidget):
         self.formula_panel.setFixedHeight(int(QtGui.QFontMetrics(font).lineSpacing() * lines + 14))
         top.addWidget(self.formula_panel)
         self.pinned: tuple[str, int, int] | None = None  # (heatmap key, query, key) of the pinned formula
+        self._stage_min: dict[str, tuple[int, int, int]] = {}  # each stage's least size for its labels, its title
+        self._title_room = 0  # the rows' title's width, once measured
         self._show_pinned()
 
         self.highlight = highlight_for(studio)
@@ -271,8 +274,9 @@ class HeatmapView(QtWidgets.QWidget):
                          f"(exp of a large logit is inf; inf/inf is undefined): compare the stable softmax.</span>"
                          if overflow else "")
         n = max(len(q_tokens), len(k_tokens))
-        long_note = (f" <span style='color:#a05a00'><b>Long input ({n} tokens):</b> labels are thinned to fit and "
-                     f"values hidden in small cells; hover a cell for its numbers.</span>" if n > LONG_INPUT else "")
+        long_note = (f" <span style='color:#a05a00'><b>Long input ({n} tokens):</b> labels are drawn smaller "
+                     f"(thinned where even that cannot fit: the axis says so) and values hidden in small cells; "
+                     f"hover a cell for its numbers.</span>" if n > LONG_INPUT else "")
         self.header.setText(
             f"<b>{head_label}</b>scores → {logits_word} → weights{mask_note}; "
             f"the outlined row is the query {query}. Click a row to follow another token.{overflow_note}{long_note}")
@@ -313,18 +317,39 @@ class HeatmapView(QtWidgets.QWidget):
         for key, canvas in self.canvases.items():
             hm = self.stages[key]
             width, height = 120, MIN_STAGE_PX
+            # The rows' title ("query") beside the labels, which a narrow screen leaves out.
+            title = hm.left_axis.label.boundingRect().height() + 4 if hm.left_axis.label.isVisible() else 0
             if t_k <= ALL_LABELS_UP_TO:
                 # Axes, colour bar and margins: measured once laid out, else the axes'
                 # sizes as set (their geometry follows one layout pass later) and a bar's.
                 bar = canvas.bar.geometry().width() if canvas.bar is not None and canvas.bar.geometry().width() > 0 \
                     else (60 if canvas.bar is not None else 0)
-                chrome = hm.left_axis.minimumWidth() + bar + 4
-                width = int(chrome + t_k * hm.bottom_axis.label_spacing()) + 1
+                chrome = hm.left_axis.minimumWidth() + bar + 16  # margins and spacing of the canvas
+                width = int(chrome - title + t_k * hm.bottom_axis.min_label_spacing()) + 1
             if t_q <= ALL_LABELS_UP_TO:
                 chrome = 40 + hm.bottom_axis.minimumHeight() + 16  # title, slanted labels, margins
-                height = max(height, int(chrome + t_q * hm.left_axis.label_spacing()) + 1)
-            if canvas.minimumSize() != QtCore.QSize(width, height):
-                canvas.setMinimumSize(width, height)
+                height = max(height, int(chrome + t_q * hm.left_axis.min_label_spacing()) + 1)
+            self._stage_min[key] = (width, height, int(title or self._title_room))
+            self._title_room = max(self._title_room, int(title))
+        self._size_stages()
+
+    def _size_stages(self) -> None:
+        # The stages come first: as tall as square-ish cells make them, up to the whole
+        # viewport; the heads' grid gets the rest (and scrolls below them).
+        visible = [key for key, c in self.canvases.items() if not c.isHidden()]
+        viewport = self.scroll.viewport().size()
+        across = viewport.width() / max(len(visible), 1)
+        wanted = min(int(across * 0.95), viewport.height())
+        # On a narrow screen (1024 pixels) the rows' titles give their room to the cells,
+        # on every stage alike, so that the three stay as wide as each other.
+        least = [self._stage_min.get(key, (120, MIN_STAGE_PX, 0)) for key in visible]
+        narrow = sum(w + t for w, _, t in least) > viewport.width()
+        for key, canvas in self.canvases.items():
+            self.stages[key].show_row_title(not narrow)
+            width, height, title = self._stage_min.get(key, (120, MIN_STAGE_PX, 0))
+            size = QtCore.QSize(width + (0 if narrow else title), max(height, wanted))
+            if canvas.minimumSize() != size:
+                canvas.setMinimumSize(size)
 
     # -- interaction -----------------------------------------------------------
     def tooltip_for(self, heatmap: Heatmap, i: int, j: int) -> str:
@@ -394,6 +419,12 @@ class HeatmapView(QtWidgets.QWidget):
 
     def resizeEvent(self, event):
         super().resizeEvent(event)
+        # On a short screen the pinned formula gives its room to the stages (hovering a
+        # cell still shows its formula).
+        short = event.size().height() < SHORT_VIEW_PX
+        if self.formula_panel.isVisibleTo(self) == short:
+            self.formula_panel.setVisible(not short)
+        self._size_stages()
         self._size_heads()
 
     def _size_heads(self) -> None:

@@ -15,6 +15,8 @@ from .. import presentation
 # Screens this wide (a projector's 1280 or 1366 pixels, a 1536-pixel laptop)
 # share the bottom between two panels.
 COMPACT_WIDTHS = (1024, 1600)
+COMPACT_PLOT_DOCK = 310  # px: the √d_k plots' dock on such a screen
+NARROW_WIDTH = 1200  # below this the Model panel gives way to the stages: at most a quarter of the width
 
 
 class ZoomScroll(QtWidgets.QScrollArea):
@@ -42,6 +44,7 @@ class WindowLayout(QtCore.QObject):
         self._unzoomed_size: QtCore.QSize | None = None  # the central area at zoom 1
         window.setCentralWidget(self.central_scroll)
         self.default_state: QtCore.QByteArray | None = None  # the docks as first laid out
+        self.side_limit: int | None = None  # the Model panel's widest, on a narrow screen
 
     def dock(self, title: str, name: str, widget, area) -> QtWidgets.QDockWidget:
         """A movable, floatable, closable panel ``name`` holding ``widget``, added to the window at ``area``."""
@@ -60,6 +63,10 @@ class WindowLayout(QtCore.QObject):
             screen = QtGui.QGuiApplication.primaryScreen()
             available = screen.availableGeometry() if screen else QtCore.QRect(0, 0, 1366, 768)
         height = min(900, available.height())
+        narrow = available.width() < NARROW_WIDTH
+        self.side_limit = int(available.width() * 0.25) if narrow else None
+        if hasattr(w, "fit_controls"):
+            w.fit_controls()
         w.resize(min(1500, available.width()), height)
         w.resizeDocks([w.controls_dock, w.tables_dock], [260, 330], QtCore.Qt.Horizontal)
         w.resizeDocks([w.variance_dock], [int(height * 0.27)], QtCore.Qt.Vertical)
@@ -68,7 +75,8 @@ class WindowLayout(QtCore.QObject):
             # with the variance plot (a tab each).
             w.tabifyDockWidget(w.variance_dock, w.tables_dock)
             w.variance_dock.raise_()
-            w.resizeDocks([w.variance_dock], [int(height * 0.31)], QtCore.Qt.Vertical)
+            # Tall enough for the plots to read (about 200 pixels of plot under the tabs and caption).
+            w.resizeDocks([w.variance_dock], [max(int(height * 0.31), COMPACT_PLOT_DOCK)], QtCore.Qt.Vertical)
 
     def remember_default(self) -> None:
         """Keep the docks' first layout for :meth:`reset`."""

@@ -203,7 +203,7 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def fit_controls(self):
         """Fit the panels to the current text size: the Model panel's width, and the views' zoomed size."""
-        fit_width(self.controls_scroll)
+        fit_width(self.controls_scroll, self.layout_room.side_limit)
         self.layout_room.fit_views()
 
     # -- edits and messages -------------------------------------------------------

@@ -1,0 +1,269 @@
+"""A figure laid out for the page: a panel's heatmaps drawn again from their numbers.
+
+An export never grabs the widget on screen (its scroll area shows what the
+window's size allows, with scroll bars and hints). It builds a
+:class:`FigureSheet` instead: a pyqtgraph layout of new :class:`Heatmap` items
+fed the very numbers, labels and colour levels the panel's heatmaps show, each
+with its title, its colour bar and every token on its rows and columns. The
+sheet's size follows from its content (the cells, the labels, the titles), the
+way matplotlib's ``bbox_inches="tight"`` does, and not from the window: the
+same panel gives the same figure at any window size.
+
+A grid of many heads is laid out to suit a 16:9 slide (``slide_columns``); a
+long step-by-step table wraps into rows (``steps_figure``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+from PySide6 import QtCore, QtGui, QtWidgets
+
+from .. import presentation
+from .._pg import pg
+from ..views.heatmap import SHOWN_MARK, TEXT_PX, Heatmap, format_value
+
+SLIDE = 16 / 9
+MAX_VALUE_CELL = 46    # px: a cell never grows past this for its value
+MAX_HEATMAP_SIDE = 900  # px: cells shrink (to the labels' spacing) to keep a heatmap within this
+MAX_LABELLED_SIDE = 2400  # px: past this the labels thin (thousands of tokens), with a note
+HEAD_BLOCK_WIDTH = 1500  # px: the heads' grid is sized to about this wide (a slide's width)
+SHEET_MARGIN = 6
+BAR_WIDTH = 12
+
+
+@dataclass
+class Tile:
+    """One heatmap of a figure: ``source`` is the on-screen heatmap whose numbers it shows."""
+
+    source: Heatmap
+    bar: bool = True
+    title: str | None = None
+    vlines: list = field(default_factory=list)  # x positions of separators (the heads' blocks of a concatenation)
+
+
+@dataclass
+class Block:
+    """A group of tiles laid out in a grid of ``columns``; ``shared_bar``: one colour bar for all of them."""
+
+    tiles: list
+    columns: int = 0
+    shared_bar: bool = False
+    small: bool = False  # smaller cells (a grid of heads under the stages)
+
+
+def slide_columns(n: int, rows: int, cols: int) -> int:
+    """Columns of a grid of ``n`` equal heatmaps of ``rows`` × ``cols`` cells that comes closest to 16:9."""
+    if n <= 1:
+        return max(n, 1)
+    best, best_err = 1, math.inf
+    aspect = (cols + 4) / (rows + 5)  # a heatmap with its labels and title is a little taller than its cells
+    for c in range(1, n + 1):
+        r = -(-n // c)
+        if r * c - n >= c:  # an empty row
+            continue
+        err = abs(math.log((c * aspect) / (r * SLIDE)))
+        err += 0.8 * (r * c - n) / c  # prefer full rows: 12 heads as 4 × 3 or 6 × 2, not 5 + 5 + 2
+        if err < best_err - 1e-9:
+            best, best_err = c, err
+    return best
+
+
+def _value_cell(tiles) -> float:
+    """The side of a cell that holds its value at the usual text size."""
+    font = QtGui.QFont(QtWidgets.QApplication.font())
+    font.setPixelSize(int(TEXT_PX))
+    metrics = QtGui.QFontMetricsF(font)
+    widest = 0.0
+    for tile in tiles:
+        data = tile.source.data
+        finite = data.values[np.isfinite(data.values)] if data is not None else np.zeros(0)
+        for v in (finite.min(), finite.max()) if finite.size else ():
+            widest = max(widest, metrics.horizontalAdvance(format_value(v, tile.source.digits)))
+    return min(max(widest + 8, 2.2 * TEXT_PX), MAX_VALUE_CELL)
+
+
+def _label_cell(axis_font: QtGui.QFont) -> float:
+    # Slanted column labels need their line height / sin 45° between them; rows their height.
+    return QtGui.QFontMetricsF(axis_font).height() / math.sin(math.radians(45)) + 1
+
+
+class FigureSheet(pg.GraphicsLayoutWidget):
+    """Heatmaps of a panel, drawn again from their numbers and laid out for a page.
+
+    ``blocks`` are stacked top to bottom. The widget is never shown on screen: it
+    is laid out offscreen (``lay_out``) and drawn by the figure code.
+    """
+
+    def __init__(self, blocks: list[Block]):
+        super().__init__()
+        # The views' own canvas colour: the labels are drawn in the theme's ink.
+        self.setBackground(presentation.STYLE.theme.canvas)
+        self.ci.layout.setContentsMargins(SHEET_MARGIN, SHEET_MARGIN, SHEET_MARGIN, SHEET_MARGIN)
+        self.ci.layout.setVerticalSpacing(14)
+        self.heatmaps: list[Heatmap] = []
+        self.bars: list = []
+        label_cell = _label_cell(presentation.tick_font())
+        for b, block in enumerate(blocks):
+            tiles = [t for t in block.tiles if t.source.data is not None]
+            if not tiles:
+                continue
+            n_max = max(max(t.source.data.values.shape) for t in tiles)
+            value_cell = _value_cell(tiles)
+            limit = MAX_HEATMAP_SIDE
+            columns = block.columns or len(tiles)
+            if block.small:
+                limit = min(limit, HEAD_BLOCK_WIDTH / columns - 90)
+            cell = max(label_cell, min(value_cell, limit / max(n_max, 1)))
+            cell = min(cell, max(MAX_LABELLED_SIDE / max(n_max, 1), 2.0))
+            sub = self.ci.addLayout(row=b, col=0)
+            sub.setSpacing(2)
+            sub.layout.setHorizontalSpacing(10)
+            rows_used = -(-len(tiles) // columns)
+            for i, tile in enumerate(tiles):
+                r, c = divmod(i, columns)
+                hm = self._heatmap(tile, cell)
+                sub.addItem(hm.plot, row=r, col=2 * c)
+                if tile.bar and not block.shared_bar:
+                    sub.addItem(self._bar(hm), row=r, col=2 * c + 1)
+            if block.shared_bar:
+                sub.addItem(self._bar(self.heatmaps[-1]), row=0, col=2 * columns, rowspan=rows_used)
+
+    def _heatmap(self, tile: Tile, cell: float) -> Heatmap:
+        src = tile.source
+        data = src.data
+        title = tile.title if tile.title is not None else src.title
+        if title.endswith(SHOWN_MARK):
+            title = title[: -len(SHOWN_MARK)]
+        hm = Heatmap(title, src._cmap_name)
+        hm.set_colormap(src._cmap_name)
+        hm.show_row_labels(True)
+        hm.set_digits(src.digits)
+        rows_title = src.left_axis.labelText or "query"
+        cols_title = src.bottom_axis.labelText or "key"
+        hm.set_axis_titles(rows_title, cols_title)
+        hm.set_data(data.values, masked=data.masked, row_labels=list(data.row_labels),
+                    col_labels=list(data.col_labels), levels=tuple(src.levels), selected_row=None)
+        rows, cols = data.values.shape
+        width, height = max(cols, 1) * cell, max(rows, 1) * cell
+        # The title is whole: the heatmap is at least as wide as it (less its row labels).
+        title_w = hm.plot.titleLabel.item.boundingRect().width()
+        width = max(width, title_w - hm.left_axis.minimumWidth() + 4)
+        hm.plot.vb.setMinimumSize(width, height)
+        hm.plot.vb.setMaximumSize(width, height)
+        # The heatmap's own preferred size is a token 80 × 80 (the window's layouts share
+        # space by stretch); on the page it is what its parts need.
+        title_h = hm.plot.titleLabel.effectiveSizeHint(QtCore.Qt.PreferredSize).height()
+        plot_w = hm.left_axis.minimumWidth() + width + 6
+        plot_h = title_h + height + hm.bottom_axis.minimumHeight() + 6
+        for set_size in (hm.plot.setMinimumSize, hm.plot.setPreferredSize, hm.plot.setMaximumSize):
+            set_size(plot_w, plot_h)
+        for x in tile.vlines:
+            hm.plot.addItem(pg.InfiniteLine(pos=x, angle=90, pen=pg.mkPen("k", width=2)))
+        self.heatmaps.append(hm)
+        return hm
+
+    def _bar(self, hm: Heatmap):
+        bar = pg.ColorBarItem(values=tuple(hm.levels), colorMap=hm.colormap, interactive=False, width=BAR_WIDTH)
+        hm.bar = bar
+        self.bars.append(bar)
+        return bar
+
+    def lay_out(self) -> QtCore.QSize:
+        """Size the sheet to its content (offscreen) and return that size."""
+        layout = self.ci.layout
+        layout.invalidate()
+        layout.activate()
+        hint = self.ci.effectiveSizeHint(QtCore.Qt.PreferredSize)
+        size = QtCore.QSize(math.ceil(hint.width()), math.ceil(hint.height()))
+        lay_out_offscreen(self, size)
+        self.ci.setGeometry(QtCore.QRectF(0, 0, size.width(), size.height()))
+        layout.activate()
+        return size
+
+
+def lay_out_offscreen(widget: QtWidgets.QWidget, size: QtCore.QSize | None = None) -> None:
+    """Give ``widget`` its size and layout without ever showing it on a screen.
+
+    Shown once with ``WA_DontShowOnScreen`` so that its layouts and resize handlers
+    run, then hidden again, so that it never counts as an open window.
+    """
+    widget.setAttribute(QtCore.Qt.WA_DontShowOnScreen, True)
+    if size is not None:
+        widget.resize(size)
+    widget.show()
+    QtCore.QCoreApplication.sendPostedEvents(widget, QtCore.QEvent.LayoutRequest)
+    for child in widget.findChildren(QtWidgets.QWidget):
+        QtCore.QCoreApplication.sendPostedEvents(child, QtCore.QEvent.LayoutRequest)
+    widget.hide()
+
+
+def heatmap_sheet(blocks: list[Block]) -> FigureSheet:
+    """A :class:`FigureSheet` of ``blocks``, laid out for its content."""
+    sheet = FigureSheet(blocks)
+    sheet.lay_out()
+    return sheet
+
+
+# -- the step-by-step table, wrapped into rows -----------------------------------------
+
+STEPS_MAX_WIDTH = 1400  # px: a longer table continues below, its row titles repeated
+
+
+def steps_figure(view) -> QtWidgets.QWidget:
+    """The step-by-step table of ``view`` (a PipelineView) whole, wrapped into rows of key columns.
+
+    Every step and every key is shown, no scroll bars, buttons or explanation; a
+    table wider than a slide continues below (its step titles repeated), so the
+    figure is not a long strip.
+    """
+    model = view.model
+    live_h, live_v = view.table.horizontalHeader(), view.table.verticalHeader()
+    natural = view.natural_widths or []
+    n = model.columnCount()
+    if len(natural) != n:
+        natural = [live_h.sectionSize(c) for c in range(n)]
+    room = max(STEPS_MAX_WIDTH - live_v.width(), 200)
+    chunks, current, used = [], [], 0
+    for c, w in enumerate(natural):
+        if current and used + w > room:
+            chunks.append(current)
+            current, used = [], 0
+        current.append(c)
+        used += w
+    if current:
+        chunks.append(current)
+    page = QtWidgets.QWidget()
+    page.setAutoFillBackground(True)
+    palette = page.palette()
+    palette.setColor(QtGui.QPalette.Window, QtGui.QColor("white"))
+    page.setPalette(palette)
+    layout = QtWidgets.QVBoxLayout(page)
+    layout.setContentsMargins(0, 0, 0, 0)
+    layout.setSpacing(12)
+    width = height = 0
+    for chunk in chunks or [[]]:
+        table = QtWidgets.QTableView()
+        table.setModel(model)
+        table.setFont(view.table.font())
+        table.setWordWrap(True)
+        table.setHorizontalScrollBarPolicy(QtCore.Qt.ScrollBarAlwaysOff)
+        table.setVerticalScrollBarPolicy(QtCore.Qt.ScrollBarAlwaysOff)
+        table.setFrameShape(QtWidgets.QFrame.NoFrame)
+        for c in range(n):
+            table.setColumnHidden(c, c not in chunk)
+            table.setColumnWidth(c, natural[c])
+        table.verticalHeader().setFixedWidth(live_v.width())
+        table.horizontalHeader().setFixedHeight(live_h.height())
+        table.resizeRowsToContents()
+        for r in range(model.rowCount()):
+            table.setRowHeight(r, max(table.rowHeight(r) + 8, live_v.defaultSectionSize()))
+        w = live_v.width() + sum(natural[c] for c in chunk) + 2
+        h = live_h.height() + sum(table.rowHeight(r) for r in range(model.rowCount())) + 2
+        table.setFixedSize(w, h)
+        layout.addWidget(table, 0, QtCore.Qt.AlignLeft)
+        width, height = max(width, w), height + h + (12 if height else 0)
+    lay_out_offscreen(page, QtCore.QSize(width, height))
+    return page

@@ -1,0 +1,239 @@
+"""The cells of a heatmap: their values, the masked cells' hatching, the pointer and the selected row.
+
+One item per heatmap (``CellOverlay``) draws every cell in a single ``paint``
+call, so a repaint costs one pass over the cells rather than one graphics item
+per cell. A value is drawn whenever it fits its cell (measured with the font, not
+guessed from its length).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from PySide6 import QtCore, QtGui
+
+from ...formatting import CELL_DIGITS, format_number
+from .. import presentation
+from .._pg import pg
+from .token_axis import is_exporting
+
+TEXT_PX = 13.0      # cell values at zoom 1, in screen pixels, when the cell is large enough
+MIN_TEXT_PX = 7.0   # below this the values are not drawn (the colours still are)
+OVERFLOW_FILL = QtGui.QColor(200, 30, 30)
+HIGHLIGHT_FILL = QtGui.QColor(255, 200, 0, 70)   # the pointer's band: a soft amber tint...
+HIGHLIGHT_EDGE = QtGui.QColor(255, 170, 0, 230)  # ...with a clear edge
+
+
+def _blend(a: str, b: str, t: float) -> QtGui.QColor:
+    ca, cb = QtGui.QColor(a), QtGui.QColor(b)
+    return QtGui.QColor(*(round(x + (y - x) * t) for x, y in ((ca.red(), cb.red()), (ca.green(), cb.green()),
+                                                             (ca.blue(), cb.blue()))))
+
+
+def mask_colours() -> tuple[QtGui.QColor, QtGui.QColor]:
+    """(fill, hatch) of masked cells in the current theme: a quiet tone between the canvas
+    and the ink (light grey on white; dark grey, not a glaring light patch, on dark)."""
+    theme = presentation.STYLE.theme
+    return _blend(theme.canvas, theme.ink, 0.22), _blend(theme.canvas, theme.ink, 0.5)
+
+
+def format_value(value: float, digits: int = CELL_DIGITS) -> str:
+    """A cell value: ``digits`` fixed decimals, a true minus, overflow as ``+inf`` / ``NaN``."""
+    return format_number(value, digits, fixed=True, short=True)
+
+
+def _runs_path(cells: np.ndarray) -> QtGui.QPainterPath:
+    """One rectangle per run of True cells in a row (a causal row is one run)."""
+    path = QtGui.QPainterPath()
+    for i in np.flatnonzero(cells.any(axis=1)) if cells.size else []:
+        edges = np.flatnonzero(np.diff(np.concatenate(([0], cells[i].astype(np.int8), [0]))))
+        for start, stop in zip(edges[0::2], edges[1::2]):
+            path.addRect(QtCore.QRectF(start - 0.5, i - 0.5, stop - start, 1.0))
+    return path
+
+
+class CellOverlay(pg.GraphicsObject):
+    """Cell values, masked-cell hatching and the selected-row outline of one heatmap."""
+
+    def __init__(self):
+        super().__init__()
+        self._values = np.zeros((0, 0))
+        self._masked = np.zeros((0, 0), dtype=bool)
+        self._dark_text = np.zeros((0, 0), dtype=bool)
+        self._texts: list[list[str]] = []
+        self._selected_row: int | None = None
+        self._chars = 2.5  # the widest value, in ems
+        self._mask_path = QtGui.QPainterPath()
+        self._overflow_path = QtGui.QPainterPath()
+        self._overflow = np.zeros((0, 0), dtype=bool)
+        self.show_values = True
+        self.zoom = 1.0
+        self.outline = QtGui.QColor(255, 64, 64)
+        self.last_text_px = 0.0  # pixel size of the values at the last paint (0: not drawn)
+        self.digits = CELL_DIGITS
+        self.highlight: tuple[int | None, int | None] = (None, None)  # the pointer's row and column
+        self.pointer_shown = True  # False while drawing a figure: slides show no pointer
+        self.restyled = None  # called after a theme or zoom change (the heatmap recolours)
+
+    def set_digits(self, digits: int):
+        """Write the cell values with ``digits`` decimals (the precision setting)."""
+        digits = int(digits)
+        if digits != self.digits:
+            self.digits = digits
+            self._texts = []
+            self._chars = self._widest()
+            self.update()
+
+    def _widest(self) -> float:
+        """Width of the widest value, in ems of the cell font (measured, not guessed from its length)."""
+        finite = self._values[np.isfinite(self._values)]
+        texts = [format_value(v, self.digits) for v in (finite.min(), finite.max())] if finite.size else ["0.00"]
+        font = QtGui.QFont()
+        font.setPixelSize(100)
+        metrics = QtGui.QFontMetricsF(font)
+        return max(metrics.horizontalAdvance(t) for t in texts) / 100.0
+
+    def set_presentation(self, zoom: float, outline: QtGui.QColor):
+        """Text size of the cell values follows the app's zoom; the outline the theme."""
+        self.zoom = zoom
+        self.outline = outline
+        if self.restyled is not None:
+            self.restyled()
+        self.update()
+
+    def set_data(self, values: np.ndarray, masked: np.ndarray, dark_text: np.ndarray, selected_row: int | None,
+                 overflow: np.ndarray | None = None):
+        """Replace what is drawn: ``values`` (T, S), ``masked`` cells, text colour per cell,
+        and ``overflow`` cells (a naive softmax that produced inf/inf), drawn red and labelled."""
+        if values.shape != self._values.shape:
+            self.prepareGeometryChange()
+        overflow = overflow if overflow is not None else np.zeros_like(masked)
+        # An edit of a number rarely changes which cells are masked or overflowed:
+        # their paths are rebuilt only when those cells change.
+        if not np.array_equal(masked, self._masked):
+            self._mask_path = _runs_path(masked)
+        if not np.array_equal(overflow, self._overflow):
+            self._overflow_path = _runs_path(overflow)
+        self._values = values
+        self._masked = masked
+        self._dark_text = dark_text
+        self._selected_row = selected_row
+        # Format lazily: only when a paint finds the cells large enough.
+        self._texts = []
+        self._overflow = overflow
+        # The widest value string decides how small the text must be to fit.
+        self._chars = self._widest()
+        self.update()
+
+    @property
+    def masked(self) -> np.ndarray:
+        """Which cells are drawn hatched (masked), (T, S) booleans; read-only."""
+        return self._read_only(self._masked)
+
+    @property
+    def overflow(self) -> np.ndarray:
+        """Which cells are drawn red as an overflow (inf/inf), (T, S) booleans; read-only."""
+        return self._read_only(self._overflow)
+
+    @property
+    def selected_row(self) -> int | None:
+        """The outlined query row (None: none)."""
+        return self._selected_row
+
+    @staticmethod
+    def _read_only(array: np.ndarray) -> np.ndarray:
+        view = array.view()
+        view.flags.writeable = False
+        return view
+    def set_highlight(self, row: int | None, col: int | None):
+        """Tint query row ``row`` and key column ``col`` (the lecturer's pointer; None: none)."""
+        if (row, col) != self.highlight:
+            self.highlight = (row, col)
+            self.update()
+
+    def set_selected_row(self, row: int | None):
+        """Outline query row ``row`` (None: no outline)."""
+        self._selected_row = row
+        self.update()
+
+    def boundingRect(self) -> QtCore.QRectF:
+        rows, cols = self._values.shape
+        return QtCore.QRectF(-0.5, -0.5, max(cols, 1), max(rows, 1))
+
+    def cell_text(self, i: int, j: int) -> str:
+        """The text cell (``i``, ``j``) shows when it is large enough (formatted on first use)."""
+        if not self._texts:
+            self._texts = [[format_value(v, self.digits) for v in row] for row in self._values]
+        return self._texts[i][j]
+
+    def paint(self, painter: QtGui.QPainter, *args):
+        rows, cols = self._values.shape
+        if rows == 0 or cols == 0:
+            return
+        transform = painter.transform()
+        painter.save()
+        # Draw in device pixels so that text and hatching stay crisp; the device
+        # includes any export scale, so an exported figure scales them too.
+        painter.resetTransform()
+        if not self._mask_path.isEmpty():
+            device_path = transform.map(self._mask_path)
+            fill, hatch = mask_colours()
+            painter.fillPath(device_path, fill)
+            painter.fillPath(device_path, QtGui.QBrush(hatch, QtCore.Qt.BDiagPattern))
+        if not self._overflow_path.isEmpty():
+            device_path = transform.map(self._overflow_path)
+            painter.fillPath(device_path, OVERFLOW_FILL)
+            painter.fillPath(device_path, QtGui.QBrush(QtGui.QColor(255, 255, 255, 90), QtCore.Qt.CrossPattern))
+        cell = transform.mapRect(QtCore.QRectF(0, 0, 1, 1))
+        cell_w, cell_h = abs(cell.width()), abs(cell.height())
+        # Sizes are decided in screen pixels and then multiplied by the export
+        # scale (how much larger this paint is than the one on screen), so that
+        # an exported figure shows the same text, only sharper.
+        views = self.scene().views() if self.scene() is not None else []
+        on_screen = self.deviceTransform(views[0].viewportTransform()).m11() if views else transform.m11()
+        scale = abs(transform.m11() / on_screen) if on_screen else 1.0
+        # The largest text the cell holds: its widest value with a little room each side,
+        # one line high with room above and below.
+        fit = min(cell_h * 0.62, (cell_w - 3 * scale) / (self._chars + 0.15)) / scale
+        px = min(fit, TEXT_PX * self.zoom)
+        self.last_text_px = px if self.show_values and px >= MIN_TEXT_PX else 0.0
+        px *= scale
+        if self.last_text_px:
+            font = QtGui.QFont(painter.font())
+            font.setPixelSize(int(px))
+            painter.setFont(font)
+            light, dark = QtGui.QColor(255, 255, 255), QtGui.QColor(20, 20, 20)
+            flags = QtCore.Qt.AlignCenter
+            for i in range(rows):
+                for j in range(cols):
+                    if self._masked[i, j]:
+                        continue
+                    rect = transform.mapRect(QtCore.QRectF(j - 0.5, i - 0.5, 1, 1))
+                    if self._overflow[i, j]:
+                        painter.setPen(light)
+                        painter.drawText(rect, flags, "overflow" if cell_w > px * 5 else "∞/∞")
+                        continue
+                    painter.setPen(dark if self._dark_text[i, j] else light)
+                    painter.drawText(rect, flags, self.cell_text(i, j))
+        row, col = self.highlight
+        # Figures show no pointer.
+        drawn = self.pointer_shown and not is_exporting()
+        if drawn and (row is not None or col is not None):
+            # A soft band with a strong edge: it reads on a projector without hiding the numbers.
+            pen = QtGui.QPen(HIGHLIGHT_EDGE, max(3.0, cell_w * 0.08))
+            for band in ((QtCore.QRectF(-0.5, row - 0.5, cols, 1) if row is not None and 0 <= row < rows else None),
+                         (QtCore.QRectF(col - 0.5, -0.5, 1, rows) if col is not None and 0 <= col < cols else None)):
+                if band is None:
+                    continue
+                rect = transform.mapRect(band)
+                painter.fillRect(rect, HIGHLIGHT_FILL)
+                painter.setPen(pen)
+                painter.setBrush(QtCore.Qt.NoBrush)
+                painter.drawRect(rect)
+        if self._selected_row is not None and 0 <= self._selected_row < rows and not is_exporting():
+            rect = transform.mapRect(QtCore.QRectF(-0.5, self._selected_row - 0.5, cols, 1))
+            pen = QtGui.QPen(self.outline, max(2.0, cell_h * 0.06))
+            painter.setPen(pen)
+            painter.setBrush(QtCore.Qt.NoBrush)
+            painter.drawRect(rect)
+        painter.restore()
+

@@ -1,0 +1,298 @@
+"""Token labels of a heatmap's axes, and the switch between the screen and a figure.
+
+A :class:`TokenAxis` draws one label per token, at its row or column. When the
+labels do not fit at their full size they shrink down to a floor
+(``MIN_LABEL_SCALE``); a column axis then turns its labels upright (90°
+instead of 45°, which needs less room per token); only when even that cannot
+fit every token (hundreds of tokens) does it label every n-th token, and it
+says so on the axis ("1 in n labelled"). It never draws more labels than fit,
+so a 2,000-token sentence costs a few dozen texts, not thousands.
+
+:func:`exporting` is the context in which a figure is drawn: heatmaps leave out
+their on-screen marks (the selected row's outline, the shown head's ``◀``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import weakref
+
+import numpy as np
+from PySide6 import QtCore, QtGui
+
+from .. import presentation
+from .._pg import pg
+
+LABEL_SLACK = 0.06  # labels may be this much closer than their full spacing and still all show
+LABEL_EM = 8  # a token label is elided past this many font heights (the full word is in the tooltip)
+MIN_LABEL_SCALE = 0.65  # labels shrink this far (and then turn upright) before some are left out
+MIN_LABEL_PX = 8.0  # ...and never below this many pixels
+MIN_EXPORT_LABEL_SCALE = MIN_LABEL_SCALE  # the same floor in a figure
+
+_export_depth = 0
+_heatmaps: "weakref.WeakSet" = weakref.WeakSet()
+
+
+def register(heatmap) -> None:
+    """Let :func:`exporting` redraw ``heatmap``'s marks (it has a ``redraw_marks()``)."""
+    _heatmaps.add(heatmap)
+
+
+@contextlib.contextmanager
+def exporting():
+    """While a figure is drawn: none of the on-screen-only marks.
+
+    Inside this context every heatmap leaves out the selected row's outline and
+    the shown head's ``◀``. Everything is as it was when the context ends.
+    """
+    global _export_depth
+    _export_depth += 1
+    if _export_depth == 1:
+        _redraw_marks()
+    try:
+        yield
+    finally:
+        _export_depth -= 1
+        if _export_depth == 0:
+            _redraw_marks()
+
+
+def is_exporting() -> bool:
+    """True inside :func:`exporting`."""
+    return _export_depth > 0
+
+
+def _redraw_marks() -> None:
+    for heatmap in list(_heatmaps):
+        try:
+            heatmap.redraw_marks()
+        except RuntimeError:  # its Qt items were deleted with their window
+            pass
+
+
+def _ticks(labels: list[str]) -> list[list[tuple[int, str]]]:
+    # Every label; TokenAxis shows as many as fit when it paints.
+    return [[(i, label) for i, label in enumerate(labels)]]
+
+
+class TokenAxis(pg.AxisItem):
+    """An axis of token labels; on the bottom they are drawn at 45° so long words never overlap.
+
+    pyqtgraph drops tick text whose upright box does not fit; tokens must all
+    show, so this axis places its labels itself, one per tick, at the tick.
+    """
+
+    ANGLE = 45
+
+    def __init__(self, orientation: str):
+        self._labels: list[tuple[float, str]] = []
+        self._full: list[str] = []  # the tokens before eliding
+        self.shown_step = 1  # every n-th label was drawn at the last paint
+        self.drawn: list[tuple[float, str]] = []  # (position, text) of the labels drawn at the last paint
+        self.shown_angle, self.shown_scale = self.ANGLE, 1.0  # of the labels at the last paint
+        self.thinned_note = ""  # what the axis said about thinned labels at the last paint
+        super().__init__(orientation)
+        # Token positions need no SI prefix; pyqtgraph would otherwise re-typeset the axis
+        # title on every range change (a window build sets ranges hundreds of times).
+        self.enableAutoSIPrefix(False)
+        self.setStyle(tickLength=0, tickFont=presentation.tick_font())
+
+    def max_label_px(self) -> float:
+        """The widest a label may be drawn, in pixels: longer tokens are elided with "…"."""
+        metrics = QtGui.QFontMetricsF(self.style.get("tickFont") or QtGui.QFont())
+        return LABEL_EM * metrics.height()
+
+    def set_labels(self, ticks: list[tuple[int, str]]):
+        """Label position ``v`` with token ``t`` for each ``(v, t)``; long tokens are elided."""
+        metrics = QtGui.QFontMetricsF(self.style.get("tickFont") or QtGui.QFont())
+        self._full = [str(t) for _, t in ticks]
+        limit = self.max_label_px()
+        # A 20,000-character word would make the axis (and every repaint) hundreds of
+        # thousands of pixels wide: measure and draw at most a bounded prefix.
+        self._labels = [(float(v), metrics.elidedText(t[:400], QtCore.Qt.ElideRight, limit)
+                         if len(t) > 4 else t) for (v, _), t in zip(ticks, self._full)]
+        # No tick marks or texts of pyqtgraph's own: this axis draws the labels.
+        self.setTicks([[(v, "") for v, _ in ticks]])
+        widest = max((metrics.horizontalAdvance(t) for _, t in self._labels), default=0.0)
+        if self.orientation == "bottom":
+            self.setHeight(int(widest * np.sin(np.radians(self.ANGLE)) + metrics.height() + 8))
+            self._adjust_label()
+        elif self.style["showValues"]:
+            label = self.label.boundingRect().height() + 4 if self.label.isVisible() else 0
+            self.setWidth(int(widest + label + 8))
+        self.picture = None
+
+    def relabel(self):
+        """Recompute the room the slanted labels need (after a font change)."""
+        if self._labels:
+            self.set_labels([(int(v), t) for (v, _), t in zip(self._labels, self._full)])
+
+    def boundingRect(self):
+        # Slanted labels reach left of the axis (the first token's label hangs
+        # below the row labels); include that area so it is painted.
+        rect = super().boundingRect()
+        if self.orientation == "bottom" and self._labels:
+            rect = rect.adjusted(-self.height(), 0, 0, 0)
+        return rect
+
+    def _adjust_label(self):
+        # Keep the axis title below the slanted labels.
+        if self.label.isVisible():
+            self.label.setPos(self.label.pos().x(), self.height() - self.label.boundingRect().height() + 2)
+
+    def labels(self) -> list[tuple[float, str]]:
+        """(position, label) of every label this axis has, as drawn (elided; some may be thinned)."""
+        return list(self._labels)
+
+    def full_label(self, index: int) -> str:
+        """The whole token at position ``index`` (its label may be elided)."""
+        return self._full[index] if 0 <= index < len(self._full) else ""
+
+    def widest_label_px(self) -> float:
+        """Width in pixels of the widest label as drawn."""
+        metrics = QtGui.QFontMetricsF(self.style.get("tickFont") or QtGui.QFont())
+        return max((metrics.horizontalAdvance(t) for _, t in self._labels), default=0.0)
+
+    def label_spacing(self, font: QtGui.QFont | None = None, angle: float | None = None) -> float:
+        """Pixels between neighbouring labels for all of them to show without touching.
+
+        ``angle``: of the column labels (45 by default; 90 upright); row labels are level.
+        """
+        metrics = QtGui.QFontMetricsF(font or self.style.get("tickFont") or QtGui.QFont())
+        # Slanted labels need their line height / sin(angle) along the axis (then parallel
+        # labels just do not touch); level row labels their line height.
+        angle = self.ANGLE if angle is None else angle
+        slant = np.sin(np.radians(angle)) if self.orientation == "bottom" else 1.0
+        return metrics.height() / slant - 0.5
+
+    def min_label_spacing(self) -> float:
+        """The least room per token in which every label still shows (the floor font, upright)."""
+        return self.label_spacing(angle=90) * self._floor_scale()
+
+    def _floor_scale(self) -> float:
+        height = QtGui.QFontMetricsF(self.style.get("tickFont") or QtGui.QFont()).height()
+        return min(1.0, max(MIN_LABEL_SCALE, MIN_LABEL_PX / max(height, 1e-6)))
+
+    def _spacing(self) -> float:
+        """Pixels between neighbouring tokens along this axis at the current size (inf: one token)."""
+        view = self.linkedView()
+        if view is None or len(self._labels) < 2:
+            return math.inf
+        a = self.mapFromScene(view.mapViewToScene(QtCore.QPointF(self._labels[0][0], self._labels[0][0])))
+        b = self.mapFromScene(view.mapViewToScene(QtCore.QPointF(self._labels[1][0], self._labels[1][0])))
+        return max(abs(b.x() - a.x()) if self.orientation == "bottom" else abs(b.y() - a.y()), 1e-6)
+
+    def fit(self) -> tuple[float, float, int]:
+        """(font scale, angle, step) of the labels at the current size.
+
+        Full size if they fit (a few per cent closer still reads); else smaller, down to
+        the floor; then (columns) upright; only then every ``step``-th token.
+        """
+        spacing = self._spacing()
+        need = self.label_spacing()
+        if spacing >= need * (1 - LABEL_SLACK):
+            return 1.0, self.ANGLE, 1
+        floor = self._floor_scale()
+        scale = spacing / need
+        if scale >= floor:
+            return scale, self.ANGLE, 1
+        if self.orientation == "bottom":
+            need = self.label_spacing(angle=90)
+            upright = spacing / need
+            if upright >= floor:
+                # Upright, the longest label should also fit the axis' height (set for slanted
+                # ones): smaller still if the floor allows, else it is elided a little.
+                widest = self.widest_label_px()
+                if widest > 0:
+                    height = QtGui.QFontMetricsF(self.style.get("tickFont") or QtGui.QFont()).height()
+                    upright = min(upright, max(floor, (self.height() - height - 6) / widest))
+                return min(1.0, upright), 90, 1
+            return floor, 90, max(2, int(np.ceil(need * floor / spacing)))
+        return floor, self.ANGLE, max(2, int(np.ceil(need * floor / spacing)))
+
+    def visible_step(self) -> int:
+        """Label every n-th token: 1 unless even the floor font, upright, cannot fit them all."""
+        return self.fit()[2]
+
+    def _crowding(self, font: QtGui.QFont | None = None) -> float:
+        """Room the labels need at full size over the room they have (above 1: they would overlap)."""
+        spacing = self._spacing()
+        return 0.0 if math.isinf(spacing) else self.label_spacing(font) / spacing
+
+    def drawPicture(self, p, axisSpec, tickSpecs, textSpecs):
+        super().drawPicture(p, axisSpec, tickSpecs, [])
+        view = self.linkedView()
+        if view is None or not self.style["showValues"]:
+            return
+        font = QtGui.QFont(self.style.get("tickFont") or p.font())
+        scale, angle, step = self.fit()
+        if scale < 1.0:
+            if font.pixelSize() > 0:
+                font.setPixelSize(max(1, int(font.pixelSize() * scale)))
+            else:
+                font.setPointSizeF(font.pointSizeF() * scale)
+        p.setFont(font)
+        p.setPen(self.textPen())
+        metrics = QtGui.QFontMetricsF(p.font())
+        bounds = self.boundingRect()
+        self.shown_step, self.shown_angle, self.shown_scale = step, angle, scale
+        self.drawn = []
+        self.thinned_note = ""
+        # Upright column labels are cut to the axis' height (the whole word is in the tooltip).
+        room = self.height() - metrics.height() - 6 if self.label.isVisible() else self.height() - 6
+        for value, text in self._labels[::step]:
+            point = self.mapFromScene(view.mapViewToScene(QtCore.QPointF(value, value)))
+            if self.orientation != "bottom":
+                if point.y() < bounds.top() - 1 or point.y() > bounds.bottom() + 1:
+                    continue
+                rect = QtCore.QRectF(0, point.y() - metrics.height() / 2, self.width() - 4, metrics.height())
+                if self.label.isVisible():
+                    rect.setLeft(self.label.boundingRect().height() + 2)
+                p.drawText(rect, int(QtCore.Qt.AlignRight | QtCore.Qt.AlignVCenter), text)
+                self.drawn.append((value, text))
+                continue
+            x = point.x()
+            if x < bounds.left() - 1 or x > bounds.right() + 1:
+                continue
+            p.save()
+            if angle >= 90:
+                p.translate(x, 3)
+                if metrics.horizontalAdvance(text) > room:
+                    text = metrics.elidedText(text, QtCore.Qt.ElideRight, max(room, metrics.height()))
+            else:
+                p.translate(x + metrics.height() * 0.3, 3)
+            p.rotate(-angle)
+            width = metrics.horizontalAdvance(text) + 2
+            p.drawText(QtCore.QRectF(-width, -metrics.height() / 2, width, metrics.height()),
+                       int(QtCore.Qt.AlignRight | QtCore.Qt.AlignVCenter), text)
+            p.restore()
+            self.drawn.append((value, text))
+        if step > 1:
+            self._draw_thinned_note(p, step)
+
+    def _draw_thinned_note(self, p, step: int) -> None:
+        # Said where the labels are: a reader must not take the labels shown for every token.
+        note = f"1 in {step} labelled"
+        font = QtGui.QFont(p.font())
+        font.setItalic(True)
+        p.setFont(font)
+        metrics = QtGui.QFontMetricsF(font)
+        if self.orientation == "bottom":
+            rect = QtCore.QRectF(0, self.height() - metrics.height() - 1, self.width() - 2, metrics.height())
+            p.drawText(rect, int(QtCore.Qt.AlignRight | QtCore.Qt.AlignVCenter), note)
+        else:
+            p.save()
+            p.translate(metrics.height(), 2)
+            p.rotate(90)
+            p.drawText(QtCore.QRectF(0, 0, metrics.horizontalAdvance(note) + 2, metrics.height()),
+                       int(QtCore.Qt.AlignLeft | QtCore.Qt.AlignVCenter), note)
+            p.restore()
+        self.thinned_note = note
+
+    def resizeEvent(self, ev=None):
+        super().resizeEvent(ev)
+        if self.orientation == "bottom" and self._labels:
+            self._adjust_label()
+        self.picture = None  # the spacing changed: thin the labels again
+
