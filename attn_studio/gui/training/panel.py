@@ -359,6 +359,7 @@ class LabPanel(QtWidgets.QWidget):
 
     def showEvent(self, event):
         super().showEvent(event)
+        self.runner.start()
         if self._stale:
             self._schedule_draw()
 

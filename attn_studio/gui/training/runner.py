@@ -85,8 +85,14 @@ class Runner(QtCore.QObject):
         self._publish_lock = threading.Lock()  # both threads publish (play/pause here, steps there)
         self._extras_due = False
         self._commands.append(("reset", make))
+        # Started at the first command or when the panel is first shown: a window that never shows
+        # the training lab builds no experiment and runs no thread.
         self._thread = threading.Thread(target=self._loop, name="training-lab", daemon=True)
-        self._thread.start()
+
+    def start(self) -> None:
+        """Start the worker (building the experiment) if it is not running yet."""
+        if not self._thread.is_alive() and not self._stopping and self._thread.ident is None:
+            self._thread.start()
 
     # ------------------------------------------------------------------ GUI thread
     def snapshot(self) -> Snapshot:
@@ -99,6 +105,7 @@ class Runner(QtCore.QObject):
 
     def play(self) -> None:
         """Step continuously at the chosen speed until paused."""
+        self.start()
         with self._cond:
             self._playing = True
             self._cond.notify_all()
@@ -106,6 +113,7 @@ class Runner(QtCore.QObject):
 
     def pause(self) -> None:
         """Stop before the next step (a step under way finishes; none starts after it)."""
+        self.start()
         with self._cond:
             self._playing = False
             self._single = 0
@@ -115,6 +123,7 @@ class Runner(QtCore.QObject):
 
     def single_step(self) -> None:
         """Pause, then take exactly one step."""
+        self.start()
         with self._cond:
             self._playing = False
             self._single += 1
@@ -123,6 +132,7 @@ class Runner(QtCore.QObject):
     def reset(self, make: Callable[[], object] | None = None) -> None:
         """Pause and rebuild the experiment (from ``make``, or the last one given): the same seed
         plays the same run again."""
+        self.start()
         with self._cond:
             if make is not None:
                 self._make = make
@@ -133,18 +143,21 @@ class Runner(QtCore.QObject):
 
     def set_speed(self, steps_per_second: float) -> None:
         """Steps per second while playing; 0 = as fast as it goes."""
+        self.start()
         with self._cond:
             self._speed = float(steps_per_second)
             self._cond.notify_all()
 
     def set_lr(self, lr: float) -> None:
         """Adam's learning rate from the next step on (every arm)."""
+        self.start()
         with self._cond:
             self._commands.append(("lr", float(lr)))
             self._cond.notify_all()
 
     def set_inputs(self, **inputs) -> None:
         """What the extras are measured on (a typed sequence...); measured again at once."""
+        self.start()
         with self._cond:
             self._commands.append(("inputs", dict(inputs)))
             self._cond.notify_all()
@@ -152,6 +165,7 @@ class Runner(QtCore.QObject):
     def wait_idle(self, timeout: float = 30.0) -> bool:
         """Block until the worker has nothing to do (paused, every command done). For tests and
         closing; the window never calls it while playing."""
+        self.start()
         deadline = time.monotonic() + timeout
         with self._cond:
             while self._busy or self._commands or self._single or self._extras_due or self._playing:
@@ -167,7 +181,8 @@ class Runner(QtCore.QObject):
             self._stopping = True
             self._playing = False
             self._cond.notify_all()
-        self._thread.join(timeout=5.0)
+        if self._thread.ident is not None:
+            self._thread.join(timeout=5.0)
 
     # ------------------------------------------------------------------ worker thread
     def _publish(self, **changes) -> None:
@@ -227,9 +242,9 @@ class Runner(QtCore.QObject):
                         for optimiser in exp.optimisers.values():
                             optimiser.lr = work[1]
                         continue
-                    if kind == "inputs":
+                    if kind == "inputs":  # a new sequence to show: the light extras are measured on it
                         self._inputs = work[1]
-                        self._publish(extras=self._measure(exp, True))
+                        self._publish(extras=self._measure(exp, False))
                         continue
                     if kind == "extras":
                         self._publish(extras=self._measure(exp, True))
