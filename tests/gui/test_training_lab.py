@@ -251,3 +251,27 @@ def test_settings_round_trip_and_a_bad_field_changes_nothing(lab):
     after = lab.settings()
     assert after["panel"] == "induction" and after["induction"] == {"seed": 3, "lr": 0.01, "speed": 5}
     assert idle(lab.panels["induction"]).exp.lr == 0.01
+
+
+def test_the_runs_settings_are_kept_between_runs_and_a_bad_stored_value_is_ignored(qtbot, caplog):
+    from attn_studio.gui import settings as app_settings
+    from attn_studio.gui.training import wiring
+    from attn_studio.gui.window import MainWindow
+
+    wiring.write_settings({"panel": "seq2seq", "scaling": {"d_k": 16, "seed": 2, "lr": 0.001, "speed": 50}})
+    first = MainWindow()
+    qtbot.addWidget(first)
+    panel = first.training.tab.panels["scaling"]
+    assert panel.settings() == {"d_k": 16, "seed": 2, "lr": 0.001, "speed": 50}
+    assert first.training.tab.current is first.training.tab.panels["seq2seq"]
+    panel.set_d_k(32)
+    first.training.close()
+    assert wiring.read_settings()["scaling"]["d_k"] == 32
+
+    app_settings.settings().setValue("training", '{"scaling": {"d_k": 5}}')
+    with caplog.at_level("WARNING"):
+        second = MainWindow()
+        qtbot.addWidget(second)
+        assert second.training.tab.panels["scaling"].d_k == 64
+    assert "d_k" in caplog.text
+    second.training.close()
