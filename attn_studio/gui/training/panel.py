@@ -63,7 +63,8 @@ class CurvePlot:
         self.plot.hideButtons()
         self.plot.setMouseEnabled(x=False, y=False)
         self.plot.showGrid(x=True, y=True, alpha=0.15)
-        self.legend = self.plot.addLegend(offset=(-8, 8), labelTextSize="8pt")
+        self.legend = self.plot.addLegend(offset=(-8, 8), labelTextSize="8pt", brush=pg.mkBrush(255, 255, 255, 210),
+                                          pen=pg.mkPen("#cccccc"))
         self.log_y = log_y
         if log_y:
             self.plot.setLogMode(y=True)
