@@ -63,6 +63,8 @@ class CurvePlot:
         self.plot.hideButtons()
         self.plot.setMouseEnabled(x=False, y=False)
         self.plot.showGrid(x=True, y=True, alpha=0.15)
+        for name in ("left", "bottom"):  # "norm (x0.001)" on a log axis reads badly: plain numbers
+            self.plot.getAxis(name).enableAutoSIPrefix(False)
         self.legend = self.plot.addLegend(offset=(-8, 8), labelTextSize="8pt", brush=pg.mkBrush(255, 255, 255, 210),
                                           pen=pg.mkPen("#cccccc"))
         self.log_y = log_y
@@ -83,8 +85,10 @@ class CurvePlot:
 
     def add_line(self, key: str, value: float, label: str, angle: int = 0, colour: str = "#555555"):
         line = pg.InfiniteLine(pos=value, angle=angle, pen=pg.mkPen(colour, width=1.4, style=QtCore.Qt.DashLine),
-                               label=label, labelOpts={"position": 0.08 if angle == 0 else 0.9,
-                                                       "color": colour, "anchors": [(0, 1), (0, 1)]})
+                               label=label, labelOpts={"position": 0.06 if angle == 0 else 0.9,
+                                                       "color": colour,
+                                                       # below a horizontal line (it is often the plot's top)
+                                                       "anchors": [(0, 0), (0, 0)] if angle == 0 else [(0, 1), (0, 1)]})
         self.plot.addItem(line)
         self.lines[key] = line
         return line
@@ -174,7 +178,7 @@ class LabPanel(QtWidgets.QWidget):
         self.play_button = QtWidgets.QPushButton("▶ Play")
         self.play_button.setObjectName("trainingPlay")
         self.play_button.setCheckable(True)
-        self.play_button.setToolTip("Train continuously (Space); press again to pause before the next step")
+        self.play_button.setToolTip("Train continuously; press again to pause before the next step")
         self.play_button.toggled.connect(self._play_toggled)
         self.step_button = QtWidgets.QPushButton("Step")
         self.step_button.setObjectName("trainingStep")

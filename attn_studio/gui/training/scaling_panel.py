@@ -87,7 +87,7 @@ class ScalingPanel(LabPanel):
         self.loss_plot.add_line("chance", math.log(8), "chance: ln 8")
         self.accuracy_plot = CurvePlot("Accuracy", "accuracy", y_range=(0.0, 1.0))
         self.accuracy_plot.add_line("chance", 1 / 8, "chance 1/8")
-        self.entropy_plot = CurvePlot("Attention entropy (nats)", "entropy")
+        self.entropy_plot = CurvePlot("Attention entropy (nats)", "entropy", y_range=(0.0, math.log(T) + 0.25))
         self.entropy_plot.add_line("uniform", math.log(T), f"uniform: ln {T} = {math.log(T):.2f}")
         self.grad_plot = CurvePlot("‖∂L/∂scores‖ (log axis)", "norm", log_y=True)
         for plot in (self.loss_plot, self.accuracy_plot, self.entropy_plot, self.grad_plot):

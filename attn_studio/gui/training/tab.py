@@ -43,13 +43,6 @@ class TrainingTab(QtWidgets.QWidget):
             self.panels[name] = panel
             self.tabs.setTabToolTip(self.tabs.addTab(panel, panel.title), tip)
 
-    def render(self, *args, **kwargs):
-        """The window asks every view to draw after a model edit: the training lab does not follow the
-        toy model, so there is nothing to do (its panels draw their own runs)."""
-        if args or kwargs:  # QWidget.render(target, ...) as a figure draws a widget
-            return super().render(*args, **kwargs)
-        return None
-
     def show_panel(self, name: str):
         """Bring the panel of experiment ``name`` to the front and return it."""
         if name not in self.panels:
