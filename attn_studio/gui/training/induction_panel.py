@@ -11,6 +11,7 @@ predictions are shown under it.
 from __future__ import annotations
 
 import math
+import time
 
 import numpy as np
 from PySide6 import QtCore, QtWidgets
@@ -27,6 +28,7 @@ ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZ012345"
 assert len(ALPHABET) == VOCAB
 GUESSING = math.log(VOCAB)
 DEMO_N = 10
+HEADS_INTERVAL = 0.5  # seconds between redraws of the heads while playing
 
 
 def parse_letters(text: str) -> list[int]:
@@ -96,10 +98,12 @@ class InductionPanel(LabPanel):
     # -------------------------------------------------------------- figure
     def _build_figure(self):
         g = self.graphics
-        self.loss_plot = CurvePlot("Loss: first copy (dashed) and repeat (solid)", "loss (nats)")
+        # Legends where the curves are not: bottom left (the losses start high), top left (the scores start low).
+        self.loss_plot = CurvePlot("Loss: first copy (dashed) and repeat (solid)", "loss (nats)",
+                                   legend_offset=(8, -8), legend_columns=2)
         self.loss_plot.add_line("guessing", GUESSING, f"guessing: ln 32 = {GUESSING:.2f}")
         self.score_plot = CurvePlot("Previous-token (dashed) and induction (solid) score", "score",
-                                    y_range=(0.0, 1.0))
+                                    y_range=(0.0, 1.0), legend_offset=(8, 8), legend_columns=2)
         for i, arm in enumerate(InductionExperiment.arms):
             self.loss_plot.add_series(f"{arm}/loss_first", f"{arm}, first copy", COLOURS[i], QtCore.Qt.DashLine)
             self.loss_plot.add_series(f"{arm}/loss_repeat", f"{arm}, repeat", COLOURS[i])
@@ -196,7 +200,12 @@ class InductionPanel(LabPanel):
                 line.setValue(drop)
         self.drop = drop
         extras = snap.extras
-        if "weights" in extras:
+        # Four 32 × 32 heatmaps cost more to paint than every curve: while playing they follow at most
+        # twice a second; when paused, at once.
+        now = time.monotonic()
+        fresh = not snap.playing or now - self._heads_drawn >= HEADS_INTERVAL
+        if "weights" in extras and fresh and extras is not self._heads_extras:
+            self._heads_drawn, self._heads_extras = now, extras
             tokens = extras["tokens"]
             labels = _letters(tokens)
             weights = np.asarray(extras["weights"])
@@ -236,3 +245,5 @@ class InductionPanel(LabPanel):
         return text
 
     drop: int | None = None
+    _heads_drawn = 0.0
+    _heads_extras = None

@@ -83,13 +83,14 @@ class ScalingPanel(LabPanel):
     # -------------------------------------------------------------- figure
     def _build_figure(self):
         g = self.graphics
-        self.loss_plot = CurvePlot("Loss (nats)", "loss")
+        # Legends where the curves are not: the loss starts high, the accuracy low.
+        self.loss_plot = CurvePlot("Loss (nats)", "loss", legend_offset=(8, -8))
         self.loss_plot.add_line("chance", math.log(8), "chance: ln 8")
-        self.accuracy_plot = CurvePlot("Accuracy", "accuracy", y_range=(0.0, 1.0))
+        self.accuracy_plot = CurvePlot("Accuracy", "accuracy", y_range=(0.0, 1.0), legend_offset=(8, 8))
         self.accuracy_plot.add_line("chance", 1 / 8, "chance 1/8")
         self.entropy_plot = CurvePlot("Attention entropy (nats)", "entropy", y_range=(0.0, math.log(T) + 0.25))
         self.entropy_plot.add_line("uniform", math.log(T), f"uniform: ln {T} = {math.log(T):.2f}")
-        self.grad_plot = CurvePlot("‖∂L/∂scores‖ (log axis)", "norm", log_y=True)
+        self.grad_plot = CurvePlot("‖∂L/∂scores‖ (log axis)", "norm", log_y=True, legend_offset=(-8, -8))
         for plot in (self.loss_plot, self.accuracy_plot, self.entropy_plot, self.grad_plot):
             for arm, colour in zip(ScalingExperiment.arms, COLOURS):
                 plot.add_series(arm, arm, colour)

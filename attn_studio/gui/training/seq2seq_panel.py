@@ -90,7 +90,7 @@ class Seq2SeqPanel(LabPanel):
         self.length_plot.hideButtons()
         self.length_plot.setMouseEnabled(x=False, y=False)
         self.length_plot.showGrid(x=True, y=True, alpha=0.15)
-        self.length_plot.addLegend(offset=(-8, 8), labelTextSize="8pt")
+        self.length_plot.addLegend(offset=(10, -10), labelTextSize="8pt")  # bottom left: the curves start high
         self.length_curves = {arm: self.length_plot.plot(pen=pg.mkPen(colour, width=2.2), symbol="o", symbolSize=5,
                                                          symbolBrush=colour, symbolPen=None, name=arm)
                               for arm, colour in zip(Seq2SeqExperiment.arms, COLOURS)}
