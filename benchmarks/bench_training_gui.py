@@ -36,8 +36,8 @@ def main() -> None:
     tab.resize(1280, 680)
     tab.show()
     print(f"load: {os.getloadavg()[0]:.1f} (1 min), {os.cpu_count()} cores; {args.seconds:g} s per panel")
-    for name in ("scaling", "seq2seq", "induction"):
-        panel = tab.show_panel(name)
+    for name in ("idle", "scaling", "seq2seq", "induction"):
+        panel = tab.show_panel(name if name != "idle" else "scaling")
         panel.runner.wait_idle()
         app.processEvents()
         stamps: list[float] = []
@@ -47,7 +47,8 @@ def main() -> None:
         timer.start(5)
         draws, steps = panel.draw_count, panel.runner.snapshot().steps
         panel.runner.set_speed(0)
-        panel.play()
+        if name != "idle":  # "idle": the same timer with nothing training (the machine's own gaps)
+            panel.play()
         end = time.perf_counter() + args.seconds
         while time.perf_counter() < end:
             app.processEvents(QtCore.QEventLoop.AllEvents, 5)

@@ -275,3 +275,21 @@ def test_the_runs_settings_are_kept_between_runs_and_a_bad_stored_value_is_ignor
         assert second.training.tab.panels["scaling"].d_k == 64
     assert "d_k" in caplog.text
     second.training.close()
+
+
+def test_curve_axes_move_in_round_steps_and_start_again_for_a_new_run(qapp):
+    from attn_studio.gui.training.panel import CurvePlot, nice_extent
+
+    assert [nice_extent(n) for n in (0, 10, 11, 16, 99, 101, 1001)] == [10, 10, 15, 20, 100, 150, 1500]
+    plot = CurvePlot("loss", "loss")
+    plot.add_series("a", "a", "#000000")
+    plot.set("a", [2.0, 2.1, 1.9])
+    first = plot.plot.viewRange()
+    plot.set("a", [2.0, 2.1, 1.9, 2.05])  # inside the round range: the axes stay
+    assert plot.plot.viewRange() == first
+    plot.set("a", [2.0] * 12 + [5.0])  # a 13th step and a larger loss: both axes grow
+    (x0, x1), (y0, y1) = plot.plot.viewRange()
+    assert x1 >= 15 > first[0][1] and y1 >= 5.0 > first[1][1]
+    plot.set("a", [0.5, 0.4])  # a new run: fewer steps than drawn, the ranges start again
+    (x0, x1), (y0, y1) = plot.plot.viewRange()
+    assert x1 < 15 and y1 < 5.0 and y0 <= 0.4

@@ -20,7 +20,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from ...training.experiment import TrainingError, check_int, check_lr
 from ...training.report import history_table, write_csv
-from .._pg import pg
+from .._pg import cache_static, pg
 from ..files import figures
 from ..widgets import caption_label
 from .runner import SPEEDS, Runner
@@ -43,6 +43,23 @@ def smoothed(values: np.ndarray, window: int = SMOOTH) -> np.ndarray:
     idx = np.arange(1, values.size + 1)
     lo = np.maximum(idx - window, 0)
     return (sums[idx] - sums[lo]) / (idx - lo)
+
+
+_X_STEPS = (1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0)
+
+
+def nice_extent(n: float, least: float = 10.0) -> float:
+    """The smallest of 1, 1.5, 2, 3, 4, 5, 6, 8 × 10^k that is at least ``n`` (and ``least``)."""
+    n = max(float(n), least)
+    power = 10.0 ** math.floor(math.log10(n))
+    return next(f * power for f in _X_STEPS if f * power >= n - 1e-9)
+
+
+def _outward(low: float, high: float) -> tuple[float, float]:
+    """[low, high] widened to round numbers (a tenth of its span's power of ten)."""
+    span = high - low if high > low else max(abs(high), 1.0)
+    step = 10.0 ** math.floor(math.log10(span)) / 2.0
+    return math.floor(low / step) * step, math.ceil(high / step) * step
 
 
 def recent(values, window: int = SMOOTH) -> float:
@@ -70,9 +87,16 @@ class CurvePlot:
         self.log_y = log_y
         if log_y:
             self.plot.setLogMode(y=True)
+        # The axes change only when the data leave their round range, not at every step: an axis is
+        # then painted from its cache, and painting the axes is most of what a redraw costs.
+        self.plot.disableAutoRange()
+        self.fixed_y = y_range is not None
         if y_range is not None:
             self.plot.setYRange(*y_range, padding=0.02)
-            self.plot.enableAutoRange(y=False)
+        cache_static(self.plot.getAxis("left"), self.plot.getAxis("bottom"))
+        self._x_max = 0.0
+        self._n = 0
+        self._y_span: tuple[float, float] | None = None
         self._curves: dict[str, tuple] = {}
         self.lines: dict[str, pg.InfiniteLine] = {}
 
@@ -106,11 +130,52 @@ class CurvePlot:
             return
         raw.setData(x, y, connect="finite")
         bold.setData(x, smoothed(np.nan_to_num(y, nan=np.nanmean(y) if np.isfinite(y).any() else 0.0)))
+        self._fit(y)
+
+    def restart(self) -> None:
+        """Forget the ranges (a new run): the next data set them afresh."""
+        self._x_max = 0.0
+        self._y_span = None
+
+    def _fit(self, y: np.ndarray) -> None:
+        if y.size < self._n:  # fewer steps than drawn before: a new run
+            self.restart()
+        self._n = y.size
+        x_max = nice_extent(y.size - 1)
+        if x_max != self._x_max:
+            self._x_max = x_max
+            self.plot.setXRange(0.0, x_max, padding=0.02)
+        if self.fixed_y:
+            return
+        finite = y[np.isfinite(y)]
+        if not finite.size:
+            return
+        values = np.log10(finite) if self.log_y else finite
+        low, high = float(values.min()), float(values.max())
+        if self._y_span is not None and self._y_span[0] <= low and high <= self._y_span[1]:
+            return
+        if self._y_span is not None:
+            low, high = min(low, self._y_span[0]), max(high, self._y_span[1])
+        self._y_span = _outward(low, high) if not self.log_y else (math.floor(low * 2) / 2, math.ceil(high * 2) / 2)
+        if self._y_span[1] <= self._y_span[0]:
+            self._y_span = (self._y_span[0], self._y_span[0] + 0.5)
+        self.plot.setYRange(*self._y_span, padding=0.02)
 
     def data(self, key: str) -> tuple[np.ndarray, np.ndarray]:
         """(x, y) of series ``key`` as drawn (every step)."""
         x, y = self._curves[key][0].getData()
         return (np.asarray(x if x is not None else []), np.asarray(y if y is not None else []))
+
+
+class TimedGraphics(pg.GraphicsLayoutWidget):
+    """A GraphicsLayoutWidget that remembers how long its last paint took (the redraw's pace)."""
+
+    paint_ms = 0.0
+
+    def paintEvent(self, event):  # noqa: N802 (Qt's name)
+        start = time.perf_counter()
+        super().paintEvent(event)
+        self.paint_ms = (time.perf_counter() - start) * 1000.0
 
 
 class LabPanel(QtWidgets.QWidget):
@@ -153,7 +218,7 @@ class LabPanel(QtWidgets.QWidget):
         self.figure_layout = QtWidgets.QVBoxLayout(self.figure)
         self.figure_layout.setContentsMargins(2, 2, 2, 2)
         self.figure_layout.setSpacing(2)
-        self.graphics = pg.GraphicsLayoutWidget()
+        self.graphics = TimedGraphics()
         self.graphics.setObjectName(f"{self.experiment_name}Graphics")
         self.graphics.ci.layout.setSpacing(4)
         self.figure_layout.addWidget(self.graphics, 1)
@@ -169,7 +234,7 @@ class LabPanel(QtWidgets.QWidget):
         self._draw_timer.setSingleShot(True)
         self._draw_timer.timeout.connect(self._draw_now)
         self._last_draw = 0.0
-        # The gap between redraws: DRAW_INTERVAL_MS, or twice what the last redraw cost when that is
+        # The gap between redraws: DRAW_INTERVAL_MS, or twice what the last redraw and paint cost when that is
         # more (a loaded machine): the GUI thread then spends at most a third of its time drawing
         # and the worker keeps the interpreter the rest of the time.
         self._interval_ms = float(DRAW_INTERVAL_MS)
@@ -360,9 +425,8 @@ class LabPanel(QtWidgets.QWidget):
             self.play_button.setText("▶ Play")
             self.play_button.blockSignals(False)
         self.draw(snap)
-        if self.isVisible():
-            self.figure.repaint()  # painted now, so that its cost is measured with the drawing's
-        cost_ms = (time.monotonic() - self._last_draw) * 1000.0
+        # This redraw's cost and the last paint's (painting comes later, in the event loop).
+        cost_ms = (time.monotonic() - self._last_draw) * 1000.0 + self.graphics.paint_ms
         self._interval_ms = max(float(DRAW_INTERVAL_MS), 2.0 * cost_ms)
         self.draw_count += 1
 
