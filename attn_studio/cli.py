@@ -286,7 +286,7 @@ def _draw_training_figures(figures, folder, prefix):
     os.environ["QT_QPA_PLATFORM"] = "offscreen"
     from PySide6 import QtGui
 
-    from .gui.training_figures import write_figures
+    from .gui.training.figures import write_figures
 
     app = QtGui.QGuiApplication.instance() or QtGui.QGuiApplication([PROG])  # noqa: F841 (kept alive)
     return write_figures(figures, folder, prefix=prefix)

@@ -19,7 +19,7 @@ import numpy as np
 
 from .layers import Adam, clip_by_global_norm
 
-__all__ = ["Experiment", "TrainingError", "check_int"]
+__all__ = ["Experiment", "TrainingError", "check_int", "check_lr"]
 
 # Independent random streams of one seed: the models' initial weights, the training batches,
 # and held-out evaluation data.
@@ -41,11 +41,22 @@ def check_int(name: str, value, minimum: int = 0, maximum: int | None = None) ->
     return value
 
 
+def check_lr(value) -> float:
+    """A learning rate: a finite float in (0, 1], or a TrainingError naming it."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TrainingError(f"lr must be a number, got {value!r}")
+    value = float(value)
+    if not (0.0 < value <= 1.0):
+        raise TrainingError(f"lr must be above 0 and at most 1, got {value!r}")
+    return value
+
+
 class Experiment:
     """Arms trained side by side, one optimiser step each on the same batch per `step()`.
 
     Attributes: ``arms`` (names, in order), ``models`` (arm -> model), ``step_count`` (steps
-    taken), ``history`` (arm -> metric -> list of floats, one per step taken), ``seed``.
+    taken), ``history`` (arm -> metric -> list of floats, one per step taken), ``seed``, ``lr``
+    (Adam's learning rate: the experiment's own unless ``lr=`` was given).
     """
 
     arms: tuple[str, ...] = ()
@@ -58,8 +69,10 @@ class Experiment:
     # Steps a run takes unless told otherwise (attn-studio train): enough to see the effect.
     default_steps: int = 1000
 
-    def __init__(self, seed: int = 0):
+    def __init__(self, seed: int = 0, lr: float | None = None):
         self.seed = check_int("seed", seed, 0, 2**63 - 1)
+        if lr is not None:  # None keeps the experiment's own learning rate (the class's ``lr``)
+            self.lr = check_lr(lr)
         self.step_count = 0
         self.models = self._build_models(self.rng(STREAM_INIT))
         if tuple(self.models) != tuple(self.arms):

@@ -148,9 +148,9 @@ class ScalingExperiment(Experiment):
     eps = 1e-8
     clip_norm = None
 
-    def __init__(self, d_k: int = 64, seed: int = 0):
+    def __init__(self, d_k: int = 64, seed: int = 0, lr: float | None = None):
         self.d_k = check_int("d_k", d_k, 1, MAX_D_K)
-        super().__init__(seed)
+        super().__init__(seed, lr=lr)
 
     def _build_models(self, rng):
         embeddings = rng.standard_normal((VOCAB, D_MODEL))

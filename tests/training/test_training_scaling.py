@@ -156,7 +156,8 @@ def test_scaled_learns_while_unscaled_is_stuck_at_d_k_64():
 
 @pytest.mark.parametrize("kwargs, message", [
     ({"d_k": 0}, "d_k"), ({"d_k": 2.5}, "d_k"), ({"d_k": True}, "d_k"), ({"seed": -1}, "seed"),
-    ({"seed": "0"}, "seed"),
+    ({"seed": "0"}, "seed"), ({"lr": 0}, "lr"), ({"lr": float("nan")}, "lr"), ({"lr": "1e-3"}, "lr"),
+    ({"lr": 2.0}, "lr"),
 ])
 def test_bad_arguments_are_named(kwargs, message):
     with pytest.raises(TrainingError, match=message):
@@ -174,3 +175,16 @@ def test_bad_batches_and_steps_are_named():
         exp.models["scaled"].loss(bad)
     with pytest.raises(TrainingError, match="keys and labels"):
         exp.models["scaled"].loss(dict(exp.batch(0), keys=np.zeros(3, dtype=int)))
+
+
+def test_lr_keyword_sets_adam_and_none_keeps_the_experiment_default():
+    default, same, faster = (ScalingExperiment(d_k=4, seed=1), ScalingExperiment(d_k=4, seed=1, lr=None),
+                             ScalingExperiment(d_k=4, seed=1, lr=3e-2))
+    assert default.lr == same.lr == ScalingExperiment.lr == 3e-4
+    assert faster.lr == 3e-2 and faster.optimisers["scaled"].lr == 3e-2
+    for exp in (default, same, faster):
+        exp.run(3)
+    assert default.history == same.history
+    # The first step is measured before any update; the second already sees the larger step.
+    assert faster.history["scaled"]["loss"][0] == default.history["scaled"]["loss"][0]
+    assert faster.history["scaled"]["loss"][2] != default.history["scaled"]["loss"][2]

@@ -30,6 +30,7 @@ from ..lecture.mode import Lecture
 from ..lecture.mode import keys as lecture_keys
 from ..settings import data_dir
 from ..trained.wiring import TrainedWiring
+from ..training.wiring import TrainingWiring
 from ..views.compare import CompareView
 from ..views.geometry import GeometryView
 from ..views.heatmap_view import HeatmapView
@@ -135,6 +136,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.setAcceptDrops(True)
         self.bridge.changed.connect(self._on_studio_change)
         self.trained = TrainedWiring(self)  # after the window's own redraw on every change: see its apply()
+        self.training = TrainingWiring(self)  # the training lab's tab and menu, after every other tab
         self.layout_room.fit_to_screen()
         self.layout_room.remember_default()
         self._apply_preferences(prefs)
@@ -309,4 +311,5 @@ class MainWindow(QtWidgets.QMainWindow):
         self.save_settings()
         self.bridge.close()
         self.trained.close()
+        self.training.close()
         super().closeEvent(event)

@@ -1,0 +1,160 @@
+""""Why √d_k": scaled and unscaled attention trained side by side (`training.ScalingExperiment`).
+
+Live curves of loss, accuracy, attention entropy (with ln T, the entropy of uniform attention)
+and the norm of ∂L/∂scores (log axis); a histogram of both arms' scores on the current batch; one
+sentence that reads the numbers off.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from PySide6 import QtWidgets
+
+from ...training import ScalingExperiment
+from ...training.experiment import TrainingError, check_int
+from ...training.scaling import MAX_D_K, T
+from .._pg import pg
+from .panel import COLOURS, CurvePlot, LabPanel, recent
+
+__all__ = ["ScalingPanel", "D_K_CHOICES"]
+
+D_K_CHOICES = (4, 8, 16, 32, 64, 128, 256)
+BINS = 40
+
+
+class ScalingPanel(LabPanel):
+    """Scaled vs unscaled attention: curves, a score histogram, a sentence."""
+
+    experiment_name = "scaling"
+    title = "Why √d_k"
+    default_lr = ScalingExperiment.lr
+
+    def _add_controls(self):
+        self._d_k = 64
+        self.d_k_combo = QtWidgets.QComboBox()
+        self.d_k_combo.setObjectName("trainingDk")
+        for d_k in D_K_CHOICES:
+            self.d_k_combo.addItem(str(d_k), d_k)
+        self.d_k_combo.setCurrentIndex(D_K_CHOICES.index(self._d_k))
+        self.d_k_combo.setToolTip("The size of queries and keys; a new d_k starts a new run")
+        self.d_k_combo.currentIndexChanged.connect(self._d_k_chosen)
+        self.controls_row.addWidget(QtWidgets.QLabel("d_k"))
+        self.controls_row.addWidget(self.d_k_combo)
+
+    @property
+    def d_k(self) -> int:
+        return self._d_k
+
+    def set_d_k(self, d_k: int) -> None:
+        """A new d_k (4 … 256): the run starts again from the seed."""
+        self.d_k_combo.setCurrentIndex(D_K_CHOICES.index(check_int("d_k", d_k, 1, MAX_D_K)))
+
+    def _d_k_chosen(self, index: int):
+        self._d_k = int(self.d_k_combo.itemData(index))
+        self.reset()
+
+    def _make(self):
+        return ScalingExperiment(d_k=self._d_k, seed=self._seed, lr=self._lr)
+
+    def settings(self) -> dict:
+        return {**super().settings(), "d_k": self._d_k}
+
+    def check_settings(self, values: dict) -> dict:
+        checked = super().check_settings(values)
+        if "d_k" in values:
+            d_k = values["d_k"]
+            if isinstance(d_k, bool) or d_k not in D_K_CHOICES:
+                raise TrainingError(f"d_k must be one of {', '.join(map(str, D_K_CHOICES))}, got {d_k!r}")
+            checked["d_k"] = int(d_k)
+        return checked
+
+    def _apply_own(self, checked: dict):
+        if "d_k" in checked:
+            self.d_k_combo.blockSignals(True)
+            self._d_k = checked["d_k"]
+            self.d_k_combo.setCurrentIndex(D_K_CHOICES.index(self._d_k))
+            self.d_k_combo.blockSignals(False)
+
+    def describe(self) -> str:
+        return f"d_k {self._d_k}, " + super().describe()
+
+    # -------------------------------------------------------------- figure
+    def _build_figure(self):
+        g = self.graphics
+        # Legends where the curves are not: the loss starts high, the accuracy low.
+        self.loss_plot = CurvePlot("Loss (nats)", "loss", legend_offset=(8, -8))
+        self.loss_plot.add_line("chance", math.log(8), "chance: ln 8")
+        self.accuracy_plot = CurvePlot("Accuracy", "accuracy", y_range=(0.0, 1.0), legend_offset=(8, 8))
+        self.accuracy_plot.add_line("chance", 1 / 8, "chance 1/8")
+        self.entropy_plot = CurvePlot("Attention entropy (nats)", "entropy", y_range=(0.0, math.log(T) + 0.25))
+        self.entropy_plot.add_line("uniform", math.log(T), f"uniform: ln {T} = {math.log(T):.2f}")
+        self.grad_plot = CurvePlot("‖∂L/∂scores‖ (log axis)", "norm", log_y=True, legend_offset=(-8, -8))
+        for plot in (self.loss_plot, self.accuracy_plot, self.entropy_plot, self.grad_plot):
+            for arm, colour in zip(ScalingExperiment.arms, COLOURS):
+                plot.add_series(arm, arm, colour)
+        self.hist_plot = pg.PlotItem(enableMenu=False)
+        self.hist_plot.setTitle("Scores entering the softmax (this batch)", size="10pt")
+        self.hist_plot.setLabel("bottom", "score")
+        self.hist_plot.setLabel("left", "count")
+        self.hist_plot.hideButtons()
+        self.hist_plot.setMouseEnabled(x=False, y=False)
+        self.hist_plot.addLegend(offset=(-8, 8), labelTextSize="8pt")
+        self.hist_curves = {}
+        for arm, colour in zip(ScalingExperiment.arms, COLOURS):
+            brush = pg.mkColor(colour)
+            brush.setAlpha(70)
+            self.hist_curves[arm] = self.hist_plot.plot(stepMode="center", fillLevel=0, brush=brush,
+                                                        pen=pg.mkPen(colour, width=1.6), name=arm)
+        g.addItem(self.loss_plot.plot, 0, 0)
+        g.addItem(self.accuracy_plot.plot, 0, 1)
+        g.addItem(self.entropy_plot.plot, 0, 2)
+        g.addItem(self.grad_plot.plot, 1, 0)
+        g.addItem(self.hist_plot, 1, 1, 1, 2)
+
+    def extras(self, exp, inputs: dict, heavy: bool) -> dict:
+        batch = exp.batch(exp.step_count)
+        scores = {arm: exp.models[arm].attention(batch)[0].ravel() for arm in exp.arms}
+        everything = np.concatenate(list(scores.values()))
+        low, high = float(everything.min()), float(everything.max())
+        if not high > low:
+            high = low + 1.0
+        edges = np.linspace(low, high, BINS + 1)
+        return {"edges": edges, "counts": {arm: np.histogram(s, bins=edges)[0] for arm, s in scores.items()},
+                "d_k": exp.d_k}
+
+    def draw(self, snap):
+        exp = snap.exp
+        for plot, metric in ((self.loss_plot, "loss"), (self.accuracy_plot, "accuracy"),
+                             (self.entropy_plot, "entropy"), (self.grad_plot, "score_grad")):
+            for arm in exp.arms:
+                plot.set(arm, self.history(snap, arm, metric))
+        extras = snap.extras
+        if "edges" in extras:
+            for arm, curve in self.hist_curves.items():
+                curve.setData(extras["edges"], extras["counts"][arm])
+        self.sentence.setText(self.reading(snap))
+
+    def reading(self, snap) -> str:
+        """The one sentence that reads the state of the run off its numbers."""
+        exp = snap.exp
+        if snap.steps == 0:
+            return (f"d_k {exp.d_k}: press Play. Both models start from the same weights; the unscaled one "
+                    f"multiplies its scores by √{exp.d_k} = {math.sqrt(exp.d_k):.3g}.")
+        value = {arm: {m: recent(self.history(snap, arm, m)) for m in ("entropy", "score_grad", "accuracy")}
+                 for arm in exp.arms}
+        uniform = math.log(T)
+        un, sc = value["unscaled"], value["scaled"]
+        state = ("the softmax is saturated" if un["entropy"] < 0.35 * uniform else
+                 "its softmax is peaked" if un["entropy"] < 0.7 * uniform else "its softmax is still spread out")
+        ratio = sc["score_grad"] / un["score_grad"] if un["score_grad"] > 0 else math.inf
+        if ratio >= 1.5:
+            grad = f"its score gradient is {ratio:.0f}× smaller" if ratio >= 3 else f"its score gradient is {ratio:.1f}× smaller"
+        elif ratio <= 1 / 1.5:
+            grad = f"its score gradient is {1 / ratio:.1f}× larger"
+        else:
+            grad = "the score gradients are alike"
+        return (f"<b>unscaled</b>: entropy {un['entropy']:.2f} of {uniform:.2f} nats — {state}; {grad}. "
+                f"Accuracy: scaled {sc['accuracy']:.0%}, unscaled {un['accuracy']:.0%} "
+                f"(d_k {exp.d_k}, mean of the last {min(snap.steps, 20)} steps).")

@@ -1,0 +1,134 @@
+"""The training lab in the main window: the "Training" tab, the Training menu, the docks, and the
+runs' settings kept between runs of the app.
+
+The toy model's docks (Model, Numbers, Why divide by √d_k) say nothing about a training run, so
+while the Training tab is shown they step aside (the ones that were open come back when another
+tab is chosen); the lab gets the whole window, which a 1280×720 projector needs.
+
+The settings of every panel (seed, learning rate, speed, d_k, the panel shown) are kept in the
+app's settings file under ``training`` as JSON, read back through the panels' own checks: a value
+that is not valid is logged and the defaults are used, so the app starts whatever the file holds.
+(They are settings of the lab, not of the toy model's session file.)
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+
+from PySide6 import QtCore, QtGui, QtWidgets
+
+from ...training.experiment import TrainingError
+from .. import settings as app_settings
+from .tab import PANELS, TrainingTab
+
+log = logging.getLogger(__name__)
+SETTINGS_KEY = "training"
+MAX_SETTINGS_CHARS = 10_000
+
+__all__ = ["TrainingWiring"]
+
+TAB_TITLE = "Training"
+DOCKS = ("controls_dock", "tables_dock", "variance_dock")
+
+
+class TrainingWiring(QtCore.QObject):
+    """Adds the Training tab and menu to ``window`` (a MainWindow with ``view_tabs`` and docks)."""
+
+    def __init__(self, window: QtWidgets.QMainWindow):
+        super().__init__(window)
+        self.window = window
+        # The lab is built when it is first shown (a dozen plots and three experiments a window that
+        # never trains does not need); until then the tab holds an empty page.
+        self.page = QtWidgets.QWidget()
+        self.page.setObjectName("trainingPage")
+        QtWidgets.QVBoxLayout(self.page).setContentsMargins(0, 0, 0, 0)
+        self._tab: TrainingTab | None = None
+        self.keep_settings = bool(getattr(window, "restore_settings", False))
+        self.saved = read_settings() if self.keep_settings else None
+        tabs = window.view_tabs
+        self.index = tabs.addTab(self.page, TAB_TITLE)
+        tabs.setTabToolTip(self.index, "The training lab: small models trained live — why √d_k, why attention, "
+                                       "why two layers")
+        self._hidden_docks: list = []
+        tabs.currentChanged.connect(self._tab_changed)
+        self.menu = self._build_menu(window.menuBar())
+
+    def _build_menu(self, bar: QtWidgets.QMenuBar) -> QtWidgets.QMenu:
+        menu = QtWidgets.QMenu("&Training", bar)
+        menu.setObjectName("trainingMenu")
+        for key, (name, cls, tip) in enumerate(PANELS, start=1):
+            action = menu.addAction(cls.title, lambda name=name: self.open(name))
+            action.setToolTip(tip)
+            action.setObjectName(f"training_{name}_action")
+            action.setShortcut(QtGui.QKeySequence(f"Ctrl+Alt+{key}"))
+        # Before Help, where a menu bar ends.
+        actions = bar.actions()
+        if actions:
+            bar.insertMenu(actions[-1], menu)
+        else:
+            bar.addMenu(menu)
+        return menu
+
+    @property
+    def tab(self) -> TrainingTab:
+        """The lab's inner tabs (built now if they were not yet)."""
+        if self._tab is None:
+            self._tab = TrainingTab()
+            self.page.layout().addWidget(self._tab)
+            if self.saved:
+                try:
+                    self._tab.apply_settings(self.saved)
+                except TrainingError as exc:
+                    log.warning("settings: ignoring the stored training settings (%s); using the defaults", exc)
+        return self._tab
+
+    def open(self, name: str):
+        """Show the Training tab with the panel of experiment ``name`` in front, ready to play."""
+        panel = self.tab.show_panel(name)
+        self.window.view_tabs.setCurrentWidget(self.page)
+        return panel
+
+    def _tab_changed(self, index: int):
+        w = self.window
+        if index == self.index:
+            self.tab.setVisible(True)  # built at its first showing
+            self._hidden_docks = [name for name in DOCKS if getattr(w, name).isVisible()]
+            for name in self._hidden_docks:
+                getattr(w, name).hide()
+        elif self._hidden_docks:
+            for name in self._hidden_docks:
+                getattr(w, name).show()
+            self._hidden_docks = []
+
+    def close(self):
+        """Stop every run (the window is closing)."""
+        if self._tab is not None:
+            if self.keep_settings:
+                write_settings(self._tab.settings())
+            self._tab.close_runs()
+
+
+def read_settings(store=None) -> dict | None:
+    """The training lab's stored settings as a dict (checked when applied), or None."""
+    store = store or app_settings.settings()
+    value = store.value(SETTINGS_KEY)
+    if value is None:
+        return None
+    try:
+        if not isinstance(value, str) or len(value) > MAX_SETTINGS_CHARS:
+            raise ValueError("not a short JSON text")
+        data = json.loads(value)
+        if not isinstance(data, dict):
+            raise ValueError("not a table")
+    except ValueError as exc:
+        log.warning("settings: ignoring stored training=%r (%s)", str(value)[:80], exc)
+        return None
+    return data
+
+
+def write_settings(values: dict, store=None) -> None:
+    """Keep the training lab's settings for the next run."""
+    store = store or app_settings.settings()
+    store.setValue(SETTINGS_KEY, json.dumps(values, sort_keys=True))
+    store.sync()
