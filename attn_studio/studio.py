@@ -207,6 +207,7 @@ class ComputedChange:
     pending: PendingChange
     x: tuple
     result: MultiHeadResult
+    score_variance: float | None = None  # computed with the result (the √d_k plot reads it)
 
 
 class LayerReadings:
@@ -245,11 +246,20 @@ class LayerReadings:
 
         NaN when there are fewer than two scores to measure.
         """
-        scores = self.result.scores
-        if scores.size < 2:
-            return float("nan"), float("nan")
-        raw = float(np.var(scores))
+        result = self.result
+        cached = getattr(self, "_score_variance", None)
+        if cached is not None and cached[0] is result:
+            raw = cached[1]
+        else:
+            raw = score_variance(result)
+            self._score_variance = (result, raw)
         return raw, raw / self.state.d_k
+
+
+def score_variance(result: MultiHeadResult) -> float:
+    """Variance of ``result``'s raw scores (all heads); NaN when there are fewer than two."""
+    scores = result.scores
+    return float(np.var(scores)) if scores.size >= 2 else float("nan")
 
 
 class Studio(LayerReadings):
@@ -593,7 +603,8 @@ class Studio(LayerReadings):
             x = _inputs(s)
         if changed <= _NO_RESULT_FIELDS and pending.base_result is not None:
             return ComputedChange(pending, x, pending.base_result)
-        return ComputedChange(pending, x, _attend(s, *x))
+        result = _attend(s, *x)
+        return ComputedChange(pending, x, result, score_variance(result))
 
     def is_current(self, pending: PendingChange) -> bool:
         """False once a later model change was prepared or made: ``pending``'s result would be refused."""
@@ -622,6 +633,8 @@ class Studio(LayerReadings):
         if not changed:
             return True
         self._state, self._x, self._result = new, computed.x, computed.result
+        if computed.score_variance is not None:
+            self._score_variance = (computed.result, computed.score_variance)
         if p.history == "undo":
             _, _, _, label = self._undo.pop()
             self._redo.append((old, label))

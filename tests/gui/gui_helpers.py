@@ -18,6 +18,13 @@ def settle(w) -> None:
     QtWidgets.QApplication.processEvents()
 
 
+def finish(w, qtbot, timeout: int = 60_000) -> None:
+    """Wait until a large edit computed off the GUI thread is installed and drawn, then settle."""
+    qtbot.waitUntil(lambda: not w.studio.computing(), timeout=timeout)
+    w.finish_drawing()
+    settle(w)
+
+
 def find(w, cls, name):
     """A child widget by objectName; fails the test clearly (never hands None to qtbot)."""
     child = w.findChild(cls, name)

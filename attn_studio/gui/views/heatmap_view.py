@@ -21,6 +21,19 @@ MIN_STAGE_PX = 300  # below this the stages scroll rather than thin a dozen labe
 MIN_HEAD_PX = 200   # side of one head's heatmap in the grid
 
 
+def _levels(values: np.ndarray, blocked: np.ndarray | None = None) -> tuple[float, float]:
+    """``symmetric_levels`` of the finite, unblocked ``values``, in two passes without copies
+    (at 2,000 tokens a heatmap has four million cells)."""
+    ok = np.isfinite(values)
+    if blocked is not None:
+        ok &= ~blocked
+    hi = float(np.max(values, where=ok, initial=-np.inf))
+    lo = float(np.min(values, where=ok, initial=np.inf))
+    if hi < lo:  # nothing finite
+        return symmetric_levels()
+    return symmetric_levels(np.array([lo, hi]))
+
+
 def heads_grid_shape(n: int) -> tuple[int, int]:
     """(rows, columns) of the heads' grid: 2×2 at 4 heads, 2×4 at 8, 3×4 at 12, 4×4 at 16."""
     if n <= 1:
@@ -245,6 +258,13 @@ class HeatmapView(QtWidgets.QWidget):
 
     def render(self):
         """Redraw from the studio's current state and result."""
+        for _ in self.render_steps():
+            pass
+
+    def render_steps(self):
+        """:meth:`render` one heatmap at a time: a generator that draws the next heatmap each time it
+        is advanced. On a large model the window advances it once per event-loop turn, so that the
+        window is painted and answers between heatmaps instead of freezing for all of them."""
         state, result = self.studio.state, self.studio.result
         q_tokens, k_tokens = state.query_tokens, state.key_tokens
         n_heads = result.weights.shape[0]
@@ -279,8 +299,8 @@ class HeatmapView(QtWidgets.QWidget):
         self.stages["scores"].set_title(scores_title(state))
         self.stages["logits"].set_title(logits_title(state, result, self.digits))
         self.stages["weights"].set_title("weights: softmax" if state.softmax != "sum" else "weights: x / Σx")
-        lv_scores = symmetric_levels(scores)
-        lv_logits = symmetric_levels(np.where(blocked, np.nan, logits))
+        lv_scores = _levels(scores)
+        lv_logits = _levels(logits, blocked)
         compare = state.softmax != "stable"
         stages = [("scores", scores, lv_scores), ("logits", logits, lv_logits), ("weights", result.weights[head], (0.0, 1.0))]
         if compare:
@@ -296,6 +316,7 @@ class HeatmapView(QtWidgets.QWidget):
             bar = self.stage_bars.get(key)
             if bar is not None and tuple(bar.levels()) != tuple(levels):
                 bar.setLevels(values=levels)
+            yield key
         self._layout_heads(n_heads)
         for i in range(self._heads_shown):
             hm = self.head_maps[i]
@@ -303,6 +324,7 @@ class HeatmapView(QtWidgets.QWidget):
             hm.set_axis_titles(row_title, col_title)
             hm.set_data(result.weights[i], masked=blocked, row_labels=q_tokens, col_labels=k_tokens,
                         levels=(0.0, 1.0), selected_row=selected)
+            yield f"head {i + 1}"
         self._fit_stages(len(q_tokens), len(k_tokens))
         self._show_pinned()
 
