@@ -49,6 +49,20 @@ class StudioBridge(QtCore.QObject):
         self._unsubscribe()
 
 
+_BLAS = None
+
+
+def one_blas_thread():
+    """A context in which BLAS uses one thread (threadpoolctl), for work on a background thread: it
+    must leave the other core to the GUI thread, whatever OPENBLAS_NUM_THREADS was when NumPy loaded."""
+    global _BLAS
+    if _BLAS is None:
+        from threadpoolctl import ThreadpoolController
+
+        _BLAS = ThreadpoolController()  # finds the loaded BLAS libraries once (a few ms)
+    return _BLAS.limit(limits=1, user_api="blas")
+
+
 class _Relay(QtCore.QObject):
     """Carries a finished computation from the worker thread to the GUI thread."""
 
@@ -64,7 +78,8 @@ class _Job(QtCore.QRunnable):
 
     def run(self) -> None:
         try:
-            self.computed = self.compute(self.pending)
+            with one_blas_thread():
+                self.computed = self.compute(self.pending)
         except Exception as exc:  # reported on the GUI thread; the window keeps running
             self.error = exc
         self.relay.done.emit(self, self.computed, self.error)

@@ -13,8 +13,11 @@ from attn_studio.engine import Vocabulary, attention, multi_head_attention, sinu
 
 
 def settle(w) -> None:
-    """Let the bridge emit and the views redraw (what one event-loop turn does)."""
+    """Let the bridge emit and the views redraw (what one event-loop turn does; the heatmaps a large or
+    trained model draws one per turn are drawn at once)."""
     w.bridge.flush()
+    if hasattr(w, "finish_drawing"):
+        w.finish_drawing()
     QtWidgets.QApplication.processEvents()
 
 

@@ -220,24 +220,28 @@ class HeatmapView(QtWidgets.QWidget):
     def _heatmaps(self):
         return list(self.stages.values()) + self.head_maps[: max(self._heads_shown, 0)]
 
+    def _add_head_map(self) -> None:
+        """Build the next head's heatmap (laid out by ``_layout_heads``)."""
+        i = len(self.head_maps)
+        hm = Heatmap(f"head {i + 1}", WEIGHTS_CMAP)
+        hm.show_row_labels(True)
+        canvas = HeatmapCanvas(hm, with_bar=False)
+        canvas.setMinimumSize(MIN_HEAD_PX, MIN_HEAD_PX)
+        canvas.scene().sigMouseClicked.connect(self._on_click)
+        canvas.tooltip_provider = self.tooltip_for
+        canvas.digits = self.digits
+        if presentation.STYLE.digits is not None:  # the precision setting, once chosen
+            hm.set_digits(presentation.STYLE.digits)
+        hm.set_highlight(self.highlight.row, self.highlight.col)
+        self.head_maps.append(hm)
+        self.head_canvases.append(canvas)
+
     def _layout_heads(self, n: int):
         shown = n if n > 1 else 0
         if shown == self._heads_shown:
             return
         while len(self.head_maps) < n:
-            i = len(self.head_maps)
-            hm = Heatmap(f"head {i + 1}", WEIGHTS_CMAP)
-            hm.show_row_labels(True)
-            canvas = HeatmapCanvas(hm, with_bar=False)
-            canvas.setMinimumSize(MIN_HEAD_PX, MIN_HEAD_PX)
-            canvas.scene().sigMouseClicked.connect(self._on_click)
-            canvas.tooltip_provider = self.tooltip_for
-            canvas.digits = self.digits
-            if presentation.STYLE.digits is not None:  # the precision setting, once chosen
-                hm.set_digits(presentation.STYLE.digits)
-            hm.set_highlight(self.highlight.row, self.highlight.col)
-            self.head_maps.append(hm)
-            self.head_canvases.append(canvas)
+            self._add_head_map()
         for canvas in self.head_canvases:
             self._heads_grid.removeWidget(canvas)
             canvas.hide()
@@ -317,6 +321,9 @@ class HeatmapView(QtWidgets.QWidget):
             if bar is not None and tuple(bar.levels()) != tuple(levels):
                 bar.setLevels(values=levels)
             yield key
+        while n_heads > 1 and len(self.head_maps) < n_heads:
+            self._add_head_map()  # a dozen plots at once would freeze the window: one per step
+            yield "new head"
         self._layout_heads(n_heads)
         for i in range(self._heads_shown):
             hm = self.head_maps[i]

@@ -167,18 +167,21 @@ class MainWindow(QtWidgets.QMainWindow):
         self._stale.discard(view)
 
     def drawing(self) -> bool:
-        """True while a large model is still being drawn, a heatmap per event-loop turn."""
-        return bool(self._steps)
+        """True while a large or trained model is still being drawn, a heatmap (or a hidden table) per
+        event-loop turn."""
+        return bool(self._steps) or self.numbers.refreshing()
 
     def finish_drawing(self) -> None:
         """Draw now whatever is still waiting to be drawn in steps."""
         for view in list(self._steps):
             self.render_view(view)
+        self.numbers.finish_refresh()
 
     def _render_visible(self) -> None:
         # "Visible to the window": the current tab and open docks, also before the window is first shown.
-        # A large toy model is drawn a heatmap per turn: between two, the window paints and answers.
-        stepped = not self.studio.is_trained and is_large(self.studio.state)
+        # A large toy model, and a trained one (a dozen heads), is drawn a heatmap per turn: between
+        # two, the window paints and answers.
+        stepped = self.studio.is_trained or is_large(self.studio.state)
         for view in [v for v in self.views if v in self._stale and v.isVisibleTo(self)]:
             if stepped and hasattr(view, "render_steps"):
                 self._steps[view] = view.render_steps()
