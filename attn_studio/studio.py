@@ -630,18 +630,18 @@ class Studio(LayerReadings):
                 state = p.state  # the selection no longer fits the new tokens or heads
             p = dataclasses.replace(p, state=state, base=self._state, changed=state.changed_fields(self._state))
         old, new, changed = self._state, p.state, p.changed
-        if not changed:
-            return True
-        self._state, self._x, self._result = new, computed.x, computed.result
-        if computed.score_variance is not None:
-            self._score_variance = (computed.result, computed.score_variance)
+        if changed:
+            self._state, self._x, self._result = new, computed.x, computed.result
+            if computed.score_variance is not None:
+                self._score_variance = (computed.result, computed.score_variance)
+        # An undo entry equal to the current state is still consumed (as undo always did).
         if p.history == "undo":
             _, _, _, label = self._undo.pop()
             self._redo.append((old, label))
         elif p.history == "redo":
             _, label = self._redo.pop()
             self._undo.append((old, None, 0.0, label))
-        elif p.record and not (changed <= SELECTION_FIELDS):
+        elif p.record and changed and not (changed <= SELECTION_FIELDS):
             now = self.clock()
             top = self._undo[-1] if self._undo else None
             if p.coalesce and top and top[1] == p.coalesce and now - top[2] < COALESCE_SECONDS:
@@ -650,6 +650,8 @@ class Studio(LayerReadings):
                 self._undo.append((old, p.coalesce, now, p.label or "edit"))
                 del self._undo[:-UNDO_LIMIT]
             self._redo.clear()
+        if not changed:
+            return True
         change = StudioChange(old, new, changed, self._result)
         errors = []
         for callback in list(self._subscribers):

@@ -141,3 +141,14 @@ def test_an_engine_refusal_on_the_worker_changes_nothing(monkeypatch):
     with pytest.raises(EngineError):
         on_thread(studio.compute, pending)
     assert studio.state.sentence == StudioState().sentence and not studio.can_undo
+
+
+def test_an_undo_entry_equal_to_the_state_is_consumed_as_undo_always_did():
+    studio = Studio(clock=lambda: 0.0)  # one instant: the two edits share an undo entry
+    studio.update(coalesce="causal", causal=True)
+    studio.update(coalesce="causal", causal=False)  # back where it started, one entry left
+    seen = recorded(studio)
+    pending = studio.prepare_undo()
+    assert pending is not None and not pending.changed
+    assert studio.install(studio.compute(pending)) is True
+    assert not studio.can_undo and studio.can_redo and seen == []  # consumed, nothing to redraw
