@@ -12,6 +12,7 @@ tests run it without a display::
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import time
 from collections.abc import Callable
@@ -169,6 +170,46 @@ class StudioChange:
         return self.changed <= SELECTION_FIELDS
 
 
+@dataclass(frozen=True)
+class PendingChange:
+    """A prepared change of the toy model (:meth:`Studio.prepare`): validated, not computed yet.
+
+    ``state`` the new state; ``base`` the state it was prepared from, with the
+    inputs ``base_x`` and ``base_result`` computed for it (reused when the change
+    does not touch them); ``generation`` (a later model change makes this one
+    stale); ``changed`` the field names that differ; the undo bookkeeping
+    (``record``, ``coalesce``, ``label``) and ``history`` ("undo" or "redo" when
+    the change steps through the undo list, else "").
+    """
+
+    state: StudioState
+    base: StudioState
+    base_x: tuple | None
+    base_result: MultiHeadResult | None
+    generation: int
+    changed: frozenset
+    record: bool = True
+    coalesce: str | None = None
+    label: str = ""
+    history: str = ""
+
+    @property
+    def selection_only(self) -> bool:
+        """True when only the selection moved: nothing to compute."""
+        return self.changed <= SELECTION_FIELDS
+
+
+@dataclass(frozen=True)
+class ComputedChange:
+    """The engine's numbers for a :class:`PendingChange` (:meth:`Studio.compute`): the inputs ``x``
+    (query side, key/value side) and the ``result``; immutable, ready for :meth:`Studio.install`."""
+
+    pending: PendingChange
+    x: tuple
+    result: MultiHeadResult
+    score_variance: float | None = None  # computed with the result (the √d_k plot reads it)
+
+
 class LayerReadings:
     """What the views read beside the result, the same for a toy model and a trained layer.
 
@@ -205,11 +246,20 @@ class LayerReadings:
 
         NaN when there are fewer than two scores to measure.
         """
-        scores = self.result.scores
-        if scores.size < 2:
-            return float("nan"), float("nan")
-        raw = float(np.var(scores))
+        result = self.result
+        cached = getattr(self, "_score_variance", None)
+        if cached is not None and cached[0] is result:
+            raw = cached[1]
+        else:
+            raw = score_variance(result)
+            self._score_variance = (result, raw)
         return raw, raw / self.state.d_k
+
+
+def score_variance(result: MultiHeadResult) -> float:
+    """Variance of ``result``'s raw scores (all heads); NaN when there are fewer than two."""
+    scores = result.scores
+    return float(np.var(scores)) if scores.size >= 2 else float("nan")
 
 
 class Studio(LayerReadings):
@@ -218,6 +268,15 @@ class Studio(LayerReadings):
     Every change goes through :meth:`update`; subscribers are called once per
     change. Invalid changes raise ``StateError`` (or ``EngineError``) and leave
     the state untouched.
+
+    ``update`` and the other edits compute at once, on the calling thread. A
+    window that must not freeze on a large model splits an edit in three, as the
+    trained studio does: :meth:`prepare` (validate, cheap; GUI thread) →
+    :meth:`compute` (the engine; any thread, pure) → :meth:`install` (make it
+    current, record undo, notify; GUI thread). A model change prepared later makes
+    an earlier one stale: :meth:`install` refuses it. Every edit has a
+    ``prepare_*`` twin through :meth:`prepare_call`, and undo and redo through
+    :meth:`prepare_undo` and :meth:`prepare_redo`.
     """
 
     def __init__(self, state: StudioState | None = None, *, clock: Callable[[], float] = time.monotonic):
@@ -235,7 +294,10 @@ class Studio(LayerReadings):
         self._pinned_result: tuple[StudioState, MultiHeadResult] | None = None
         self._comparison: tuple[tuple, Comparison] | None = None
         self._weights_with: dict[str, tuple[MultiHeadResult, np.ndarray]] = {}
-        self._recompute(frozenset({"sentence"}))
+        self._generation = 0
+        self._capture: list | None = None  # set by prepare_call: edits are prepared, not applied
+        self._x = _inputs(self._state)
+        self._result = _attend(self._state, *self._x)
 
     # -- reading -----------------------------------------------------------
     @property
@@ -312,8 +374,7 @@ class Studio(LayerReadings):
         Raises ``StateError`` for an invalid value; the state stays as it was.
         ``coalesce`` merges a burst of edits with the same key into one undo step.
         """
-        new = self._state.replace(**changes)
-        self._apply(new, coalesce=coalesce, label=_edit_label(frozenset(changes)))
+        self._run(self.prepare(coalesce=coalesce, **changes))
 
     def set_state(self, state: StudioState, *, label: str = "") -> None:
         """Replace the whole state (opening a file, loading a preset); undoable, named ``label`` in the undo list."""
@@ -396,20 +457,18 @@ class Studio(LayerReadings):
 
     def undo(self) -> bool:
         """Go back one edit; returns False when there is nothing to undo."""
-        if not self._undo:
+        pending = self.prepare_undo()
+        if pending is None:
             return False
-        previous, _, _, label = self._undo.pop()
-        self._redo.append((self._state, label))
-        self._apply(previous, record=False)
+        self.install(self.compute(pending))
         return True
 
     def redo(self) -> bool:
         """Re-apply the last undone edit; returns False when there is nothing to redo."""
-        if not self._redo:
+        pending = self.prepare_redo()
+        if pending is None:
             return False
-        following, label = self._redo.pop()
-        self._undo.append((self._state, None, 0.0, label))
-        self._apply(following, record=False)
+        self.install(self.compute(pending))
         return True
 
     def subscribe(self, callback: Callable[[StudioChange], None]) -> Callable[[], None]:
@@ -488,31 +547,111 @@ class Studio(LayerReadings):
         self._comparison = ((same, key), comparison)
         return comparison
 
-    # -- internals ---------------------------------------------------------
-    def _apply(self, new: StudioState, *, record: bool = True, coalesce: str | None = None, label: str = "") -> None:
-        old = self._state
-        changed = new.changed_fields(old)
-        if not changed:
-            return
-        model_change = not (changed <= SELECTION_FIELDS)
-        # Compute before committing: if the engine refuses, nothing changes.
-        saved = (self._x, self._result)
-        self._state = new
+    # -- computing: prepare / compute / install -------------------------------
+    def prepare(self, *, coalesce: str | None = None, **changes) -> PendingChange:
+        """What :meth:`update` would do, validated but not computed (GUI thread, cheap).
+
+        Raises ``StateError`` for an invalid value and changes nothing; a model
+        change makes every earlier prepared change stale.
+        """
+        new = self._state.replace(**changes)
+        return self._prepare(new, coalesce=coalesce, label=_edit_label(frozenset(changes)))
+
+    def prepare_call(self, edit: str, *args, **kwargs) -> PendingChange | None:
+        """What the edit method ``edit`` ("set_weight", "randomize", "set_state"...) would do, prepared
+        like :meth:`prepare`; None when it would change nothing. Refusals raise as the edit does."""
+        if edit not in _EDITS:
+            raise StateError(f"{edit!r} is not an edit of the studio; use one of {', '.join(_EDITS)}")
+        self._capture = captured = []
         try:
-            self._recompute(changed)
-        except (EngineError, StateError):
-            self._state = old
-            self._x, self._result = saved
-            raise
-        if record and model_change:
+            getattr(self, edit)(*args, **kwargs)
+        finally:
+            self._capture = None
+        return captured[0] if captured else None
+
+    def prepare_undo(self) -> PendingChange | None:
+        """What :meth:`undo` would do, prepared (None when there is nothing to undo)."""
+        if not self._undo:
+            return None
+        return self._prepare(self._undo[-1][0], record=False, history="undo")
+
+    def prepare_redo(self) -> PendingChange | None:
+        """What :meth:`redo` would do, prepared (None when there is nothing to redo)."""
+        if not self._redo:
+            return None
+        return self._prepare(self._redo[-1][0], record=False, history="redo")
+
+    def _prepare(self, new: StudioState, *, record: bool = True, coalesce: str | None = None, label: str = "",
+                 history: str = "") -> PendingChange:
+        changed = new.changed_fields(self._state)
+        if not changed <= SELECTION_FIELDS:
+            self._generation += 1
+        return PendingChange(new, self._state, self._x, self._result, self._generation, changed, record,
+                             coalesce, label, history)
+
+    @staticmethod
+    def compute(pending: PendingChange) -> ComputedChange:
+        """Run the engine for ``pending.state``: pure and thread-safe (immutable state in, new arrays out).
+
+        Reuses the base's inputs when no field of the token vectors changed, and
+        its result when nothing the engine computes changed. Raises
+        ``EngineError`` / ``StateError`` when the engine refuses the state.
+        """
+        s, changed = pending.state, pending.changed
+        x = pending.base_x
+        if x is None or changed & _EMBEDDING_FIELDS:
+            x = _inputs(s)
+        if changed <= _NO_RESULT_FIELDS and pending.base_result is not None:
+            return ComputedChange(pending, x, pending.base_result)
+        result = _attend(s, *x)
+        return ComputedChange(pending, x, result, score_variance(result))
+
+    def is_current(self, pending: PendingChange) -> bool:
+        """False once a later model change was prepared or made: ``pending``'s result would be refused."""
+        return pending.generation == self._generation
+
+    def install(self, computed: ComputedChange) -> bool:
+        """Make ``computed`` current: record undo, notify subscribers (GUI thread).
+
+        Returns False and changes nothing when it is stale (a later model change
+        was prepared, or the model changed since). A selection moved meanwhile is
+        kept: the person stays where they clicked.
+        """
+        p = computed.pending
+        if p.generation != self._generation:
+            return False
+        if p.base is not self._state:
+            moved = self._state.changed_fields(p.base)
+            if not moved <= SELECTION_FIELDS or p.selection_only:
+                return False
+            try:
+                state = p.state.replace(**{key: getattr(self._state, key) for key in moved})
+            except StateError:
+                state = p.state  # the selection no longer fits the new tokens or heads
+            p = dataclasses.replace(p, state=state, base=self._state, changed=state.changed_fields(self._state))
+        old, new, changed = self._state, p.state, p.changed
+        if changed:
+            self._state, self._x, self._result = new, computed.x, computed.result
+            if computed.score_variance is not None:
+                self._score_variance = (computed.result, computed.score_variance)
+        # An undo entry equal to the current state is still consumed (as undo always did).
+        if p.history == "undo":
+            _, _, _, label = self._undo.pop()
+            self._redo.append((old, label))
+        elif p.history == "redo":
+            _, label = self._redo.pop()
+            self._undo.append((old, None, 0.0, label))
+        elif p.record and changed and not (changed <= SELECTION_FIELDS):
             now = self.clock()
             top = self._undo[-1] if self._undo else None
-            if coalesce and top and top[1] == coalesce and now - top[2] < COALESCE_SECONDS:
-                self._undo[-1] = (top[0], coalesce, now, top[3])
+            if p.coalesce and top and top[1] == p.coalesce and now - top[2] < COALESCE_SECONDS:
+                self._undo[-1] = (top[0], p.coalesce, now, top[3])
             else:
-                self._undo.append((old, coalesce, now, label or "edit"))
+                self._undo.append((old, p.coalesce, now, p.label or "edit"))
                 del self._undo[:-UNDO_LIMIT]
             self._redo.clear()
+        if not changed:
+            return True
         change = StudioChange(old, new, changed, self._result)
         errors = []
         for callback in list(self._subscribers):
@@ -522,18 +661,29 @@ class Studio(LayerReadings):
                 errors.append(exc)
         if errors:
             raise errors[0]
+        return True
 
-    def _recompute(self, changed: frozenset[str]) -> None:
-        if changed <= _NO_RESULT_FIELDS and self._result is not None:
+    # -- internals ---------------------------------------------------------
+    def _apply(self, new: StudioState, *, record: bool = True, coalesce: str | None = None, label: str = "") -> None:
+        self._run(self._prepare(new, record=record, coalesce=coalesce, label=label))
+
+    def _run(self, pending: PendingChange) -> None:
+        if self._capture is not None:  # prepare_call: hand the change back instead
+            if pending.changed:
+                self._capture.append(pending)
             return
-        s = self._state
-        if self._x is None or changed & _EMBEDDING_FIELDS:
-            self._x = _inputs(s)
-        self._result = _attend(s, *self._x)
+        if pending.changed:
+            # Compute before committing: if the engine refuses, nothing changes.
+            self.install(self.compute(pending))
 
     def result_for(self, state: StudioState) -> MultiHeadResult:
         """The result another state would give (for side-by-side comparisons); changes nothing."""
         return _attend(state, *_inputs(state))
+
+
+# The edits :meth:`Studio.prepare_call` can prepare.
+_EDITS = ("update", "set_state", "set_embedding", "set_weight", "set_block", "set_embedding_block", "randomize",
+          "select", "pin", "unpin")
 
 
 def _edit_label(changed: frozenset[str]) -> str:

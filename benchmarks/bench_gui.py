@@ -94,6 +94,9 @@ def bench_edit(app, window, model, size, repeats):
         t0 = time.perf_counter()
         ok = model.setData(index, value)
         app.processEvents()  # the bridge emits once; views update and ask for a repaint
+        # A large model computes off the GUI thread and is drawn a heatmap per turn: wait for both.
+        while window.studio.computing() or window.drawing():
+            app.processEvents()
         app.processEvents()  # the repaint requests are painted
         elapsed = time.perf_counter() - t0
         assert ok, "edit was refused"

@@ -1,8 +1,16 @@
-"""Studio callbacks -> one Qt signal per event-loop turn."""
+"""Studio callbacks -> one Qt signal per event-loop turn; large toy edits computed off the GUI thread."""
 
 from __future__ import annotations
 
 from PySide6 import QtCore
+
+from ..state import SELECTION_FIELDS
+
+# A toy edit whose model is predicted (``StudioState.cost``) to need more than this is computed
+# off the GUI thread: at about 8 MB of attention arrays (some 450 tokens with one head) the
+# engine alone takes some 30 ms on a 2-core machine, and the window must not freeze longer.
+BACKGROUND_BYTES = 8 * 1024**2
+BACKGROUND_FLOPS = 1e8
 
 
 class StudioBridge(QtCore.QObject):
@@ -41,6 +49,201 @@ class StudioBridge(QtCore.QObject):
         self._unsubscribe()
 
 
+_BLAS = None
+
+
+def one_blas_thread():
+    """A context in which BLAS uses one thread (threadpoolctl), for work on a background thread: it
+    must leave the other core to the GUI thread, whatever OPENBLAS_NUM_THREADS was when NumPy loaded."""
+    global _BLAS
+    if _BLAS is None:
+        from threadpoolctl import ThreadpoolController
+
+        _BLAS = ThreadpoolController()  # finds the loaded BLAS libraries once (a few ms)
+    return _BLAS.limit(limits=1, user_api="blas")
+
+
+class _Relay(QtCore.QObject):
+    """Carries a finished computation from the worker thread to the GUI thread."""
+
+    done = QtCore.Signal(object, object, object)  # job, computed change, exception (None when it worked)
+
+
+class _Job(QtCore.QRunnable):
+    def __init__(self, compute, pending, relay: _Relay):
+        super().__init__()
+        self.setAutoDelete(False)  # kept by BackgroundEdits until its result is taken
+        self.compute, self.pending, self.relay = compute, pending, relay
+        self.computed, self.error = None, None
+
+    def run(self) -> None:
+        try:
+            with one_blas_thread():
+                self.computed = self.compute(self.pending)
+        except Exception as exc:  # reported on the GUI thread; the window keeps running
+            self.error = exc
+        self.relay.done.emit(self, self.computed, self.error)
+
+
+def is_large(state) -> bool:
+    """True when computing ``state`` would freeze the window noticeably (see ``BACKGROUND_BYTES``)."""
+    cost = state.cost()
+    return cost.bytes > BACKGROUND_BYTES or cost.flops > BACKGROUND_FLOPS
+
+
+class BackgroundEdits(QtCore.QObject):
+    """Edits of the toy :class:`~attn_studio.studio.Studio` that compute off the GUI thread when large.
+
+    Every edit is prepared on the GUI thread (a refused value raises at once and
+    nothing changes). A small model, or a change of the selection only, is then
+    computed and installed at once, as ``Studio.update`` does; a large one is
+    computed on one background thread and installed when it is done. Only the
+    newest change is computed: one prepared meanwhile makes the older stale (the
+    studio refuses it), and one waiting never starts. ``update`` changes asked for
+    while a change computes are merged with it, so nothing asked for is lost; any
+    other edit (a cell, undo, an example) first completes the change computing.
+
+    Signals: ``busy(bool)`` when computing starts and ends; ``failed(str)`` when
+    the engine refused a change (the state stays as it was).
+    """
+
+    busy = QtCore.Signal(bool)
+    failed = QtCore.Signal(str)
+
+    def __init__(self, studio, parent=None):
+        super().__init__(parent)
+        self.studio = studio
+        self._pool = QtCore.QThreadPool(self)
+        self._pool.setMaxThreadCount(1)  # one at a time: the GUI thread needs the other core
+        self._relay = _Relay(self)
+        self._relay.done.connect(self._on_done, QtCore.Qt.QueuedConnection)
+        self._wanted: dict = {}      # update() changes asked for and not installed yet
+        self._waiting = None         # the newest PendingChange, not started
+        self._job: _Job | None = None  # the one computing
+        self._busy = False
+        self.dropped = 0  # stale results thrown away (a figure for tests and benchmarks)
+
+    def computing(self) -> bool:
+        """True while a change computes or waits to."""
+        return self._job is not None or self._waiting is not None
+
+    def wanted(self) -> dict:
+        """The ``update`` changes asked for and not installed yet (field -> value)."""
+        return dict(self._wanted) if self.computing() else {}
+
+    # -- edits ---------------------------------------------------------------------------
+    def update(self, *, coalesce: str | None = None, **changes) -> None:
+        """``Studio.update``: computed in the background when the model is large."""
+        if set(changes) <= SELECTION_FIELDS:
+            self.run(self.studio.prepare(**changes))  # nothing to compute: at once
+            return
+        wanted = {**self.wanted(), **changes}
+        pending = self.studio.prepare(coalesce=coalesce, **wanted)  # refuses before anything changes
+        self._wanted = wanted
+        self.run(pending)
+
+    def select(self, **changes) -> None:
+        """``Studio.select``: the selection only, at once (a change computing keeps it)."""
+        self.run(self.studio.prepare_call("select", **changes))
+
+    def call(self, edit: str, *args, **kwargs):
+        """Any other edit by name ("set_weight", "set_state", "randomize", "pin"...), after the change
+        computing now is installed."""
+        self.finish()
+        self.run(self.studio.prepare_call(edit, *args, **kwargs))
+
+    def undo(self) -> bool:
+        self.finish()
+        return self.run(self.studio.prepare_undo())
+
+    def redo(self) -> bool:
+        self.finish()
+        return self.run(self.studio.prepare_redo())
+
+    def run(self, pending) -> bool:
+        """Compute ``pending`` (a ``Studio.prepare`` result; None: nothing to do) at once or in the
+        background; False when it is None."""
+        if pending is None:
+            return False
+        if pending.selection_only or not pending.changed:
+            self.studio.install(self.studio.compute(pending))
+            return True
+        if not is_large(pending.state):
+            # Small now (e.g. the long sentence cut short): at once; whatever computes is stale.
+            self._waiting, self._wanted = None, {}
+            self.studio.install(self.studio.compute(pending))
+            return True
+        self._waiting = pending
+        self._start_next()
+        return True
+
+    def finish(self) -> None:
+        """Install the newest change now, on this thread (waiting for it if it is computing)."""
+        if not self.computing():
+            return
+        job, pending = self._job, self._waiting
+        self._job, self._waiting, self._wanted = None, None, {}
+        if pending is None:
+            self._pool.waitForDone()  # the newest is the one computing: take its result
+            computed, error = job.computed, job.error
+            pending = job.pending
+            if error is not None:
+                self.failed.emit(_message(error))
+                self._set_busy(False)
+                return
+        else:
+            computed = None
+        try:
+            if computed is None:
+                self._pool.waitForDone()
+                computed = self.studio.compute(pending)
+            self.studio.install(computed)
+        finally:
+            self._set_busy(False)
+
+    def wait(self, msecs: int = 30_000) -> bool:
+        """Block until the background thread is idle (closing the window)."""
+        return self._pool.waitForDone(msecs)
+
+    # -- the queue -----------------------------------------------------------------------
+    def _start_next(self) -> None:
+        if self._job is not None or self._waiting is None:
+            return
+        self._job = _Job(self.studio.compute, self._waiting, self._relay)
+        self._waiting = None
+        self._set_busy(True)
+        self._pool.start(self._job)
+
+    def _on_done(self, job: _Job, computed, error) -> None:
+        if job is not self._job:
+            return  # taken by finish() already
+        self._job = None
+        try:
+            if not self.studio.is_current(job.pending):
+                self.dropped += 1
+            elif error is not None:
+                self._wanted = {}
+                self.failed.emit(_message(error))
+            else:
+                if self._waiting is None:
+                    self._wanted = {}
+                self.studio.install(computed)
+        finally:
+            self._start_next()
+            if not self.computing():
+                self._set_busy(False)
+
+    def _set_busy(self, busy: bool) -> None:
+        if busy != self._busy:
+            self._busy = busy
+            self.busy.emit(busy)
+
+
+def _message(exc: BaseException) -> str:
+    # StateError and EngineError are ValueErrors written for people.
+    return str(exc) if isinstance(exc, ValueError) else f"{type(exc).__name__}: {exc}"
+
+
 class _Switched:
     """What subscribers hear when the proxy switches studios: everything may have changed."""
 
@@ -67,6 +270,7 @@ class StudioProxy:
     def __init__(self, target):
         object.__setattr__(self, "target", target)
         object.__setattr__(self, "room", None)
+        object.__setattr__(self, "background", None)  # BackgroundEdits of the toy studio, if any
         object.__setattr__(self, "_callbacks", [])
         object.__setattr__(self, "_unsubscribes", [])
 
@@ -105,9 +309,33 @@ class StudioProxy:
 
         return unsubscribe
 
+    def _toy(self):
+        """The toy edits' way in: the background runner of the toy studio shown, else the studio."""
+        background = self.background
+        return background if background is not None and background.studio is self.target else None
+
+    def computing(self) -> bool:
+        """True while an edit of the toy model computes off the GUI thread."""
+        toy = self._toy()
+        return toy is not None and toy.computing()
+
+    def wanted(self) -> dict:
+        """Toy changes asked for and still computing (field -> value): the controls keep showing them."""
+        toy = self._toy()
+        return toy.wanted() if toy is not None else {}
+
+    def _toy_edit(self, edit: str, *args, **kwargs):
+        toy = self._toy()
+        if toy is None:
+            return getattr(self.target, edit)(*args, **kwargs)
+        return toy.call(edit, *args, **kwargs)
+
     # -- edits a trained model takes through its room (off the GUI thread) -----------------
     def update(self, *, coalesce=None, **changes):
         if not self.is_trained:
+            toy = self._toy()
+            if toy is not None:
+                return toy.update(coalesce=coalesce, **changes)
             return self.target.update(coalesce=coalesce, **changes)
         if set(changes) == {"sentence"}:
             self.room.set_sentence(changes["sentence"])
@@ -116,18 +344,36 @@ class StudioProxy:
 
     def select(self, **changes):
         if not self.is_trained:
-            return self.target.select(**changes)
+            toy = self._toy()
+            return toy.select(**changes) if toy is not None else self.target.select(**changes)
         return self.room.select(**changes)
 
     def undo(self):
-        return self.room.undo() if self.is_trained else self.target.undo()
+        if self.is_trained:
+            return self.room.undo()
+        toy = self._toy()
+        return toy.undo() if toy is not None else self.target.undo()
 
     def redo(self):
-        return self.room.redo() if self.is_trained else self.target.redo()
+        if self.is_trained:
+            return self.room.redo()
+        toy = self._toy()
+        return toy.redo() if toy is not None else self.target.redo()
+
+    def randomize(self, seed=None):
+        if self.is_trained:
+            raise _refused("Randomize")
+        return self._toy_edit("randomize", seed)
+
+    def pin(self):
+        return self._toy_edit("pin") if not self.is_trained else self.target.pin()
+
+    def unpin(self):
+        return self._toy_edit("unpin") if not self.is_trained else self.target.unpin()
 
     def set_weight(self, key, head, row, col, text):
         if not self.is_trained:
-            return self.target.set_weight(key, head, row, col, text)
+            return self._toy_edit("set_weight", key, head, row, col, text)
         if key not in ("w_q", "w_k", "w_v"):
             raise _refused(key.upper().replace("_", ""))
         studio = self.target
@@ -138,17 +384,17 @@ class StudioProxy:
     def set_block(self, key, head, row, col, block):
         if self.is_trained:
             raise _refused("pasting a block")
-        return self.target.set_block(key, head, row, col, block)
+        return self._toy_edit("set_block", key, head, row, col, block)
 
     def set_embedding(self, word, col, text):
         if self.is_trained:
             raise _refused("Embeddings X")
-        return self.target.set_embedding(word, col, text)
+        return self._toy_edit("set_embedding", word, col, text)
 
     def set_embedding_block(self, words, col, block):
         if self.is_trained:
             raise _refused("Embeddings X")
-        return self.target.set_embedding_block(words, col, block)
+        return self._toy_edit("set_embedding_block", words, col, block)
 
     def set_state(self, state, *, label: str = ""):
         """A toy state (New, Open, an example) brings the toy model back first; ``label`` names the undo step."""
@@ -156,7 +402,7 @@ class StudioProxy:
             self.room.use_toy()
         if self.is_trained:
             return self.target.set_state(state)
-        return self.target.set_state(state, label=label)
+        return self._toy_edit("set_state", state, label=label)
 
     def embeddings(self, words):
         """Toy: the editable embedding rows; trained: the vectors the selected layer projects (read only)."""

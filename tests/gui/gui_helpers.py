@@ -13,9 +13,19 @@ from attn_studio.engine import Vocabulary, attention, multi_head_attention, sinu
 
 
 def settle(w) -> None:
-    """Let the bridge emit and the views redraw (what one event-loop turn does)."""
+    """Let the bridge emit and the views redraw (what one event-loop turn does; the heatmaps a large or
+    trained model draws one per turn are drawn at once)."""
     w.bridge.flush()
+    if hasattr(w, "finish_drawing"):
+        w.finish_drawing()
     QtWidgets.QApplication.processEvents()
+
+
+def finish(w, qtbot, timeout: int = 60_000) -> None:
+    """Wait until a large edit computed off the GUI thread is installed and drawn, then settle."""
+    qtbot.waitUntil(lambda: not w.studio.computing(), timeout=timeout)
+    w.finish_drawing()
+    settle(w)
 
 
 def find(w, cls, name):

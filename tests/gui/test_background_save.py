@@ -13,6 +13,7 @@ from attn_studio.gui import MainWindow
 from attn_studio.limits import MAX_D_HEAD, MAX_D_MODEL, MAX_HEADS, MAX_WEIGHT_EDITS
 from attn_studio.session import read_session, state_to_json
 from attn_studio.state import StudioState
+from gui_helpers import finish
 
 
 @pytest.fixture
@@ -63,9 +64,8 @@ class Gate:
 
 def test_the_window_keeps_ticking_while_the_largest_session_is_saved(win, qtbot, tmp_path):
     state = largest_session()
-    win.studio.set_state(state)
-    win.bridge.flush()
-    QtWidgets.QApplication.processEvents()  # the views draw the large model before the clock starts
+    win.studio.set_state(state)  # a large model: computed off the GUI thread
+    finish(win, qtbot)  # installed, and the views draw it before the clock starts
     ticks = []
     timer = QtCore.QTimer()
     timer.setInterval(10)

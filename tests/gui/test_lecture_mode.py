@@ -6,6 +6,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from attn_studio.gui import MainWindow, presentation
 from attn_studio.gui._pg import pg
+from gui_helpers import finish
 
 
 @pytest.fixture
@@ -205,7 +206,7 @@ def test_a_pasted_paragraph_of_600_tokens_is_shown_thinned_with_a_notice(win, qt
     text = _paragraph(640)
     win.sentence_edit.setText(text)
     win.sentence_edit.textEdited.emit(text)
-    win.bridge.flush()
+    finish(win, qtbot)  # 640 tokens: computed off the GUI thread, then drawn
     n = len(win.studio.state.tokens)
     assert n == 640
     hm = win.heatmap_view.stages["weights"]

@@ -343,3 +343,43 @@ def test_closing_on_a_trained_model_keeps_the_toy_layout_for_the_next_run(traine
     monkeypatch.setattr(w, "save_settings", lambda: saved.append(w.variance_dock.isVisibleTo(w)))
     w.close()
     assert saved == [True]
+
+
+def test_a_sentence_edit_is_drawn_a_heatmap_per_turn_and_every_table_follows(trained, qtbot):
+    window = trained
+    view = window.heatmap_view
+    window.view_tabs.setCurrentWidget(view)
+    window.studio.update(sentence="The bank of the river.")
+    qtbot.waitUntil(lambda: not window.trained.room.worker.is_busy(), timeout=60000)
+    window.bridge.flush()
+    # Control comes back to the event loop between heatmaps: not everything is drawn at once.
+    assert window.drawing()
+    qtbot.waitUntil(lambda: not window.drawing(), timeout=60000)
+    studio = window.studio.target
+    tokens = list(studio.state.tokens)
+    s = studio.state
+    np.testing.assert_array_equal(view.stages["weights"].data.values, studio.result.weights[s.head_index])
+    for head, hm in enumerate(view.head_maps[:s.heads]):
+        np.testing.assert_array_equal(hm.data.values, studio.result.weights[head])
+        assert list(hm.data.col_labels) == tokens
+    # The embeddings table (hidden or not) holds the vectors the selected layer projects.
+    np.testing.assert_array_equal(window.models["embeddings"].array(), studio.x)
+    np.testing.assert_array_equal(window.models["w_q"].array(), studio.head_weights()["q"])
+
+
+def test_switching_to_a_trained_model_resets_hidden_tables_later_and_each_on_showing(window, qtbot, minilm):
+    from attn_studio.trained import TrainedStudio
+
+    numbers = window.numbers
+    numbers.table_tabs.setCurrentWidget(numbers.tables["w_q"])
+    window.trained.room.set_studio(TrainedStudio(minilm))
+    # The table on top is reset at once; a hidden one of another shape waits for its turn.
+    assert numbers.models["w_q"].rowCount() == minilm.d_model
+    assert numbers.refreshing() and numbers.models["w_k"].rowCount() != minilm.d_model
+    numbers.table_tabs.setCurrentWidget(numbers.tables["w_k"])  # shown: reset before it is drawn
+    assert numbers.models["w_k"].rowCount() == minilm.d_model
+    qtbot.waitUntil(lambda: not numbers.refreshing(), timeout=30000)
+    assert numbers.models["w_v"].rowCount() == minilm.d_model
+    window.trained.room.use_toy()
+    wait_idle(qtbot, window)
+    assert numbers.models["w_v"].rowCount() == window.studio.state.d_model

@@ -365,9 +365,10 @@ class ControlsPanel(QtWidgets.QWidget):
         ``preset_name``/``preset_edited`` say which example the model came from (None: as last shown).
         """
         st = self.studio.state
+        wanted = self.studio.wanted() if hasattr(self.studio, "wanted") else {}
         for b in self.bindings:
-            if b.field in self._typed:
-                continue  # typed text waiting to be applied is never overwritten
+            if b.field in self._typed or b.field in wanted:
+                continue  # typed text waiting to be applied, or a change still computing, is never overwritten
             blocker = QtCore.QSignalBlocker(b.widget)
             b.kind.write(b.widget, getattr(st, b.field), st)
             if b.enabled is not None and b.widget.isEnabled() != b.enabled(st):

@@ -54,6 +54,12 @@ class NumbersPanel(QtWidgets.QWidget):
             self.models[key], self.tables[key] = model, table
             self.table_tabs.setTabToolTip(self.table_tabs.addTab(table, title), TAB_TIPS[key])
 
+        self._refresh_timer = QtCore.QTimer(self)
+        self._refresh_timer.setSingleShot(True)
+        self._refresh_timer.setInterval(0)
+        self._refresh_timer.timeout.connect(self._refresh_next)
+        self.table_tabs.currentChanged.connect(lambda i: self.current_table().model().refresh_if_stale())
+
         layout = QtWidgets.QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
         self.table_note = QtWidgets.QLabel()
@@ -122,11 +128,35 @@ class NumbersPanel(QtWidgets.QWidget):
             self.message_label.setText("")
 
     # -- following the studio -----------------------------------------------------------
+    def refreshing(self) -> bool:
+        """True while hidden tables wait to be refreshed (one per event-loop turn)."""
+        return any(getattr(m, "_stale", False) for m in self.models.values())
+
+    def finish_refresh(self) -> None:
+        """Refresh every table still waiting, now."""
+        self._refresh_timer.stop()
+        for model in self.models.values():
+            model.refresh_if_stale()
+
+    def _refresh_next(self) -> None:
+        stale = [m for m in self.models.values() if getattr(m, "_stale", False)]
+        if stale:
+            stale[0].refresh()
+        if len(stale) > 1:
+            self._refresh_timer.start()
+
     def refresh(self) -> None:
         """Re-read every table and show only the tables the model uses."""
         st = self.studio.state
-        for model in self.models.values():
-            model.refresh()
+        current = self.table_tabs.currentWidget()
+        for key, model in self.models.items():
+            if self.tables[key] is not current and model.needs_reset():
+                # A hidden table of another shape (a trained model's 384 rows) is reset a table per
+                # event-loop turn, or when shown: nine resets at once froze the window.
+                model.mark_stale()
+                self._refresh_timer.start()
+            else:
+                model.refresh()
         keys = list(self.models)
         additive = st.score == "additive"
         for key in ADDITIVE_TABLES:

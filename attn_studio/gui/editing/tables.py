@@ -155,8 +155,22 @@ class MatrixModel(QtCore.QAbstractTableModel):
                          for r in range(top, bottom + 1))
 
     # -- following the studio ----------------------------------------------------
+    def needs_reset(self) -> bool:
+        """True when the studio's array has another shape than the one shown (a refresh would reset the
+        table, which costs a view its header sizes: tens of milliseconds at hundreds of rows)."""
+        return np.shape(self._read()) != self._painted.shape
+
+    def mark_stale(self) -> None:
+        """Refresh later (a hidden table): :meth:`array` and the next :meth:`refresh_if_stale` bring it up to date."""
+        self._stale = True
+
+    def refresh_if_stale(self) -> None:
+        if getattr(self, "_stale", False):
+            self.refresh()
+
     def refresh(self):
         """Re-read the array and headers from the studio; reset only if the shape changed."""
+        self._stale = False
         array = np.asarray(self._read())
         self._display = {}
         rows, cols = list(self._row_labels), list(self._col_labels)
@@ -187,6 +201,7 @@ class MatrixModel(QtCore.QAbstractTableModel):
 
     def array(self) -> np.ndarray:
         """The array currently shown (a read-only view of the studio's numbers)."""
+        self.refresh_if_stale()
         return self._array
 
 

@@ -21,6 +21,8 @@ from typing import Callable
 
 from PySide6 import QtCore
 
+from ..bridge import one_blas_thread as _one_blas_thread
+
 LOAD = "load"
 RUN = "run"
 
@@ -57,7 +59,8 @@ class _Job(QtCore.QRunnable):
 
     def run(self) -> None:
         try:
-            result = self.request.work()
+            with _one_blas_thread():
+                result = self.request.work()
         except Exception as exc:  # every failure becomes a message; the window keeps running
             message = error_message(exc)
             if not isinstance(exc, ValueError):

@@ -22,6 +22,19 @@ MIN_HEAD_PX = 200   # side of one head's heatmap in the grid
 SHORT_VIEW_PX = 560  # a view shorter than this (a 720-pixel projector) gives the formula panel's room to the stages
 
 
+def _levels(values: np.ndarray, blocked: np.ndarray | None = None) -> tuple[float, float]:
+    """``symmetric_levels`` of the finite, unblocked ``values``, in two passes without copies
+    (at 2,000 tokens a heatmap has four million cells)."""
+    ok = np.isfinite(values)
+    if blocked is not None:
+        ok &= ~blocked
+    hi = float(np.max(values, where=ok, initial=-np.inf))
+    lo = float(np.min(values, where=ok, initial=np.inf))
+    if hi < lo:  # nothing finite
+        return symmetric_levels()
+    return symmetric_levels(np.array([lo, hi]))
+
+
 def heads_grid_shape(n: int) -> tuple[int, int]:
     """(rows, columns) of the heads' grid: 2×2 at 4 heads, 2×4 at 8, 3×4 at 12, 4×4 at 16."""
     if n <= 1:
@@ -210,24 +223,28 @@ class HeatmapView(QtWidgets.QWidget):
     def _heatmaps(self):
         return list(self.stages.values()) + self.head_maps[: max(self._heads_shown, 0)]
 
+    def _add_head_map(self) -> None:
+        """Build the next head's heatmap (laid out by ``_layout_heads``)."""
+        i = len(self.head_maps)
+        hm = Heatmap(f"head {i + 1}", WEIGHTS_CMAP)
+        hm.show_row_labels(True)
+        canvas = HeatmapCanvas(hm, with_bar=False)
+        canvas.setMinimumSize(MIN_HEAD_PX, MIN_HEAD_PX)
+        canvas.scene().sigMouseClicked.connect(self._on_click)
+        canvas.tooltip_provider = self.tooltip_for
+        canvas.digits = self.digits
+        if presentation.STYLE.digits is not None:  # the precision setting, once chosen
+            hm.set_digits(presentation.STYLE.digits)
+        hm.set_highlight(self.highlight.row, self.highlight.col)
+        self.head_maps.append(hm)
+        self.head_canvases.append(canvas)
+
     def _layout_heads(self, n: int):
         shown = n if n > 1 else 0
         if shown == self._heads_shown:
             return
         while len(self.head_maps) < n:
-            i = len(self.head_maps)
-            hm = Heatmap(f"head {i + 1}", WEIGHTS_CMAP)
-            hm.show_row_labels(True)
-            canvas = HeatmapCanvas(hm, with_bar=False)
-            canvas.setMinimumSize(MIN_HEAD_PX, MIN_HEAD_PX)
-            canvas.scene().sigMouseClicked.connect(self._on_click)
-            canvas.tooltip_provider = self.tooltip_for
-            canvas.digits = self.digits
-            if presentation.STYLE.digits is not None:  # the precision setting, once chosen
-                hm.set_digits(presentation.STYLE.digits)
-            hm.set_highlight(self.highlight.row, self.highlight.col)
-            self.head_maps.append(hm)
-            self.head_canvases.append(canvas)
+            self._add_head_map()
         for canvas in self.head_canvases:
             self._heads_grid.removeWidget(canvas)
             canvas.hide()
@@ -248,6 +265,13 @@ class HeatmapView(QtWidgets.QWidget):
 
     def render(self):
         """Redraw from the studio's current state and result."""
+        for _ in self.render_steps():
+            pass
+
+    def render_steps(self):
+        """:meth:`render` one heatmap at a time: a generator that draws the next heatmap each time it
+        is advanced. On a large model the window advances it once per event-loop turn, so that the
+        window is painted and answers between heatmaps instead of freezing for all of them."""
         state, result = self.studio.state, self.studio.result
         q_tokens, k_tokens = state.query_tokens, state.key_tokens
         n_heads = result.weights.shape[0]
@@ -283,8 +307,8 @@ class HeatmapView(QtWidgets.QWidget):
         self.stages["scores"].set_title(scores_title(state))
         self.stages["logits"].set_title(logits_title(state, result, self.digits))
         self.stages["weights"].set_title("weights: softmax" if state.softmax != "sum" else "weights: x / Σx")
-        lv_scores = symmetric_levels(scores)
-        lv_logits = symmetric_levels(np.where(blocked, np.nan, logits))
+        lv_scores = _levels(scores)
+        lv_logits = _levels(logits, blocked)
         compare = state.softmax != "stable"
         stages = [("scores", scores, lv_scores), ("logits", logits, lv_logits), ("weights", result.weights[head], (0.0, 1.0))]
         if compare:
@@ -300,6 +324,10 @@ class HeatmapView(QtWidgets.QWidget):
             bar = self.stage_bars.get(key)
             if bar is not None and tuple(bar.levels()) != tuple(levels):
                 bar.setLevels(values=levels)
+            yield key
+        while n_heads > 1 and len(self.head_maps) < n_heads:
+            self._add_head_map()  # a dozen plots at once would freeze the window: one per step
+            yield "new head"
         self._layout_heads(n_heads)
         for i in range(self._heads_shown):
             hm = self.head_maps[i]
@@ -307,6 +335,7 @@ class HeatmapView(QtWidgets.QWidget):
             hm.set_axis_titles(row_title, col_title)
             hm.set_data(result.weights[i], masked=blocked, row_labels=q_tokens, col_labels=k_tokens,
                         levels=(0.0, 1.0), selected_row=selected)
+            yield f"head {i + 1}"
         self._fit_stages(len(q_tokens), len(k_tokens))
         self._show_pinned()
 

@@ -19,7 +19,7 @@ from ...document import Document, open_preset
 from ...session import RecoveryStore, SessionError
 from ...studio import Studio
 from .. import settings
-from ..bridge import StudioBridge, StudioProxy
+from ..bridge import BackgroundEdits, StudioBridge, StudioProxy, is_large
 from ..editing.controls import ControlsPanel, fit_width, scrolled
 from ..editing.edit_actions import EditActions
 from ..editing.numbers import NumbersPanel
@@ -42,6 +42,7 @@ from . import help
 from .layout import WindowLayout
 
 DEFAULT_PRESET = "journey"
+COMPUTING_MESSAGE = "Computing the model…"
 # (attribute, class, tab title, tab tip): the central views, in tab order.
 VIEWS = (
     ("heatmap_view", HeatmapView, "Attention", "Scores, logits and weights of the chosen head, and every head"),
@@ -74,6 +75,8 @@ class MainWindow(QtWidgets.QMainWindow):
             studio, preset = open_preset(preset or DEFAULT_PRESET)
         self.studio = studio = StudioProxy(studio)  # a trained model switches its target (trained.wiring)
         self.bridge = StudioBridge(studio, self)
+        # Large toy models compute off the GUI thread; the window only installs and draws.
+        self.background = studio.background = BackgroundEdits(studio.target, self)
         self.statusBar().setObjectName("statusBar")
         self._status = self.statusBar().showMessage
         self.restore_settings = restore_settings
@@ -89,6 +92,12 @@ class MainWindow(QtWidgets.QMainWindow):
         self.view_tabs.setUsesScrollButtons(True)
         self.views: list = []  # everything that draws the model: tabs and the plot dock
         self._stale: set = set()  # views drawn before the last change; each renders when shown
+        # Views drawing a large model one heatmap per event-loop turn: view -> its render_steps().
+        self._steps: dict = {}
+        self._step_timer = QtCore.QTimer(self)
+        self._step_timer.setSingleShot(True)
+        self._step_timer.setInterval(0)
+        self._step_timer.timeout.connect(self._draw_step)
         for attr, cls, title, tip in VIEWS:
             setattr(self, attr, cls(studio))
             self.add_view(getattr(self, attr), title, tip)
@@ -135,6 +144,8 @@ class MainWindow(QtWidgets.QMainWindow):
                 setattr(self, name, getattr(room, name))
         self.setAcceptDrops(True)
         self.bridge.changed.connect(self._on_studio_change)
+        self.background.failed.connect(self.show_message)
+        self.background.busy.connect(self._on_computing)
         self.trained = TrainedWiring(self)  # after the window's own redraw on every change: see its apply()
         self.training = TrainingWiring(self)  # the training lab's tab and menu, after every other tab
         self.layout_room.fit_to_screen()
@@ -153,13 +164,47 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def render_view(self, view) -> None:
         """Bring ``view`` up to date now, visible or not (exports call this)."""
+        self._steps.pop(view, None)
         view.render()
         self._stale.discard(view)
 
+    def drawing(self) -> bool:
+        """True while a large or trained model is still being drawn, a heatmap (or a hidden table) per
+        event-loop turn."""
+        return bool(self._steps) or self.numbers.refreshing()
+
+    def finish_drawing(self) -> None:
+        """Draw now whatever is still waiting to be drawn in steps."""
+        for view in list(self._steps):
+            self.render_view(view)
+        self.numbers.finish_refresh()
+
     def _render_visible(self) -> None:
         # "Visible to the window": the current tab and open docks, also before the window is first shown.
+        # A large toy model, and a trained one (a dozen heads), is drawn a heatmap per turn: between
+        # two, the window paints and answers.
+        stepped = self.studio.is_trained or is_large(self.studio.state)
         for view in [v for v in self.views if v in self._stale and v.isVisibleTo(self)]:
-            self.render_view(view)
+            if stepped and hasattr(view, "render_steps"):
+                self._steps[view] = view.render_steps()
+                self._stale.discard(view)
+                self._step_timer.start()
+            else:
+                self.render_view(view)
+
+    def _draw_step(self) -> None:
+        view = next(iter(self._steps), None)
+        if view is None:
+            return
+        try:
+            next(self._steps[view])
+        except StopIteration:
+            self._steps.pop(view, None)
+        except Exception:
+            self._steps.pop(view, None)
+            raise
+        if self._steps:
+            self._step_timer.start()
 
     def _add(self, menu, text: str, slot, shortcut=None, name: str = "") -> QtGui.QAction:
         action = menu.addAction(text, slot)
@@ -292,6 +337,13 @@ class MainWindow(QtWidgets.QMainWindow):
         self.edit.refresh()
         self._update_title()
 
+    def _on_computing(self, busy: bool):
+        bar = self.statusBar()
+        if busy:
+            bar.showMessage(COMPUTING_MESSAGE)
+        elif bar.currentMessage() == COMPUTING_MESSAGE:
+            bar.clearMessage()
+
     def _update_title(self):
         self.setWindowModified(self.studio.is_modified)
         self.setWindowTitle(self.document.title())
@@ -310,6 +362,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.files.close()
         self.save_settings()
         self.bridge.close()
+        self.background.wait()
         self.trained.close()
         self.training.close()
         super().closeEvent(event)
