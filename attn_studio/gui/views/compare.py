@@ -7,7 +7,7 @@ from PySide6 import QtWidgets
 
 from ...formatting import DEFAULT_DIGITS, format_number
 from .heatmap import SCORES_CMAP, WEIGHTS_CMAP, Heatmap, symmetric_levels
-from .heatmap_view import HeatmapCanvas
+from .heatmap_canvas import HeatmapCanvas
 from .highlight import highlight_for
 from ..widgets import caption_label
 

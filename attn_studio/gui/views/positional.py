@@ -16,7 +16,7 @@ from ...engine import POSITION_BASE, position_periods, sinusoidal_positions
 from ...formatting import DEFAULT_DIGITS, format_number
 from .._pg import cache_static, pg
 from .heatmap import SCORES_CMAP, Heatmap
-from .heatmap_view import HeatmapCanvas
+from .heatmap_canvas import HeatmapCanvas
 from ..widgets import view_layout
 
 LEVELS = (-1.0, 1.0)

@@ -7,7 +7,7 @@ from PySide6 import QtWidgets
 
 from .._pg import pg
 from .heatmap import SCORES_CMAP, Heatmap, symmetric_levels
-from .heatmap_view import HeatmapCanvas
+from .heatmap_canvas import HeatmapCanvas
 from .highlight import highlight_for
 from ..widgets import caption_label
 
