@@ -25,6 +25,7 @@ from ..editing.edit_actions import EditActions
 from ..editing.numbers import NumbersPanel
 from ..files.export_actions import ExportActions
 from ..files.file_actions import FileActions
+from ..heads import HeadsTab
 from ..lecture.focus import FocusMode
 from ..lecture.mode import Lecture
 from ..lecture.mode import keys as lecture_keys
@@ -135,6 +136,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.setAcceptDrops(True)
         self.bridge.changed.connect(self._on_studio_change)
         self.trained = TrainedWiring(self)  # after the window's own redraw on every change: see its apply()
+        self._add_heads_tab()
         self.layout_room.fit_to_screen()
         self.layout_room.remember_default()
         self._apply_preferences(prefs)
@@ -158,6 +160,16 @@ class MainWindow(QtWidgets.QMainWindow):
         # "Visible to the window": the current tab and open docks, also before the window is first shown.
         for view in [v for v in self.views if v in self._stale and v.isVisibleTo(self)]:
             self.render_view(view)
+
+    def _add_heads_tab(self) -> None:
+        # The Head Lab's wing meets the trained room here: it gets the studio and a way to select a head.
+        room = self.trained.room
+        self.heads_tab = HeadsTab(lambda layer, head: room.select(layer=layer, head=head),
+                                  lambda: self.view_tabs.setCurrentWidget(self.heatmap_view))
+        self.trained.add_tab(self.heads_tab, "Heads", "The Head Lab: every head's report card, find the head "
+                             "that links two words, importance, flow beside rollout, what silencing changed")
+        room.studioChanged.connect(self.heads_tab.set_studio)
+        self.heads_tab.message.connect(lambda text: self._status(text, 5000))
 
     def _add(self, menu, text: str, slot, shortcut=None, name: str = "") -> QtGui.QAction:
         action = menu.addAction(text, slot)
@@ -309,4 +321,5 @@ class MainWindow(QtWidgets.QMainWindow):
         self.save_settings()
         self.bridge.close()
         self.trained.close()
+        self.heads_tab.shutdown()
         super().closeEvent(event)
