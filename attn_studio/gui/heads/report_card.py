@@ -102,6 +102,8 @@ class ReportCardModel(QtCore.QAbstractTableModel):
         if role == QtCore.Qt.DisplayRole:
             if value is None:
                 return "—"
+            if isinstance(value, int):
+                return value  # layer and head numbers, from 1
             if isinstance(value, float):
                 text = f"{value:.4f}" if column == IMPORTANCE_COLUMN else f"{value:.2f}"
                 return text + (" (stale)" if column == IMPORTANCE_COLUMN and self.importance_stale else "")
