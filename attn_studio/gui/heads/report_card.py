@@ -43,7 +43,12 @@ ROLE_COLOURS = {
 
 
 class ReportCardModel(QtCore.QAbstractTableModel):
-    """A :class:`HeadReport` (and importance, when computed) as L·H rows."""
+    """A :class:`HeadReport` (and importance, when computed) as L·H rows.
+
+    Every cell's text, sort value, badge and colour are built once per report
+    (``_cells``, by role): a table of 72 heads asks for its data thousands of
+    times while it sorts and sizes its columns.
+    """
 
     def __init__(self, parent=None):
         super().__init__(parent)
@@ -51,17 +56,47 @@ class ReportCardModel(QtCore.QAbstractTableModel):
         self.importance: np.ndarray | None = None
         self.importance_stale = False
         self._heads = 0
+        self._cells: dict = {}
 
     def set_report(self, report: HeadReport | None) -> None:
         self.beginResetModel()
         self.report = report
         self._heads = 0 if report is None else report.role.shape[1]
+        self._build()
         self.endResetModel()
 
     def set_importance(self, importance: np.ndarray | None, stale: bool = False) -> None:
+        if importance is self.importance and stale == self.importance_stale:
+            return
         self.importance, self.importance_stale = importance, stale
+        self._build()
         if self.rowCount():
             self.dataChanged.emit(self.index(0, IMPORTANCE_COLUMN), self.index(self.rowCount() - 1, IMPORTANCE_COLUMN))
+
+    def _build(self) -> None:
+        display, sort, decoration, foreground = [], [], [], []
+        if self.report is not None:
+            for row in range(int(self.report.role.size)):
+                layer, head = self.head_of_row(row)
+                values = [self._value(layer, head, column) for column in range(len(COLUMNS))]
+                display.append([self._text(column, value) for column, value in enumerate(values)])
+                sort.append([-1.0 if value is None else value for value in values])
+                decoration.append(ROLE_COLOURS.get(values[2]))
+        grey = QtGui.QColor(150, 150, 150) if self.importance_stale else None
+        right = int(QtCore.Qt.AlignRight | QtCore.Qt.AlignVCenter)
+        self._cells = {QtCore.Qt.DisplayRole: display, QtCore.Qt.UserRole: sort, "decoration": decoration,
+                       "grey": grey, "right": right}
+
+    def _text(self, column: int, value):
+        if value is None:
+            return "—"
+        if isinstance(value, int):
+            return value  # layer and head numbers, from 1
+        if isinstance(value, float):
+            if column == IMPORTANCE_COLUMN:
+                return f"{value:.4f}" + (" (stale)" if self.importance_stale else "")
+            return f"{value:.2f}"
+        return str(value)
 
     def head_of_row(self, row: int) -> tuple[int, int]:
         """(layer, head), 0-based, of source row ``row``."""
@@ -94,26 +129,16 @@ class ReportCardModel(QtCore.QAbstractTableModel):
         return str(value) if name == "role" else float(value)
 
     def data(self, index, role=QtCore.Qt.DisplayRole):
-        if not index.isValid() or self.report is None:
+        if self.report is None or not index.isValid():
             return None
-        layer, head = self.head_of_row(index.row())
+        cells = self._cells.get(role)
+        if cells is not None:
+            return cells[index.row()][index.column()]
         column = index.column()
-        value = self._value(layer, head, column)
-        if role == QtCore.Qt.DisplayRole:
-            if value is None:
-                return "—"
-            if isinstance(value, int):
-                return value  # layer and head numbers, from 1
-            if isinstance(value, float):
-                text = f"{value:.4f}" if column == IMPORTANCE_COLUMN else f"{value:.2f}"
-                return text + (" (stale)" if column == IMPORTANCE_COLUMN and self.importance_stale else "")
-            return str(value)
-        if role == QtCore.Qt.UserRole:  # what sorting compares
-            return -1.0 if value is None else value
-        if role == QtCore.Qt.DecorationRole and column == 2:
-            return ROLE_COLOURS.get(str(value))
-        if role == QtCore.Qt.ForegroundRole and column == IMPORTANCE_COLUMN and self.importance_stale:
-            return QtGui.QColor(150, 150, 150)
-        if role == QtCore.Qt.TextAlignmentRole and column != 2:
-            return int(QtCore.Qt.AlignRight | QtCore.Qt.AlignVCenter)
+        if role == QtCore.Qt.DecorationRole:
+            return self._cells["decoration"][index.row()] if column == 2 else None
+        if role == QtCore.Qt.ForegroundRole:
+            return self._cells["grey"] if column == IMPORTANCE_COLUMN else None
+        if role == QtCore.Qt.TextAlignmentRole:
+            return None if column == 2 else self._cells["right"]
         return None

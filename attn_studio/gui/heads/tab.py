@@ -30,7 +30,7 @@ from ...safe_files import write_atomic
 from ..files import export
 from ..views.drift_plot import DriftPlot
 from .matrix import MatrixCanvas
-from .report_card import ROLE_COLOURS, ReportCardModel
+from .report_card import IMPORTANCE_COLUMN, ROLE_COLOURS, ReportCardModel
 from .worker import HeadJob
 
 NORM_NOTE = ("Norm ‖α·f(x)‖: how much of each value vector reaches the output. A large weight on a value "
@@ -162,7 +162,8 @@ class HeadsTab(QtWidgets.QWidget):
         self.table.setEditTriggers(QtWidgets.QAbstractItemView.NoEditTriggers)
         self.table.verticalHeader().setVisible(False)
         self.table.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 6)
-        self.table.horizontalHeader().setSectionResizeMode(QtWidgets.QHeaderView.ResizeToContents)
+        # Columns sized once per report (ResizeToContents would measure all 72 rows on every change).
+        self.table.horizontalHeader().setSectionResizeMode(QtWidgets.QHeaderView.Interactive)
         self.table.clicked.connect(self._on_row_clicked)
         self.table.doubleClicked.connect(self._on_row_double_clicked)
         cl.addWidget(self.table, 1)
@@ -406,7 +407,10 @@ class HeadsTab(QtWidgets.QWidget):
         if force or run is not self._run:
             self._run = run
             report = head_report(run)
+            sized = self.report_model.report is not None
             self.report_model.set_report(report)
+            if not sized:
+                self.table.resizeColumnsToContents()
             self._norm = norm_attention(run)
             layers, heads = report.role.shape
             colours = [[ROLE_COLOURS[str(report.role[l, h])] for h in range(heads)] for l in range(layers)]
@@ -565,6 +569,7 @@ class HeadsTab(QtWidgets.QWidget):
     def _on_importance(self, key, importance) -> None:
         self.importance, self._importance_key = importance, key
         self._refresh_importance()
+        self.table.resizeColumnToContents(IMPORTANCE_COLUMN)
 
     def _importance_done(self, text: str) -> None:
         self.importance_status.setText(text)
