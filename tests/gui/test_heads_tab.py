@@ -169,3 +169,28 @@ def test_exports_write_a_figure_and_the_csv(lab, tmp_path):
     lines = (tmp_path / "heads.csv").read_text().splitlines()
     layers, heads = lab.test_studio.model.layers, lab.test_studio.model.heads
     assert lines[0].startswith("layer,head,role,entropy") and len(lines) == 1 + layers * heads
+
+
+def test_the_model_view_switches_to_norms_and_outlines_the_query_row(qtbot, tiny):
+    from attn_studio.gui.views.model_view import ModelView, ModelViewData
+
+    run = tiny.run("The animal didn't cross the street because it was too tired.")
+    view = ModelView()
+    qtbot.addWidget(view)
+    view.show_data(ModelViewData.from_run(run))
+    T = len(run.tokens)
+    first = view.image.image[:T, :T]  # layer 1, head 1 (float32 in the picture)
+    np.testing.assert_allclose(first, run.attentions[0, 0], rtol=1e-6)
+    view.norm_check.setChecked(True)
+    norms = norm_attention(run)
+    np.testing.assert_allclose(view.image.image[:T, :T], norms[0, 0], rtol=1e-5)
+    assert view.colorbar.levels()[1] == pytest.approx(float(norms.max()), rel=1e-6)
+    view.norm_check.setChecked(False)
+    np.testing.assert_allclose(view.image.image[:T, :T], run.attentions[0, 0], rtol=1e-6)
+    # The chosen query's row is outlined in every cell; the tokens under the pointer are named.
+    assert view.query_rows.path().isEmpty()
+    view.set_query(3)
+    rect = view.query_rows.path().boundingRect()
+    assert rect.top() == pytest.approx(view.cell_rect(0, 0).top() + 3) and rect.width() > T
+    cell = view.cell_rect(1, 2)
+    assert view.token_pair_at(cell.left() + 5.5, cell.top() + 2.5) == (2, 5)
