@@ -31,9 +31,9 @@ def lab(qtbot, tiny):
     studio = TrainedStudio(tiny)
     selected = []
 
-    def select(layer, head):
+    def select(layer, head, query=None):
         selected.append((layer, head))
-        studio.select(layer=layer, head=head)
+        studio.select(layer=layer, head=head, query=query)
 
     tab = HeadsTab(select)
     tab.resize(1100, 700)
@@ -87,6 +87,7 @@ def test_find_the_head_ranks_the_heads_and_opens_the_first(lab):
     assert table.item(0, 1).text() == f"{weight:.3f}"
     assert table.rowCount() == len(expected)
     assert lab.selected[-1] == (first_layer, first_head)
+    assert lab.test_studio.state.query_index == run.tokens.index("it")  # the found query's row is the one shown
 
 
 def test_a_word_not_in_the_sentence_says_so_and_changes_nothing(lab):

@@ -58,7 +58,7 @@ class MatrixCanvas(QtWidgets.QWidget):
         self.highlight: tuple | None = None
         self.show_bar = True          # False: a neighbour on the same scale carries the bar
         self.show_row_labels = True   # False: a neighbour on the left names the rows
-        self.setMinimumSize(160, 200)
+        self.setMinimumSize(120, 160)
         self.setMouseTracking(True)
         self.setSizePolicy(QtWidgets.QSizePolicy.Expanding, QtWidgets.QSizePolicy.Expanding)
 

@@ -11,7 +11,7 @@
 - what silencing or scaling a head changed, in words and as drift per layer.
 
 The tab imports no other wing: the window hands it a callback that selects a
-head (``select(layer, head)``, 0-based) and one that shows the Attention view,
+head (``select(layer, head[, query])``, 0-based) and one that shows the Attention view,
 and calls :meth:`HeadsTab.set_studio` with the trained studio (or None).
 """
 
@@ -89,12 +89,12 @@ def silencing_readout(computed, query: int | None = None) -> str:
 
 
 class HeadsTab(QtWidgets.QWidget):
-    """The Head Lab's widgets (see the module docstring). ``select(layer, head)`` selects a head
-    in the trained studio; ``show_attention()`` brings the Attention view forward."""
+    """The Head Lab's widgets (see the module docstring). ``select(layer, head[, query])`` selects a
+    head (and a query token) in the trained studio; ``show_attention()`` brings the Attention view forward."""
 
     message = QtCore.Signal(str)
 
-    def __init__(self, select: Callable[[int, int], object], show_attention: Callable[[], object] | None = None,
+    def __init__(self, select: Callable[..., object], show_attention: Callable[[], object] | None = None,
                  parent=None):
         super().__init__(parent)
         self.setObjectName("headsTab")
@@ -139,8 +139,9 @@ class HeadsTab(QtWidgets.QWidget):
         cl = QtWidgets.QVBoxLayout(card)
         cl.setContentsMargins(0, 0, 0, 0)
         head = QtWidgets.QHBoxLayout()
-        title = QtWidgets.QLabel("<b>Report card</b> — one row per head; click a row to open it, "
-                                 "double-click to show it in the Attention view")
+        title = QtWidgets.QLabel("<b>Report card</b> · click: open · double-click: Attention view")
+        title.setToolTip("One row per head (layer.head from 1). Click a row to select that head in the trained "
+                         "model; double-click to show it in the Attention view. Click a header to sort.")
         title.setWordWrap(True)
         head.addWidget(title, 1)
         self.csv_button = QtWidgets.QPushButton("Save CSV…")
@@ -172,14 +173,16 @@ class HeadsTab(QtWidgets.QWidget):
         self.role_grid.setObjectName("headRoleGrid")
         self.role_grid.cellClicked.connect(lambda r, c: self.open_head(r, c))
         left.addWidget(self.role_grid)
-        left.setStretchFactor(0, 3)
-        left.setStretchFactor(1, 2)
+        left.setStretchFactor(0, 2)
+        left.setStretchFactor(1, 1)
         split.addWidget(left)
 
         # right: the measures, one page each
         self.pages = QtWidgets.QTabWidget()
         self.pages.setObjectName("headsPages")
         self.pages.setDocumentMode(True)
+        self.pages.setUsesScrollButtons(True)  # the pages' titles scroll rather than widen the window
+        self.pages.tabBar().setExpanding(False)
         self.pages.addTab(self._build_find(), "Find the head")
         self.pages.addTab(self._build_importance(), "Importance")
         self.pages.addTab(self._build_flow(), "Flow vs rollout")
@@ -188,6 +191,7 @@ class HeadsTab(QtWidgets.QWidget):
         split.setStretchFactor(0, 2)
         split.setStretchFactor(1, 3)
         self.splitter = split
+        self._sized = False
 
     def _export_button(self, name: str) -> QtWidgets.QPushButton:
         button = QtWidgets.QPushButton("Export figure…")
@@ -234,6 +238,7 @@ class HeadsTab(QtWidgets.QWidget):
         self.found_table.horizontalHeader().setSectionResizeMode(QtWidgets.QHeaderView.ResizeToContents)
         self.found_table.horizontalHeader().setStretchLastSection(True)
         self.found_table.setMinimumWidth(160)
+        self.found_table.setMaximumWidth(280)  # the rest goes to the head's heatmap
         self.found_table.cellClicked.connect(self._on_found_clicked)
         body.addWidget(self.found_table)
         right = QtWidgets.QWidget()
@@ -381,6 +386,11 @@ class HeadsTab(QtWidgets.QWidget):
 
     def showEvent(self, event):
         super().showEvent(event)
+        if not self._sized:
+            # The report card gets the larger share: it is what the tab is about.
+            self._sized = True
+            total = max(self.splitter.width(), 600)
+            self.splitter.setSizes([total * 11 // 20, total * 9 // 20])
         if self._dirty:
             self.refresh()
 
@@ -456,9 +466,13 @@ class HeadsTab(QtWidgets.QWidget):
         if self._show_attention is not None:
             self._show_attention()
 
-    def open_head(self, layer: int, head: int) -> None:
-        """Select head ``head`` of layer ``layer`` (0-based) in the trained studio."""
-        self._select(int(layer), int(head))
+    def open_head(self, layer: int, head: int, query: int | None = None) -> None:
+        """Select head ``head`` of layer ``layer`` (0-based) in the trained studio, and the query token
+        ``query`` when given."""
+        if query is None:
+            self._select(int(layer), int(head))
+        else:
+            self._select(int(layer), int(head), int(query))
 
     # -- find the head ---------------------------------------------------------------------
     def find(self, query: str, key: str, open_top: bool = True) -> bool:
@@ -489,7 +503,7 @@ class HeadsTab(QtWidgets.QWidget):
                                   f"'{query}''s attention to '{key}' (layer.head, from 1).")
         if open_top:
             self.found_table.selectRow(0)
-            self.open_head(layer, head)
+            self.open_head(layer, head, self._found_query(run))
         return True
 
     def _found_query(self, run) -> int | None:
