@@ -64,7 +64,8 @@ class HeadJob(QtCore.QObject):
         self._thread: _Thread | None = None
         self._stop: threading.Event | None = None
         self._generation = 0
-        self._old: list = []  # threads asked to stop, kept alive until they end
+        # Every thread started, held until it has ended: a QThread let go of while it runs aborts the program.
+        self._alive: list = []
 
     def is_running(self) -> bool:
         return self._thread is not None
@@ -85,6 +86,7 @@ class HeadJob(QtCore.QObject):
         thread.cancelled.connect(lambda: self._end(current(), lambda: self.cancelled.emit(tag)),
                                  QtCore.Qt.QueuedConnection)
         thread.finished.connect(lambda: self._forget(thread), QtCore.Qt.QueuedConnection)
+        self._alive.append(thread)
         self._thread, self._stop = thread, stop
         self.running.emit(True)
         thread.start()
@@ -97,8 +99,9 @@ class HeadJob(QtCore.QObject):
         emit()
 
     def _forget(self, thread) -> None:
-        if thread in self._old:
-            self._old.remove(thread)
+        thread.wait()  # "finished" is sent just before the thread ends: let it end
+        if thread in self._alive:
+            self._alive.remove(thread)
 
     def cancel(self, quiet: bool = False) -> None:
         """Ask the running job to stop; it says ``cancelled`` when it has (``quiet``: drop it silently)."""
@@ -106,15 +109,13 @@ class HeadJob(QtCore.QObject):
             return
         self._stop.set()
         if quiet:
-            self._old.append(self._thread)
             self._generation += 1
             self._thread, self._stop = None, None
             self.running.emit(False)
 
     def wait(self, msecs: int = 30_000) -> None:
         """Stop and wait for every thread (the window closing)."""
-        threads = ([self._thread] if self._thread is not None else []) + list(self._old)
         if self._stop is not None:
             self._stop.set()
-        for thread in threads:
+        for thread in list(self._alive):
             thread.wait(msecs)
