@@ -192,6 +192,6 @@ def test_the_model_view_switches_to_norms_and_outlines_the_query_row(qtbot, tiny
     assert view.query_rows.path().isEmpty()
     view.set_query(3)
     rect = view.query_rows.path().boundingRect()
-    assert rect.top() == pytest.approx(view.cell_rect(0, 0).top() + 3) and rect.width() > T
+    assert rect.top() == pytest.approx(view.cell_rect(0, 0).top() + 3.5) and rect.width() > T
     cell = view.cell_rect(1, 2)
     assert view.token_pair_at(cell.left() + 5.5, cell.top() + 2.5) == (2, 5)

@@ -322,8 +322,9 @@ class HeadsTab(QtWidgets.QWidget):
         row.addStretch(1)
         row.addWidget(self._export_button("flow"))
         lay.addLayout(row)
-        self.flow_status = QtWidgets.QLabel("Rollout multiplies the layers' attention; flow asks how much can pass "
-                                            "the narrowest cut. Both on one colour scale.")
+        self.flow_status = QtWidgets.QLabel("Raw: one layer's attention, mean over its heads. Rollout and flow: the "
+                                            "whole model. Rollout multiplies the layers' attention; flow asks how much "
+                                            "can pass the narrowest cut. All three on one colour scale.")
         self.flow_status.setObjectName("flowStatus")
         self.flow_status.setWordWrap(True)
         lay.addWidget(self.flow_status)
@@ -331,12 +332,15 @@ class HeadsTab(QtWidgets.QWidget):
         self.flow_panel = maps
         ml = QtWidgets.QHBoxLayout(maps)
         ml.setContentsMargins(0, 0, 0, 0)
-        self.raw_map = MatrixCanvas("Raw attention (mean over heads)", row_title="query", col_title="key")
-        self.rollout_map = MatrixCanvas("Rollout (whole model)", row_title="output", col_title="input")
-        self.flow_map = MatrixCanvas("Flow (whole model)", row_title="output", col_title="input")
-        for name, canvas in (("rawMap", self.raw_map), ("rolloutMap", self.rollout_map), ("flowMap", self.flow_map)):
+        self.raw_map = MatrixCanvas("Raw", row_title="query", col_title="key")
+        self.rollout_map = MatrixCanvas("Rollout", row_title="output", col_title="input")
+        self.flow_map = MatrixCanvas("Flow", row_title="output", col_title="input")
+        # The first carries the row labels and the last the colour bar: a little more room for each,
+        # so the three grids come out about the same size.
+        for name, canvas, stretch in (("rawMap", self.raw_map, 6), ("rolloutMap", self.rollout_map, 5),
+                                      ("flowMap", self.flow_map, 6)):
             canvas.setObjectName(name)
-            ml.addWidget(canvas, 1)
+            ml.addWidget(canvas, stretch)
         # One colour scale for the three: the bar once, at the right; the rows named once, at the left.
         self.raw_map.show_bar = self.rollout_map.show_bar = False
         self.rollout_map.show_row_labels = self.flow_map.show_row_labels = False
@@ -623,7 +627,8 @@ class HeadsTab(QtWidgets.QWidget):
 
     def _on_flow(self, key, flow) -> None:
         self.flow, self._flow_key = flow, key
-        self.flow_status.setText("Rollout multiplies the layers' attention; flow asks how much can pass the "
+        self.flow_status.setText("Raw: one layer's attention, mean over its heads. Rollout and flow: the whole "
+                                 "model. Rollout multiplies the layers' attention; flow asks how much can pass the "
                                  "narrowest cut. All three on one colour scale.")
         self._draw_flow()
 
@@ -636,7 +641,7 @@ class HeadsTab(QtWidgets.QWidget):
         raw, rollout = computed.mean_attention[layer], computed.rollout[-1]
         flow = self.flow if self._flow_key == self._key(computed.state) else None
         top = max(float(raw.max()), float(rollout.max()), float(flow.max()) if flow is not None else 0.0)
-        self.raw_map.set_matrix(raw, tokens, tokens, 0.0, top, title=f"Raw, layer {layer + 1} (mean of heads)")
+        self.raw_map.set_matrix(raw, tokens, tokens, 0.0, top, title=f"Raw, layer {layer + 1}")
         self.rollout_map.set_matrix(rollout, tokens, tokens, 0.0, top)
         if flow is None:
             self.flow_map.set_matrix(None, [], [], note="Compute flow to see it here.")

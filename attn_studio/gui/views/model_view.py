@@ -208,9 +208,10 @@ class ModelView(QtWidgets.QWidget):
         self.outline.setZValue(10)
         self.outline.hide()
         self.plot.addItem(self.outline)
-        # The chosen query's row, outlined in every cell so a grid of 72 heads reads along one line.
+        # The chosen query's row, marked in the gaps beside every cell (never over its colours),
+        # so a grid of 72 heads reads along one line.
         self.query_rows = QtWidgets.QGraphicsPathItem()
-        row_pen = QtGui.QPen(SELECT_PEN, 1.5)
+        row_pen = QtGui.QPen(SELECT_PEN, 3)
         row_pen.setCosmetic(True)
         self.query_rows.setPen(row_pen)
         self.query_rows.setZValue(9)
@@ -289,10 +290,15 @@ class ModelView(QtWidgets.QWidget):
         if self._data is not None and self._shape is not None and self._query is not None:
             layers, cols, T = self._shape
             if 0 <= self._query < T:
+                gap = _gap(T)
                 for layer in range(layers):
                     for column in range(cols):
                         cell = self.cell_rect(layer, column)
-                        path.addRect(QtCore.QRectF(cell.left(), cell.top() + self._query, T, 1))
+                        y = cell.top() + self._query + 0.5
+                        path.moveTo(cell.left() - 0.8 * gap, y)
+                        path.lineTo(cell.left() - 0.1, y)
+                        path.moveTo(cell.right() + 0.1, y)
+                        path.lineTo(cell.right() + 0.8 * gap, y)
         self.query_rows.setPath(path)
 
     def set_selection(self, layer: int | None, head: int | None) -> None:
