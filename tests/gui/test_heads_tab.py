@@ -195,3 +195,17 @@ def test_the_model_view_switches_to_norms_and_outlines_the_query_row(qtbot, tiny
     assert rect.top() == pytest.approx(view.cell_rect(0, 0).top() + 3.5) and rect.width() > T
     cell = view.cell_rect(1, 2)
     assert view.token_pair_at(cell.left() + 5.5, cell.top() + 2.5) == (2, 5)
+
+
+def test_the_drift_plot_keeps_a_fixed_stated_scale_so_small_stays_small(qtbot):
+    from attn_studio.gui.views.drift_plot import DriftPlot
+
+    plot = DriftPlot()
+    qtbot.addWidget(plot)
+    plot.show_drift(np.array([0.0, 0.0, 0.001, 0.003]), edited_layers=(1,))
+    top = plot.plot.vb.viewRange()[1][1]
+    assert top == pytest.approx(0.05)  # 0.003 fills 6 % of the plot, not all of it
+    assert "scale 0 to 0.05" in plot.header.text()
+    assert not plot.plot.getAxis("left").autoSIPrefix  # ticks read 0.01, not "10 (x0.001)"
+    plot.show_drift(np.array([0.0, 0.3, 0.42]), edited_layers=(0,))
+    assert plot.plot.vb.viewRange()[1][1] == pytest.approx(0.5)
