@@ -74,6 +74,18 @@ class MatrixCanvas(QtWidgets.QWidget):
             self.title = title
         self.update()
 
+    def _cells_image(self) -> QtGui.QImage:
+        """The values as an RGB image on the ramp (greyed when stale), one pixel per cell."""
+        span = self.vmax - self.vmin
+        x = np.clip(np.nan_to_num((self.values - self.vmin) / span, nan=0.0), 0.0, 1.0) * (len(RAMP) - 1)
+        i = np.minimum(x.astype(int), len(RAMP) - 2)
+        rgb = RAMP[i] + (RAMP[i + 1] - RAMP[i]) * (x - i)[..., None]
+        if self.stale:
+            rgb = np.repeat((0.55 + 0.4 * rgb.max(axis=-1, keepdims=True) / 255) * 255, 3, axis=-1)
+        data = np.ascontiguousarray(rgb.astype(np.uint8))
+        rows, cols = self.values.shape
+        return QtGui.QImage(data.data, cols, rows, 3 * cols, QtGui.QImage.Format_RGB888).copy()
+
     def set_stale(self, stale: bool) -> None:
         self.stale = bool(stale)
         self.update()
@@ -163,15 +175,17 @@ class MatrixCanvas(QtWidgets.QWidget):
         left, top, cell, bar = self._layout()
         rows, cols = self.values.shape
         span = self.vmax - self.vmin
-        for r in range(rows):
-            for c in range(cols):
-                if self.colours is not None:
+        if self.colours is not None:
+            for r in range(rows):
+                for c in range(cols):
                     colour = self.colours[r][c]
-                else:
-                    colour = ramp_colour((self.values[r, c] - self.vmin) / span)
-                if self.stale:
-                    colour = QtGui.QColor.fromHsvF(0, 0, 0.55 + 0.4 * colour.valueF())
-                p.fillRect(QtCore.QRectF(left + c * cell, top + r * cell, cell, cell), colour)
+                    if self.stale:
+                        colour = QtGui.QColor.fromHsvF(0, 0, 0.55 + 0.4 * colour.valueF())
+                    p.fillRect(QtCore.QRectF(left + c * cell, top + r * cell, cell, cell), colour)
+        else:
+            # One image, one cell per pixel, drawn scaled without smoothing: a 128-token head costs
+            # one drawImage, not 16 000 rectangles.
+            p.drawImage(QtCore.QRectF(left, top, cols * cell, rows * cell), self._cells_image())
         # labels: rows at the left, columns turned at the bottom
         step = max(1, int(np.ceil(line / cell)))  # labels taller than a cell: every step-th one
         for r, text in enumerate(self.rows):
@@ -212,8 +226,10 @@ class MatrixCanvas(QtWidgets.QWidget):
             # the colour bar: the fixed scale, its ends and middle written out
             x0 = left + cols * cell + 8
             h = rows * cell
-            for k in range(int(h)):
-                p.fillRect(QtCore.QRectF(x0, top + h - k - 1, 10, 1), ramp_colour(k / max(h - 1, 1)))
+            gradient = QtGui.QLinearGradient(0, top + h, 0, top)
+            for k in range(len(RAMP)):
+                gradient.setColorAt(k / (len(RAMP) - 1), ramp_colour(k / (len(RAMP) - 1)))
+            p.fillRect(QtCore.QRectF(x0, top, 10, h), gradient)
             for frac in (0.0, 0.5, 1.0):
                 v = self.vmin + frac * span
                 p.drawText(QtCore.QPointF(x0 + 14, top + h - frac * (h - line) - 2), f"{v:.3g}")
