@@ -167,7 +167,7 @@ def test_hover_names_the_head_from_one_and_its_largest_weight(qtbot, room):
     qtbot.mouseMove(view.canvas.viewport(), view.cell_center(layer, head))
     qtbot.waitUntil(lambda: view.canvas.toolTip() != "", timeout=5_000)
     text = view.canvas.toolTip()
-    assert text == view.hover_text(layer, head)
+    assert text.startswith(view.hover_text(layer, head) + "\nhere: “")  # and the tokens under the pointer
     matrix = room.studio.computed.run.attentions[layer, head]
     assert text.startswith(f"layer {layer + 1}, head {head + 1}\n")
     assert f"max weight {matrix.max():.2f}" in text

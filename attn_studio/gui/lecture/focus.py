@@ -15,7 +15,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from ...explain import cell_tooltip
 from .. import presentation
 from ..views.heatmap import Heatmap
-from ..views.heatmap_view import HeatmapCanvas
+from ..views.heatmap_canvas import HeatmapCanvas
 from ..views.pipeline import PipelineView
 from ..views.plots import VariancePlot
 

@@ -250,6 +250,7 @@ class TrainedRoom(QtCore.QObject):
         if old is None or old.words is not computed.words or old.word_message != computed.word_message:
             self._draw("meaning", lambda: self._draw_meaning(computed, state))
         self.model_view.set_selection(state.layer_index, state.head_index)
+        self.model_view.set_query(state.query_index)
 
     def _draw_meaning(self, computed, state) -> None:
         if computed.words is not None:

@@ -81,6 +81,15 @@ class TrainedWiring(QtCore.QObject):
             self.window.variance_dock.show()
         return False
 
+    def add_tab(self, widget, title: str, tip: str = "") -> int:
+        """Add ``widget`` (another wing's view, handed in by the window) as a tab shown only for a trained model."""
+        tabs = self.window.view_tabs
+        index = tabs.addTab(widget, title)
+        tabs.setTabToolTip(index, tip)
+        tabs.setTabVisible(index, self.is_trained)
+        self.tab_indices[widget.objectName() or title] = index
+        return index
+
     @property
     def is_trained(self) -> bool:
         return self.proxy.is_trained

@@ -12,10 +12,17 @@ from PySide6 import QtCore, QtWidgets
 
 from ...formatting import format_number
 from .._pg import cache_static, pg
-from .heatmap import nice_ceil
 
 BAR_BRUSH = (60, 110, 200)
+# The y axis ends at the first of these that holds the tallest bar: a fixed, stated scale, so a
+# distance of 0.003 stays a sliver (it is one) instead of filling the plot as an auto-range would.
+SCALE_TOPS = (0.05, 0.1, 0.2, 0.5, 1.0)
 EDIT_PEN = (230, 60, 20)
+
+
+def scale_top(top: float) -> float:
+    """The top of the drift plot's y axis for a tallest bar of ``top``: the first of ``SCALE_TOPS`` that holds it."""
+    return next((t for t in SCALE_TOPS if top <= t), SCALE_TOPS[-1])
 
 
 class DriftPlot(QtWidgets.QWidget):
@@ -48,6 +55,7 @@ class DriftPlot(QtWidgets.QWidget):
                                          label="edited", labelOpts={"position": 0.92, "color": EDIT_PEN})
         self.edit_line.hide()
         self.plot.addItem(self.edit_line)
+        self.plot.getAxis("left").enableAutoSIPrefix(False)  # the numbers as they are, not "×0.001"
         cache_static(self.plot.getAxis("bottom"), self.plot.getAxis("left"))
         layout = QtWidgets.QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
@@ -73,10 +81,9 @@ class DriftPlot(QtWidgets.QWidget):
         x = np.arange(drift.size)
         self.bars.setOpts(x=x, height=drift, width=0.7)
         top = float(drift.max()) if drift.size else 0.0
-        # The axes are redrawn only when their range or ticks change: the y range ends at a
-        # round number (it holds still while the lecturer types), with a floor that keeps an
-        # unedited model's flat zero line from filling the plot with rounding noise.
-        view = (drift.size, nice_ceil(max(top * 1.05, 1e-6)))
+        # The axes are redrawn only when their range or ticks change: the y range is one of a few
+        # fixed scales (it holds still while the lecturer types, and small stays small).
+        view = (drift.size, scale_top(top))
         if view != self._range_key:
             self._range_key = view
             self.plot.getAxis("bottom").setTicks([[(int(i), str(int(i))) for i in x], []])
@@ -94,7 +101,8 @@ class DriftPlot(QtWidgets.QWidget):
             worst = int(np.argmax(drift))
             first = f"first edit in layer {self._edited[0] + 1}; " if self._edited else ""
             self.header.setText(f"{first}largest change after layer {worst}: "
-                                f"{format_number(float(drift[worst]), 3)} (0 = unchanged, 1 = orthogonal)")
+                                f"{format_number(float(drift[worst]), 3)} (0 = unchanged, 1 = orthogonal; "
+                                f"scale 0 to {view[1]:g})")
         tips = "\n".join(f"layer {i}{' (embeddings)' if i == 0 else ''}: {format_number(float(d), 4)}"
                          for i, d in enumerate(drift))
         self.canvas.setToolTip("Mean cosine distance from the trained model\n" + tips)

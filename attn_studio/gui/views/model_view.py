@@ -41,19 +41,22 @@ class ModelViewData:
     head_scale: np.ndarray
     tokens: tuple
     rollout: bool = False
+    run: object = None  # the ModelRun, for the norm switch (norms computed only when asked for)
 
     @classmethod
     def from_run(cls, run, rollout: bool = False) -> ModelViewData:
         """The data of a ``ModelRun`` (``pretrained.ModelRun``): its weights and the engine's mean or rollout."""
         summary = run.rollout() if rollout else run.mean_attention()
-        return cls(run.attentions, summary, np.asarray(run.head_scale, dtype=np.float64), tuple(run.tokens), rollout)
+        return cls(run.attentions, summary, np.asarray(run.head_scale, dtype=np.float64), tuple(run.tokens), rollout,
+                   run)
 
     @classmethod
     def from_computed(cls, computed) -> ModelViewData:
         """The data of a trained studio's ``Computed`` (``trained.Computed``), with its state's rollout switch."""
         run, rollout = computed.run, bool(computed.state.rollout)
         summary = computed.rollout if rollout else computed.mean_attention
-        return cls(run.attentions, summary, np.asarray(run.head_scale, dtype=np.float64), tuple(run.tokens), rollout)
+        return cls(run.attentions, summary, np.asarray(run.head_scale, dtype=np.float64), tuple(run.tokens), rollout,
+                   run)
 
 
 def _gap(T: int) -> int:
@@ -160,8 +163,17 @@ class ModelView(QtWidgets.QWidget):
             "half the mean attention plus half the identity, rows renormalised, multiplied layer by layer) "
             "instead of the mean over heads")
         self.rollout_check.toggled.connect(self.rolloutToggled)
+        self.norm_check = QtWidgets.QCheckBox("Norm ‖α·f(x)‖")
+        self.norm_check.setObjectName("modelNormCheck")
+        self.norm_check.setToolTip(
+            "Each head's cells show ‖α·f(x)‖, how much of each value vector reaches the output, instead of the "
+            "weight α: a large weight on a value vector of length ≈ 0 does nothing (Kobayashi et al. 2020)")
+        self.norm_check.toggled.connect(lambda on: self.show_data(self._data))
+        self._norms = None  # (run, norms) of the last norm picture
+        self._query: int | None = None
         top = QtWidgets.QHBoxLayout()
         top.addWidget(self.header, 1)
+        top.addWidget(self.norm_check)
         top.addWidget(self.rollout_check)
 
         self.canvas = pg.GraphicsLayoutWidget()
@@ -196,6 +208,14 @@ class ModelView(QtWidgets.QWidget):
         self.outline.setZValue(10)
         self.outline.hide()
         self.plot.addItem(self.outline)
+        # The chosen query's row, marked in the gaps beside every cell (never over its colours),
+        # so a grid of 72 heads reads along one line.
+        self.query_rows = QtWidgets.QGraphicsPathItem()
+        row_pen = QtGui.QPen(SELECT_PEN, 3)
+        row_pen.setCosmetic(True)
+        self.query_rows.setPen(row_pen)
+        self.query_rows.setZValue(9)
+        self.plot.addItem(self.query_rows)
         cache_static(self.plot.getAxis("top"), self.plot.getAxis("left"))
         self.canvas.scene().sigMouseMoved.connect(self._on_mouse_moved)
         self.canvas.scene().sigMouseClicked.connect(self._on_mouse_clicked)
@@ -219,10 +239,19 @@ class ModelView(QtWidgets.QWidget):
             return
         attentions = np.asarray(data.attentions)
         layers, heads, T, _ = attentions.shape
-        cells = np.concatenate([attentions, np.asarray(data.summary)[:, None]], axis=1)
+        summary, top_level = np.asarray(data.summary), 1.0
+        norm = self.norm_check.isChecked() and data.run is not None
+        if norm:
+            attentions = self.norms()
+            top_level = float(attentions.max()) or 1.0
+            summary = summary * top_level  # the last column keeps its weights, stretched to the same bar
+        cells = np.concatenate([attentions, summary[:, None]], axis=1)
         gap = _gap(T)
         image = _mosaic(cells, gap, self._buffers)
-        self.image.setImage(image, levels=(0.0, 1.0), autoLevels=False)
+        self.image.setImage(image, levels=(0.0, top_level), autoLevels=False)
+        if norm or self.colorbar.levels()[1] != 1.0:
+            self.colorbar.setLevels((0.0, top_level))
+            self.colorbar.axis.setLabel("‖α·f(x)‖" if norm else "weight")
         self.image.setRect(QtCore.QRectF(-0.5, -0.5, image.shape[1], image.shape[0]))
         if self._shape != (layers, heads + 1, T):
             self._shape = (layers, heads + 1, T)
@@ -232,6 +261,7 @@ class ModelView(QtWidgets.QWidget):
             self._set_ticks(layers, heads, T, gap, data.rollout)
         self._update_marks()
         self._update_outline()
+        self._update_query()
         if self.rollout_check.isChecked() != data.rollout:
             blocker = QtCore.QSignalBlocker(self.rollout_check)
             self.rollout_check.setChecked(data.rollout)
@@ -241,6 +271,35 @@ class ModelView(QtWidgets.QWidget):
         edited = f" · {silenced} silenced" if silenced else ""
         self.header.setText(f"{layers} layers × {heads} heads, {T} tokens; last column: {last}{edited}. "
                             "Click a head to select it.")
+
+    def norms(self) -> np.ndarray:
+        """``(layers, heads, T, T)``: ‖α·f(x)‖ of the run shown (``pretrained.norm_attention``), kept per run."""
+        from ...pretrained.heads import norm_attention
+
+        if self._norms is None or self._norms[0] is not self._data.run:
+            self._norms = (self._data.run, norm_attention(self._data.run))
+        return self._norms[1]
+
+    def set_query(self, query: int | None) -> None:
+        """Outline the row of query token ``query`` (0-based) in every cell; None hides it."""
+        self._query = None if query is None else int(query)
+        self._update_query()
+
+    def _update_query(self) -> None:
+        path = QtGui.QPainterPath()
+        if self._data is not None and self._shape is not None and self._query is not None:
+            layers, cols, T = self._shape
+            if 0 <= self._query < T:
+                gap = _gap(T)
+                for layer in range(layers):
+                    for column in range(cols):
+                        cell = self.cell_rect(layer, column)
+                        y = cell.top() + self._query + 0.5
+                        path.moveTo(cell.left() - 0.8 * gap, y)
+                        path.lineTo(cell.left() - 0.1, y)
+                        path.moveTo(cell.right() + 0.1, y)
+                        path.lineTo(cell.right() + 0.8 * gap, y)
+        self.query_rows.setPath(path)
 
     def set_selection(self, layer: int | None, head: int | None) -> None:
         """Outline ``(layer, head)`` (0-based); None hides the outline."""
@@ -316,9 +375,24 @@ class ModelView(QtWidgets.QWidget):
         point = self.plot.vb.mapSceneToView(scene_pos)
         return self.cell_at(point.x(), point.y())
 
+    def token_pair_at(self, x: float, y: float) -> tuple[int, int] | None:
+        """``(query, key)`` token indices under the data point ``(x, y)`` inside a cell, else None."""
+        cell = self.cell_at(x, y)
+        if cell is None:
+            return None
+        rect = self.cell_rect(*cell)
+        return int(y - rect.top()), int(x - rect.left())
+
     def _on_mouse_moved(self, scene_pos) -> None:
         cell = self._cell_from_scene(scene_pos)
         text = "" if cell is None else self.hover_text(*cell)
+        if cell is not None:
+            # The tokens under the pointer: the grid has no room for 72 sets of axis labels.
+            point = self.plot.vb.mapSceneToView(scene_pos)
+            pair = self.token_pair_at(point.x(), point.y())
+            tokens = self._data.tokens
+            if pair is not None and max(pair) < len(tokens):
+                text += f"\nhere: “{tokens[pair[0]]}” → “{tokens[pair[1]]}”"
         if text != self.canvas.toolTip():
             # Qt shows the widget's tooltip after the usual hover delay; one already
             # on screen is moved to the new cell's text at once.

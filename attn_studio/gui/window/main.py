@@ -25,6 +25,7 @@ from ..editing.edit_actions import EditActions
 from ..editing.numbers import NumbersPanel
 from ..files.export_actions import ExportActions
 from ..files.file_actions import FileActions
+from ..heads import HeadsTab
 from ..lecture.focus import FocusMode
 from ..lecture.mode import Lecture
 from ..lecture.mode import keys as lecture_keys
@@ -147,6 +148,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.background.failed.connect(self.show_message)
         self.background.busy.connect(self._on_computing)
         self.trained = TrainedWiring(self)  # after the window's own redraw on every change: see its apply()
+        self._add_heads_tab()
         self.training = TrainingWiring(self)  # the training lab's tab and menu, after every other tab
         self.layout_room.fit_to_screen()
         self.layout_room.remember_default()
@@ -205,6 +207,16 @@ class MainWindow(QtWidgets.QMainWindow):
             raise
         if self._steps:
             self._step_timer.start()
+
+    def _add_heads_tab(self) -> None:
+        # The Head Lab's wing meets the trained room here: it gets the studio and a way to select a head.
+        room = self.trained.room
+        self.heads_tab = HeadsTab(lambda layer, head, query=None: room.select(layer=layer, head=head, query=query),
+                                  lambda: self.view_tabs.setCurrentWidget(self.heatmap_view))
+        self.trained.add_tab(self.heads_tab, "Heads", "The Head Lab: every head's report card, find the head "
+                             "that links two words, importance, flow beside rollout, what silencing changed")
+        room.studioChanged.connect(self.heads_tab.set_studio)
+        self.heads_tab.message.connect(lambda text: self._status(text, 5000))
 
     def _add(self, menu, text: str, slot, shortcut=None, name: str = "") -> QtGui.QAction:
         action = menu.addAction(text, slot)
@@ -365,4 +377,5 @@ class MainWindow(QtWidgets.QMainWindow):
         self.background.wait()
         self.trained.close()
         self.training.close()
+        self.heads_tab.shutdown()
         super().closeEvent(event)

@@ -1,0 +1,710 @@
+"""The Heads tab: the Head Lab of a trained model in the window.
+
+- the report card (one sortable row per layer and head) and a grid of the
+  heads' roles; clicking a row selects that head in the trained studio;
+- find the head: two words (or a click on a cell of the selected head's
+  heatmap) rank every head by how much the query sends to the key;
+- the selected head as weights α or as norms ‖α f(x)‖ (Kobayashi et al. 2020);
+- importance by ablation, computed off the GUI thread with progress and Cancel,
+  marked stale after any edit of the model or the sentence;
+- raw attention beside rollout and flow, on one colour scale;
+- what silencing or scaling a head changed, in words and as drift per layer.
+
+The tab imports no other wing: the window hands it a callback that selects a
+head (``select(layer, head[, query])``, 0-based) and one that shows the Attention view,
+and calls :meth:`HeadsTab.set_studio` with the trained studio (or None).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+from PySide6 import QtCore, QtWidgets
+
+from ...pretrained.errors import ModelError
+from ...pretrained.head_table import HeadTable, parse_item, table_csv
+from ...pretrained.heads import attention_flow, find_heads, head_importance, head_report, norm_attention
+from ...safe_files import write_atomic
+from ..files import export
+from ..views.drift_plot import DriftPlot
+from .matrix import MatrixCanvas
+from .report_card import IMPORTANCE_COLUMN, ROLE_COLOURS, ReportCardModel
+from .worker import HeadJob
+
+NORM_NOTE = ("Norm ‖α·f(x)‖: how much of each value vector reaches the output. A large weight on a value "
+             "vector of length ≈ 0 adds almost nothing; the weight α alone does not show that.")
+WEIGHT_NOTE = "Weight α: the share of the query's attention each key gets (each row sums to 1)."
+
+
+def head_name(layer: int, head: int) -> str:
+    """``"5.3"``: layer 5, head 3, counted from 1 (as the window shows them)."""
+    return f"{layer + 1}.{head + 1}"
+
+
+def _embedding(run) -> np.ndarray:
+    return run.hidden_states[-1].mean(axis=0)
+
+
+def silencing_readout(computed, query: int | None = None) -> str:
+    """What the edits changed, in words: the heads silenced or scaled, how far the sentence
+    embedding moved (per cent of its length, and the cosine), and where the selected query
+    now looks most in the head whose answer changed most (``query``: that token instead of the
+    state's query, e.g. the word of the last find)."""
+    run, trained = computed.run, computed.trained_run
+    scale = np.asarray(run.head_scale)
+    changed = [(l, h, float(scale[l, h])) for l, h in zip(*np.nonzero(scale != 1.0))]
+    if run is trained or not changed:
+        if run is not trained:
+            what = "your edits"
+        else:
+            return ("The trained model, unedited. Silence or scale a head (Model panel, or the model view) "
+                    "to see what it changes.")
+    else:
+        parts = [f"silencing {head_name(l, h)}" if s == 0 else f"scaling {head_name(l, h)} by {s:g}"
+                 for l, h, s in changed[:4]]
+        what = ", ".join(parts) + (f" and {len(changed) - 4} more" if len(changed) > 4 else "")
+    e0, e1 = _embedding(trained), _embedding(run)
+    n0 = float(np.linalg.norm(e0))
+    moved = float(np.linalg.norm(e1 - e0)) / n0 * 100 if n0 else 0.0
+    n1 = float(np.linalg.norm(e1))
+    cosine = float(e0 @ e1) / (n0 * n1) if n0 and n1 else 1.0
+    text = f"{what[0].upper()}{what[1:]} moved the sentence embedding by {moved:.1f} % (cosine {cosine:.3f})"
+    q = computed.state.query_index if query is None else query
+    a0, a1 = trained.attentions[:, :, q], run.attentions[:, :, q]
+    before, after = a0.argmax(axis=-1), a1.argmax(axis=-1)
+    moved_heads = np.argwhere(before != after)
+    tokens = run.tokens
+    if len(moved_heads):
+        gain = [a1[l, h, after[l, h]] - a0[l, h, after[l, h]] for l, h in moved_heads]
+        l, h = moved_heads[int(np.argmax(gain))]
+        text += (f"; '{tokens[q]}' now attends '{tokens[after[l, h]]}' most in {head_name(l, h)} "
+                 f"(before: '{tokens[before[l, h]]}')")
+        if len(moved_heads) > 1:
+            text += f", and changed its strongest key in {len(moved_heads) - 1} more heads"
+    else:
+        text += f"; '{tokens[q]}' attends the same key most in every head"
+    return text + "."
+
+
+class HeadsTab(QtWidgets.QWidget):
+    """The Head Lab's widgets (see the module docstring). ``select(layer, head[, query])`` selects a
+    head (and a query token) in the trained studio; ``show_attention()`` brings the Attention view forward."""
+
+    message = QtCore.Signal(str)
+
+    def __init__(self, select: Callable[..., object], show_attention: Callable[[], object] | None = None,
+                 parent=None):
+        super().__init__(parent)
+        self.setObjectName("headsTab")
+        self._select, self._show_attention = select, show_attention
+        self.studio = None
+        self._unsubscribe = None
+        self._run = None            # the run the report was drawn for
+        self._dirty = False
+        self._norm = None
+        self.importance: np.ndarray | None = None
+        self._importance_key = None
+        self.found: list | None = None
+        self._found_words = ("", "")
+        self.flow: np.ndarray | None = None
+        self._flow_key = None
+
+        self.job = HeadJob(self)          # importance
+        self.flow_job = HeadJob(self)     # attention flow
+        self._build()
+        self.job.progress.connect(self._on_progress)
+        self.job.finished.connect(self._on_importance)
+        self.job.failed.connect(lambda tag, text: self._importance_done(f"Importance failed: {text}"))
+        self.job.cancelled.connect(lambda tag: self._importance_done("Cancelled: the importance shown is the last "
+                                                                     "complete one, if any."))
+        self.job.running.connect(self._on_running)
+        self.flow_job.finished.connect(self._on_flow)
+        self.flow_job.failed.connect(lambda tag, text: self.flow_status.setText(f"Flow failed: {text}"))
+        self.flow_job.running.connect(lambda on: self.flow_button.setEnabled(not on))
+
+    # -- building --------------------------------------------------------------------------
+    def _build(self) -> None:
+        outer = QtWidgets.QHBoxLayout(self)
+        outer.setContentsMargins(4, 4, 4, 4)
+        split = QtWidgets.QSplitter(QtCore.Qt.Horizontal)
+        split.setChildrenCollapsible(False)
+        outer.addWidget(split)
+
+        # left: the report card over the role grid
+        left = QtWidgets.QSplitter(QtCore.Qt.Vertical)
+        left.setChildrenCollapsible(False)
+        card = QtWidgets.QWidget()
+        cl = QtWidgets.QVBoxLayout(card)
+        cl.setContentsMargins(0, 0, 0, 0)
+        head = QtWidgets.QHBoxLayout()
+        title = QtWidgets.QLabel("<b>Report card</b> · click: open · double-click: Attention view")
+        title.setToolTip("One row per head (layer.head from 1). Click a row to select that head in the trained "
+                         "model; double-click to show it in the Attention view. Click a header to sort.")
+        title.setWordWrap(True)
+        head.addWidget(title, 1)
+        self.csv_button = QtWidgets.QPushButton("Save CSV…")
+        self.csv_button.setObjectName("headsCsvButton")
+        self.csv_button.clicked.connect(self._ask_csv)
+        head.addWidget(self.csv_button)
+        cl.addLayout(head)
+        self.report_model = ReportCardModel(self)
+        self.proxy = QtCore.QSortFilterProxyModel(self)
+        self.proxy.setSourceModel(self.report_model)
+        self.proxy.setSortRole(QtCore.Qt.UserRole)
+        self.table = QtWidgets.QTableView()
+        self.table.setObjectName("headReportTable")
+        self.table.setModel(self.proxy)
+        self.table.setSortingEnabled(True)
+        self.table.sortByColumn(-1, QtCore.Qt.AscendingOrder)  # (layer, head) order until a header is clicked
+        self.table.setSelectionBehavior(QtWidgets.QAbstractItemView.SelectRows)
+        self.table.setSelectionMode(QtWidgets.QAbstractItemView.SingleSelection)
+        self.table.setEditTriggers(QtWidgets.QAbstractItemView.NoEditTriggers)
+        self.table.verticalHeader().setVisible(False)
+        self.table.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 6)
+        # Columns sized once per report (ResizeToContents would measure all 72 rows on every change).
+        self.table.horizontalHeader().setSectionResizeMode(QtWidgets.QHeaderView.Interactive)
+        self.table.clicked.connect(self._on_row_clicked)
+        self.table.doubleClicked.connect(self._on_row_double_clicked)
+        cl.addWidget(self.table, 1)
+        left.addWidget(card)
+        self.role_grid = MatrixCanvas("Roles of the heads", row_title="layer", col_title="head")
+        self.role_grid.setObjectName("headRoleGrid")
+        self.role_grid.cellClicked.connect(lambda r, c: self.open_head(r, c))
+        left.addWidget(self.role_grid)
+        left.setStretchFactor(0, 2)
+        left.setStretchFactor(1, 1)
+        split.addWidget(left)
+
+        # right: the measures, one page each
+        self.pages = QtWidgets.QTabWidget()
+        self.pages.setObjectName("headsPages")
+        self.pages.setDocumentMode(True)
+        self.pages.setUsesScrollButtons(True)  # the pages' titles scroll rather than widen the window
+        self.pages.tabBar().setExpanding(False)
+        self.pages.addTab(self._build_find(), "Find the head")
+        self.pages.addTab(self._build_importance(), "Importance")
+        self.pages.addTab(self._build_flow(), "Flow vs rollout")
+        self.pages.addTab(self._build_silencing(), "What silencing changed")
+        split.addWidget(self.pages)
+        split.setStretchFactor(0, 2)
+        split.setStretchFactor(1, 3)
+        self.splitter = split
+        self._sized = False
+
+    def _export_button(self, name: str) -> QtWidgets.QPushButton:
+        button = QtWidgets.QPushButton("Export figure…")
+        button.setObjectName(f"headsExport_{name}")
+        button.clicked.connect(lambda: self._ask_figure(name))
+        return button
+
+    def _build_find(self) -> QtWidgets.QWidget:
+        page = QtWidgets.QWidget()
+        lay = QtWidgets.QVBoxLayout(page)
+        row = QtWidgets.QHBoxLayout()
+        row.addWidget(QtWidgets.QLabel("Which heads send"))
+        self.query_edit = QtWidgets.QLineEdit()
+        self.query_edit.setObjectName("findQueryEdit")
+        self.query_edit.setPlaceholderText("it")
+        self.query_edit.setToolTip("A word of the sentence, or #N for token N (from 0; [CLS] is #0)")
+        row.addWidget(self.query_edit, 1)
+        row.addWidget(QtWidgets.QLabel("to"))
+        self.key_edit = QtWidgets.QLineEdit()
+        self.key_edit.setObjectName("findKeyEdit")
+        self.key_edit.setPlaceholderText("animal")
+        self.key_edit.setToolTip(self.query_edit.toolTip())
+        row.addWidget(self.key_edit, 1)
+        self.find_button = QtWidgets.QPushButton("Find")
+        self.find_button.setObjectName("findHeadsButton")
+        self.find_button.clicked.connect(lambda: self.find(self.query_edit.text(), self.key_edit.text()))
+        self.query_edit.returnPressed.connect(self.find_button.click)
+        self.key_edit.returnPressed.connect(self.find_button.click)
+        row.addWidget(self.find_button)
+        lay.addLayout(row)
+        self.find_message = QtWidgets.QLabel("Type two words, or click a cell of the heatmap below "
+                                             "(its row is the query, its column the key).")
+        self.find_message.setObjectName("findMessage")
+        self.find_message.setWordWrap(True)
+        lay.addWidget(self.find_message)
+        body = QtWidgets.QSplitter(QtCore.Qt.Horizontal)
+        body.setChildrenCollapsible(False)
+        self.found_table = QtWidgets.QTableWidget(0, 3)
+        self.found_table.setObjectName("foundHeadsTable")
+        self.found_table.setHorizontalHeaderLabels(["Head", "Weight", "Role"])
+        self.found_table.verticalHeader().setVisible(False)
+        self.found_table.setEditTriggers(QtWidgets.QAbstractItemView.NoEditTriggers)
+        self.found_table.setSelectionBehavior(QtWidgets.QAbstractItemView.SelectRows)
+        self.found_table.horizontalHeader().setSectionResizeMode(QtWidgets.QHeaderView.ResizeToContents)
+        self.found_table.horizontalHeader().setStretchLastSection(True)
+        self.found_table.setMinimumWidth(160)
+        self.found_table.setMaximumWidth(280)  # the rest goes to the head's heatmap
+        self.found_table.cellClicked.connect(self._on_found_clicked)
+        body.addWidget(self.found_table)
+        right = QtWidgets.QWidget()
+        rl = QtWidgets.QVBoxLayout(right)
+        rl.setContentsMargins(0, 0, 0, 0)
+        switch = QtWidgets.QHBoxLayout()
+        self.weight_radio = QtWidgets.QRadioButton("weight α")
+        self.norm_radio = QtWidgets.QRadioButton("norm ‖α·f(x)‖")
+        self.weight_radio.setObjectName("weightRadio")
+        self.norm_radio.setObjectName("normRadio")
+        self.weight_radio.setChecked(True)
+        self.norm_radio.toggled.connect(lambda on: self._draw_head())
+        switch.addWidget(self.weight_radio)
+        switch.addWidget(self.norm_radio)
+        switch.addStretch(1)
+        switch.addWidget(self._export_button("head"))
+        rl.addLayout(switch)
+        self.head_map = MatrixCanvas("", row_title="query", col_title="key")
+        self.head_map.setObjectName("headHeatmap")
+        self.head_map.cellClicked.connect(self._on_head_cell)
+        rl.addWidget(self.head_map, 1)
+        self.norm_note = QtWidgets.QLabel(WEIGHT_NOTE)
+        self.norm_note.setObjectName("normNote")
+        self.norm_note.setWordWrap(True)
+        rl.addWidget(self.norm_note)
+        body.addWidget(right)
+        body.setStretchFactor(0, 1)
+        body.setStretchFactor(1, 3)
+        lay.addWidget(body, 1)
+        return page
+
+    def _build_importance(self) -> QtWidgets.QWidget:
+        page = QtWidgets.QWidget()
+        lay = QtWidgets.QVBoxLayout(page)
+        row = QtWidgets.QHBoxLayout()
+        self.importance_button = QtWidgets.QPushButton("Run importance")
+        self.importance_button.setObjectName("importanceButton")
+        self.importance_button.setToolTip("Silence each head in turn and measure how far the sentence embedding "
+                                          "moves (1 − cosine); runs in the background")
+        self.importance_button.clicked.connect(self.run_importance)
+        row.addWidget(self.importance_button)
+        self.importance_bar = QtWidgets.QProgressBar()
+        self.importance_bar.setObjectName("importanceProgress")
+        self.importance_bar.setFormat("%v of %m heads")
+        self.importance_bar.setValue(0)
+        row.addWidget(self.importance_bar, 1)
+        self.cancel_button = QtWidgets.QPushButton("Cancel")
+        self.cancel_button.setObjectName("importanceCancel")
+        self.cancel_button.setEnabled(False)
+        self.cancel_button.clicked.connect(lambda: self.job.cancel())
+        row.addWidget(self.cancel_button)
+        row.addWidget(self._export_button("importance"))
+        lay.addLayout(row)
+        self.importance_status = QtWidgets.QLabel("Not computed yet: it silences every head once "
+                                                  "(a few seconds for MiniLM).")
+        self.importance_status.setObjectName("importanceStatus")
+        self.importance_status.setWordWrap(True)
+        lay.addWidget(self.importance_status)
+        self.importance_map = MatrixCanvas("Importance: 1 − cosine of the sentence embedding without the head",
+                                           row_title="layer", col_title="head")
+        self.importance_map.setObjectName("importanceMap")
+        self.importance_map.cellClicked.connect(lambda r, c: self.open_head(r, c))
+        lay.addWidget(self.importance_map, 1)
+        return page
+
+    def _build_flow(self) -> QtWidgets.QWidget:
+        page = QtWidgets.QWidget()
+        lay = QtWidgets.QVBoxLayout(page)
+        row = QtWidgets.QHBoxLayout()
+        row.addWidget(QtWidgets.QLabel("Raw attention of layer"))
+        self.flow_layer = QtWidgets.QSpinBox()
+        self.flow_layer.setObjectName("flowLayerSpin")
+        self.flow_layer.setRange(1, 1)
+        self.flow_layer.valueChanged.connect(lambda v: self._draw_flow())
+        row.addWidget(self.flow_layer)
+        self.flow_button = QtWidgets.QPushButton("Compute flow")
+        self.flow_button.setObjectName("flowButton")
+        self.flow_button.setToolTip("Attention flow as a maximum flow through the layers (about a second)")
+        self.flow_button.clicked.connect(self.run_flow)
+        row.addWidget(self.flow_button)
+        row.addStretch(1)
+        row.addWidget(self._export_button("flow"))
+        lay.addLayout(row)
+        self.flow_status = QtWidgets.QLabel("Raw: one layer's attention, mean over its heads. Rollout and flow: the "
+                                            "whole model. Rollout multiplies the layers' attention; flow asks how much "
+                                            "can pass the narrowest cut. All three on one colour scale.")
+        self.flow_status.setObjectName("flowStatus")
+        self.flow_status.setWordWrap(True)
+        lay.addWidget(self.flow_status)
+        maps = QtWidgets.QWidget()
+        self.flow_panel = maps
+        ml = QtWidgets.QHBoxLayout(maps)
+        ml.setContentsMargins(0, 0, 0, 0)
+        self.raw_map = MatrixCanvas("Raw", row_title="query", col_title="key")
+        self.rollout_map = MatrixCanvas("Rollout", row_title="output", col_title="input")
+        self.flow_map = MatrixCanvas("Flow", row_title="output", col_title="input")
+        # The first carries the row labels and the last the colour bar: a little more room for each,
+        # so the three grids come out about the same size.
+        for name, canvas, stretch in (("rawMap", self.raw_map, 6), ("rolloutMap", self.rollout_map, 5),
+                                      ("flowMap", self.flow_map, 6)):
+            canvas.setObjectName(name)
+            ml.addWidget(canvas, stretch)
+        # One colour scale for the three: the bar once, at the right; the rows named once, at the left.
+        self.raw_map.show_bar = self.rollout_map.show_bar = False
+        self.rollout_map.show_row_labels = self.flow_map.show_row_labels = False
+        lay.addWidget(maps, 1)
+        return page
+
+    def _build_silencing(self) -> QtWidgets.QWidget:
+        page = QtWidgets.QWidget()
+        lay = QtWidgets.QVBoxLayout(page)
+        row = QtWidgets.QHBoxLayout()
+        self.readout = QtWidgets.QLabel()
+        self.readout.setObjectName("silencingReadout")
+        self.readout.setWordWrap(True)
+        self.readout.setTextInteractionFlags(QtCore.Qt.TextSelectableByMouse)
+        row.addWidget(self.readout, 1)
+        row.addWidget(self._export_button("silencing"))
+        lay.addLayout(row)
+        self.drift = DriftPlot()
+        lay.addWidget(self.drift, 1)
+        return page
+
+    # -- the studio ------------------------------------------------------------------------
+    def set_studio(self, studio) -> None:
+        """Show ``studio`` (a ``TrainedStudio``), or nothing (None). A running sweep is cancelled."""
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+        self.job.cancel(quiet=True)
+        self.flow_job.cancel(quiet=True)
+        self.studio = studio
+        self._run = None
+        self.importance, self._importance_key = None, None
+        self.flow, self._flow_key = None, None
+        self.found = None
+        self.found_table.setRowCount(0)
+        if studio is not None:
+            self._unsubscribe = studio.subscribe(lambda change: self._changed())
+        self.importance_status.setText("Not computed yet: it silences every head once.")
+        self.importance_bar.setValue(0)
+        self.refresh(force=True)
+
+    def _changed(self) -> None:
+        if self.isVisible():
+            self.refresh()
+        else:
+            self._dirty = True
+
+    def showEvent(self, event):
+        super().showEvent(event)
+        if not self._sized:
+            # The report card gets the larger share: it is what the tab is about.
+            self._sized = True
+            total = max(self.splitter.width(), 600)
+            self.splitter.setSizes([total * 11 // 20, total * 9 // 20])
+        if self._dirty:
+            self.refresh()
+
+    @staticmethod
+    def _key(state):
+        return (state.sentence, state.edits)
+
+    def refresh(self, force: bool = False) -> None:
+        """Redraw from the studio's computed numbers (cheap when only the selection moved)."""
+        self._dirty = False
+        studio = self.studio
+        if studio is None:
+            self.report_model.set_report(None)
+            self.role_grid.set_matrix(None, [], [], note="No trained model.")
+            self.head_map.set_matrix(None, [], [], note="No trained model.")
+            self.importance_map.set_matrix(None, [], [], note="No trained model.")
+            for canvas in (self.raw_map, self.rollout_map, self.flow_map):
+                canvas.set_matrix(None, [], [])
+            self.readout.setText("")
+            self.drift.show_drift(None)
+            return
+        computed = studio.computed
+        run = computed.run
+        if force or run is not self._run:
+            self._run = run
+            report = head_report(run)
+            sized = self.report_model.report is not None
+            self.report_model.set_report(report)
+            if not sized:
+                self.table.resizeColumnsToContents()
+            self._norm = norm_attention(run)
+            layers, heads = report.role.shape
+            colours = [[ROLE_COLOURS[str(report.role[l, h])] for h in range(heads)] for l in range(layers)]
+            present = [name for name in ROLE_COLOURS if (report.role == name).any()]
+            self.role_grid.set_matrix(np.zeros((layers, heads)), [str(i + 1) for i in range(layers)],
+                                      [str(i + 1) for i in range(heads)], colours=colours,
+                                      legend=[(name, ROLE_COLOURS[name]) for name in present])
+            self.flow_layer.setRange(1, layers)
+            if self.flow_layer.value() == 1 and layers > 1 and self._flow_key is None:
+                self.flow_layer.setValue(layers)
+            self.readout.setText(silencing_readout(computed, self._found_query(run)))
+            self.drift.show_drift(computed.drift, computed.state.edits.layers_touched())
+            self._draw_flow()
+            self._refresh_importance()
+            if self.found is not None:
+                self.find(*self._found_words, open_top=False)
+        state = computed.state
+        self._draw_head()
+        self.role_grid.set_highlight(state.layer_index, state.head_index)
+        self.importance_map.set_highlight(state.layer_index, state.head_index)
+        self._select_row(state.layer_index, state.head_index)
+
+    # -- the report card -------------------------------------------------------------------
+    def _select_row(self, layer: int, head: int) -> None:
+        model = self.report_model
+        if model.report is None:
+            return
+        source = model.index(layer * model.report.role.shape[1] + head, 0)
+        index = self.proxy.mapFromSource(source)
+        if self.table.currentIndex().row() != index.row():
+            blocker = QtCore.QSignalBlocker(self.table.selectionModel())
+            self.table.selectRow(index.row())
+            del blocker
+
+    def _head_at(self, index) -> tuple[int, int]:
+        return self.report_model.head_of_row(self.proxy.mapToSource(index).row())
+
+    def _on_row_clicked(self, index) -> None:
+        self.open_head(*self._head_at(index))
+
+    def _on_row_double_clicked(self, index) -> None:
+        self.open_head(*self._head_at(index))
+        if self._show_attention is not None:
+            self._show_attention()
+
+    def open_head(self, layer: int, head: int, query: int | None = None) -> None:
+        """Select head ``head`` of layer ``layer`` (0-based) in the trained studio, and the query token
+        ``query`` when given."""
+        if query is None:
+            self._select(int(layer), int(head))
+        else:
+            self._select(int(layer), int(head), int(query))
+
+    # -- find the head ---------------------------------------------------------------------
+    def find(self, query: str, key: str, open_top: bool = True) -> bool:
+        """Rank every head by the share of ``query``'s attention that goes to ``key`` and open the first.
+
+        A word not in the sentence (or a bad ``#N``) is said in the message line and nothing else changes.
+        """
+        if self.studio is None:
+            self.find_message.setText("Choose a trained model first.")
+            return False
+        run = self.studio.computed.run
+        try:
+            found = find_heads(run, parse_item(query), parse_item(key))
+        except ModelError as exc:
+            self.find_message.setText(f"<span style='color:#c0392b'>{exc}</span>")
+            return False
+        self.found, self._found_words = found, (query, key)
+        role = self.report_model.report.role if self.report_model.report is not None else head_report(run).role
+        shown = found[:24]
+        self.found_table.setRowCount(len(shown))
+        for row, (layer, head, weight) in enumerate(shown):
+            for col, text in enumerate((head_name(layer, head), f"{weight:.3f}", str(role[layer, head]))):
+                item = QtWidgets.QTableWidgetItem(text)
+                item.setData(QtCore.Qt.UserRole, (layer, head))
+                self.found_table.setItem(row, col, item)
+        layer, head, weight = found[0]
+        self.find_message.setText(f"'{query}' → '{key}': head {head_name(layer, head)} sends {weight:.0%} of "
+                                  f"'{query}''s attention to '{key}' (layer.head, from 1).")
+        if open_top:
+            self.found_table.selectRow(0)
+            self.open_head(layer, head, self._found_query(run))
+        return True
+
+    def _found_query(self, run) -> int | None:
+        # The readout follows the word of the last find ("it"), else the selected query.
+        if self.found is None:
+            return None
+        try:
+            item = parse_item(self._found_words[0])
+            return item if isinstance(item, int) and item < len(run.tokens) else run.word_tokens(item)[0]
+        except ModelError:
+            return None
+
+    def _on_found_clicked(self, row: int, col: int) -> None:
+        item = self.found_table.item(row, 0)
+        if item is not None:
+            self.open_head(*item.data(QtCore.Qt.UserRole))
+
+    def _token_item(self, index: int) -> str:
+        run = self.studio.computed.run
+        word = run.tokens[index]
+        try:
+            if word.isalnum() and run.word_tokens(word)[0] == index:
+                return word
+        except ModelError:
+            pass
+        return f"#{index}"
+
+    def _on_head_cell(self, row: int, col: int) -> None:
+        if self.studio is None:
+            return
+        query, key = self._token_item(row), self._token_item(col)
+        self.query_edit.setText(query)
+        self.key_edit.setText(key)
+        self.find(query, key)
+
+    def _draw_head(self) -> None:
+        if self.studio is None or self._run is None:
+            return
+        state = self.studio.computed.state
+        run = self._run
+        layer, head = state.layer_index, state.head_index
+        tokens = list(run.tokens)
+        if self.norm_radio.isChecked():
+            values = self._norm[layer, head]
+            top = float(self._norm[layer].max())
+            self.head_map.set_matrix(values, tokens, tokens, 0.0, top if top > 0 else 1.0,
+                                     title=f"Head {head_name(layer, head)}: norm ‖α·f(x)‖ "
+                                           f"(scale: 0 to the layer's largest)")
+            self.norm_note.setText(NORM_NOTE)
+        else:
+            self.head_map.set_matrix(run.attentions[layer, head], tokens, tokens, 0.0, 1.0,
+                                     title=f"Head {head_name(layer, head)}: weights α (scale 0 to 1)")
+            self.norm_note.setText(WEIGHT_NOTE)
+        self.head_map.set_highlight(state.query_index, None)
+
+    # -- importance ------------------------------------------------------------------------
+    def run_importance(self) -> None:
+        """Ablate every head in the background (progress in the bar; Cancel stops it)."""
+        if self.studio is None:
+            return
+        computed = self.studio.computed
+        run, key = computed.run, self._key(computed.state)
+        layers, heads = run.head_scale.shape
+        self.importance_bar.setRange(0, layers * heads)
+        self.importance_bar.setValue(0)
+        self.importance_status.setText("Silencing each head in turn…")
+        self.job.start(lambda progress, cancel: head_importance(run, progress, cancel=cancel), tag=key)
+
+    def _on_running(self, on: bool) -> None:
+        self.importance_button.setEnabled(not on)
+        self.cancel_button.setEnabled(on)
+
+    def _on_progress(self, done: int, total: int) -> None:
+        self.importance_bar.setMaximum(total)
+        self.importance_bar.setValue(done)
+
+    def _on_importance(self, key, importance) -> None:
+        self.importance, self._importance_key = importance, key
+        self._refresh_importance()
+        self.table.resizeColumnToContents(IMPORTANCE_COLUMN)
+
+    def _importance_done(self, text: str) -> None:
+        self.importance_status.setText(text)
+        self.importance_bar.setValue(0)
+
+    def importance_stale(self) -> bool:
+        """True when the importance shown was computed before the last edit of the model or sentence."""
+        return (self.importance is not None and self.studio is not None
+                and self._importance_key != self._key(self.studio.computed.state))
+
+    def _refresh_importance(self) -> None:
+        if self.importance is None:
+            self.report_model.set_importance(None)
+            self.importance_map.set_matrix(None, [], [], note="Run importance to see it here.")
+            return
+        stale = self.importance_stale()
+        layers, heads = self.importance.shape
+        top = float(self.importance.max())
+        self.report_model.set_importance(self.importance, stale)
+        self.importance_map.set_matrix(self.importance, [str(i + 1) for i in range(layers)],
+                                       [str(i + 1) for i in range(heads)], 0.0, top if top > 0 else 1.0)
+        self.importance_map.set_stale(stale)
+        l, h = np.unravel_index(int(np.argmax(self.importance)), self.importance.shape)
+        self.importance_status.setText(
+            "Stale: the model or the sentence changed since; run again." if stale else
+            f"Most important: head {head_name(l, h)} (1 − cosine {top:.4f}). Scale 0 to {top:.3g}.")
+
+    # -- flow ------------------------------------------------------------------------------
+    def run_flow(self) -> None:
+        """Compute attention flow for the whole model in the background, then draw it beside rollout."""
+        if self.studio is None:
+            return
+        computed = self.studio.computed
+        run, key = computed.run, self._key(computed.state)
+        self.flow_status.setText("Computing attention flow…")
+        self.flow_job.start(lambda progress, cancel: attention_flow(run), tag=key)
+
+    def _on_flow(self, key, flow) -> None:
+        self.flow, self._flow_key = flow, key
+        self.flow_status.setText("Raw: one layer's attention, mean over its heads. Rollout and flow: the whole "
+                                 "model. Rollout multiplies the layers' attention; flow asks how much can pass the "
+                                 "narrowest cut. All three on one colour scale.")
+        self._draw_flow()
+
+    def _draw_flow(self) -> None:
+        if self.studio is None:
+            return
+        computed = self.studio.computed
+        tokens = list(computed.run.tokens)
+        layer = min(self.flow_layer.value(), computed.mean_attention.shape[0]) - 1
+        raw, rollout = computed.mean_attention[layer], computed.rollout[-1]
+        flow = self.flow if self._flow_key == self._key(computed.state) else None
+        top = max(float(raw.max()), float(rollout.max()), float(flow.max()) if flow is not None else 0.0)
+        self.raw_map.set_matrix(raw, tokens, tokens, 0.0, top, title=f"Raw, layer {layer + 1}")
+        self.rollout_map.set_matrix(rollout, tokens, tokens, 0.0, top)
+        if flow is None:
+            self.flow_map.set_matrix(None, [], [], note="Compute flow to see it here.")
+        else:
+            self.flow_map.set_matrix(flow, tokens, tokens, 0.0, top)
+
+    # -- export ----------------------------------------------------------------------------
+    def figure_widgets(self) -> dict:
+        """The tab's figures by name: the selected head, importance, flow beside rollout, silencing, roles."""
+        return {"head": self.head_map, "importance": self.importance_map, "flow": self.flow_panel,
+                "silencing": self.drift, "roles": self.role_grid}
+
+    def export_figure(self, name: str, path) -> str:
+        """Save figure ``name`` (see :meth:`figure_widgets`) as PNG, SVG or PDF by ``path``'s extension."""
+        widget = self.figure_widgets()[name]
+        title = None
+        if self.studio is not None:
+            s = self.studio.computed.state
+            title = f"{s.sentence} — {self.studio.model.name}"
+        return export.export_figure(export.Panel(widget, name=f"heads-{name}", title=title), path)
+
+    def head_table(self) -> HeadTable | None:
+        """The report card (with importance and the last find, when there are) as a ``HeadTable``."""
+        if self.studio is None or self.report_model.report is None:
+            return None
+        run = self.studio.computed.run
+        importance = None if self.importance_stale() else self.importance
+        found = None if self.found is None else tuple(self.found)
+        q, k = self._found_words if self.found is not None else (None, None)
+        return HeadTable(run.model.name, tuple(run.tokens), self.report_model.report, importance, found, q, k)
+
+    def export_csv(self, path) -> None:
+        """Write the report card as CSV (atomically)."""
+        table = self.head_table()
+        if table is None:
+            raise ModelError("no trained model: nothing to write")
+        write_atomic(Path(path), table_csv(table).encode("utf-8"))
+
+    def _ask_figure(self, name: str) -> None:
+        path, _ = QtWidgets.QFileDialog.getSaveFileName(self, "Export figure", f"heads-{name}.png",
+                                                        "PNG (*.png);;SVG (*.svg);;PDF (*.pdf)")
+        if path:
+            try:
+                self.export_figure(name, path)
+            except (OSError, ValueError) as exc:
+                self.message.emit(f"Could not export: {exc}")
+            else:
+                self.message.emit(f"Exported {path}")
+
+    def _ask_csv(self) -> None:
+        path, _ = QtWidgets.QFileDialog.getSaveFileName(self, "Save report card", "heads.csv", "CSV (*.csv)")
+        if path:
+            try:
+                self.export_csv(path)
+            except (OSError, ValueError) as exc:
+                self.message.emit(f"Could not save: {exc}")
+            else:
+                self.message.emit(f"Saved {path}")
+
+    def shutdown(self) -> None:
+        """Stop listening and wait for the background measures (the window closing)."""
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+            self._unsubscribe = None
+        self.job.wait()
+        self.flow_job.wait()
