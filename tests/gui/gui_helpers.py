@@ -109,3 +109,12 @@ def bring_forward(widget) -> None:
         if isinstance(parent, QtWidgets.QStackedWidget):
             parent.setCurrentWidget(child)
         child, parent = parent, parent.parentWidget()
+
+
+def wait_idle(qtbot, window) -> None:
+    """Until the trained room's worker has nothing left to do, then let the bridge and views catch up."""
+    room = window.trained.room
+    qtbot.waitUntil(lambda: not room.worker.is_busy(), timeout=60000)
+    settle(window)
+    window.bridge.flush()
+    settle(window)

@@ -8,7 +8,7 @@ import pytest
 from PySide6 import QtCore
 
 from attn_studio.pretrained import default_model_zip
-from gui_helpers import settle
+from gui_helpers import settle, wait_idle
 
 pytestmark = pytest.mark.skipif(default_model_zip() is None, reason="all-MiniLM-L6-v2 is not installed")
 
@@ -26,14 +26,6 @@ def minilm():
     from attn_studio.pretrained import load_pretrained
 
     return load_pretrained()
-
-
-def wait_idle(qtbot, window):
-    room = window.trained.room
-    qtbot.waitUntil(lambda: not room.worker.is_busy(), timeout=60000)
-    settle(window)
-    window.bridge.flush()
-    settle(window)
 
 
 @pytest.fixture

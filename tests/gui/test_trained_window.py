@@ -8,7 +8,7 @@ import pytest
 from PySide6 import QtWidgets
 
 from attn_studio.pretrained import default_model_zip
-from gui_helpers import settle
+from gui_helpers import settle, wait_idle
 
 pytestmark = pytest.mark.skipif(default_model_zip() is None, reason="all-MiniLM-L6-v2 is not installed")
 
@@ -20,15 +20,6 @@ def minilm():
     from attn_studio.pretrained import load_pretrained
 
     return load_pretrained()
-
-
-def wait_idle(qtbot, window):
-    """Until the trained room's worker has nothing left to do, then let the bridge and views catch up."""
-    room = window.trained.room
-    qtbot.waitUntil(lambda: not room.worker.is_busy(), timeout=60000)
-    settle(window)
-    window.bridge.flush()
-    settle(window)
 
 
 def choose(window, text: str) -> None:
