@@ -13,27 +13,33 @@ tests run it without a display::
 from __future__ import annotations
 
 import dataclasses
-import functools
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
 import numpy as np
 
+from .curves import (  # noqa: F401 (the curves' names: still importable from here)
+    CURVE_DIMS,
+    CURVES_FILE,
+    SATURATION_SAMPLES,
+    SATURATION_SEQ_LEN,
+    VARIANCE_SAMPLES,
+    _shipped_curve,
+    cached_saturation_curve,
+    cached_variance_curve,
+    default_curves,
+    save_default_curves,
+)
 from .engine import (
     EngineError,
     MultiHeadResult,
-    SaturationCurve,
-    VarianceCurve,
     Vocabulary,
-    dot_product_variance,
     multi_head_attention,
     sinusoidal_positions,
-    softmax,
-    softmax_saturation,
 )
 from .formatting import format_number
-from .resources import resources_dir
+from .readings import LayerReadings, score_variance  # noqa: F401 (score_variance: still importable from here)
 from .state import SELECTION_FIELDS, StateError, StudioState, WEIGHT_NAMES, parse_number
 
 UNDO_LIMIT = 500
@@ -51,87 +57,6 @@ COMPARE_MODES = ("scale", "causal", "temperature", "pinned")
 # Fields that change the token vectors X (everything else only changes what is
 # done with them).
 _EMBEDDING_FIELDS = frozenset({"sentence", "target_sentence", "d_model", "seed", "positional", "embedding_edits"})
-
-# The dimensions the variance and saturation curves are drawn over.
-CURVE_DIMS = np.unique(np.round(np.logspace(0, 10, 41, base=2)).astype(int))
-CURVE_DIMS.flags.writeable = False
-VARIANCE_SAMPLES = 2500
-SATURATION_SAMPLES = 200
-SATURATION_SEQ_LEN = 16
-
-
-def _frozen(curve):
-    """``curve`` with read-only arrays: a cached curve is shared by every Studio."""
-    for f in fields(curve):
-        value = getattr(curve, f.name)
-        if isinstance(value, np.ndarray):
-            value.flags.writeable = False
-    return curve
-
-
-# The window's curves, computed ahead and shipped (drawing their samples took 0.3 s of
-# every start). Made by save_default_curves; a test checks it equals a fresh computation.
-CURVES_FILE = "curves.npz"
-_CURVE_TYPES = {"variance": VarianceCurve, "saturation": SaturationCurve}
-
-
-def _shipped_curve(kind: str, dims: tuple[int, ...], params: tuple[int, ...]):
-    """Curve ``kind`` from the shipped file when it was made for ``dims`` and ``params``; else None."""
-    try:
-        with np.load(resources_dir() / CURVES_FILE, allow_pickle=False) as data:
-            if tuple(int(d) for d in data[f"{kind}_dims"]) != dims or \
-                    tuple(int(p) for p in data[f"{kind}_params"]) != params:
-                return None
-            cls = _CURVE_TYPES[kind]
-            return cls(**{f.name: np.array(data[f"{kind}_{f.name}"], dtype=np.float64 if f.name != "dims" else None)
-                          for f in fields(cls)})
-    except (OSError, KeyError, ValueError):
-        return None
-
-
-@functools.lru_cache(maxsize=16)
-def cached_variance_curve(dims: tuple[int, ...], n_samples: int, seed: int):
-    """:func:`~attn_studio.engine.dot_product_variance`, computed once per (dims, n_samples, seed).
-
-    The curve does not depend on the model, so every Studio (and every window)
-    shares one copy instead of drawing thousands of samples again; the default
-    one comes from the shipped file.
-    """
-    curve = _shipped_curve("variance", dims, (n_samples, seed))
-    if curve is None:
-        curve = dot_product_variance(np.asarray(dims), n_samples=n_samples, seed=seed)
-    return _frozen(curve)
-
-
-@functools.lru_cache(maxsize=16)
-def cached_saturation_curve(dims: tuple[int, ...], seq_len: int, n_samples: int, seed: int):
-    """:func:`~attn_studio.engine.softmax_saturation`, computed once per (dims, seq_len, n_samples, seed)."""
-    curve = _shipped_curve("saturation", dims, (seq_len, n_samples, seed))
-    if curve is None:
-        curve = softmax_saturation(np.asarray(dims), seq_len=seq_len, n_samples=n_samples, seed=seed)
-    return _frozen(curve)
-
-
-def default_curves() -> dict[str, np.ndarray]:
-    """The window's two curves, computed now by the engine, as the named arrays of :data:`CURVES_FILE`."""
-    dims = np.asarray(CURVE_DIMS)
-    curves = {
-        "variance": (dot_product_variance(dims, n_samples=VARIANCE_SAMPLES, seed=0), (VARIANCE_SAMPLES, 0)),
-        "saturation": (softmax_saturation(dims, seq_len=SATURATION_SEQ_LEN, n_samples=SATURATION_SAMPLES, seed=0),
-                       (SATURATION_SEQ_LEN, SATURATION_SAMPLES, 0)),
-    }
-    arrays = {}
-    for kind, (curve, params) in curves.items():
-        arrays[f"{kind}_params"] = np.asarray(params, dtype=np.int64)
-        for f in fields(curve):
-            arrays[f"{kind}_{f.name}"] = np.asarray(getattr(curve, f.name))
-    return arrays
-
-
-def save_default_curves(path) -> None:
-    """Write :func:`default_curves` to ``path`` (``resources/curves.npz``), after the curves' code or sizes change."""
-    np.savez(path, **default_curves())
-
 
 @dataclass(frozen=True)
 class Comparison:
@@ -208,58 +133,6 @@ class ComputedChange:
     x: tuple
     result: MultiHeadResult
     score_variance: float | None = None  # computed with the result (the √d_k plot reads it)
-
-
-class LayerReadings:
-    """What the views read beside the result, the same for a toy model and a trained layer.
-
-    A studio that mixes this in has ``result`` (a ``MultiHeadResult``), ``state``
-    (with ``d_k``) and a ``_weights_with`` dict for its cache.
-    """
-
-    def weights_with(self, kind: str) -> np.ndarray:
-        """The result's logits normalised with another softmax ``kind`` ``(heads, Tq, Tk)``.
-
-        Lets a view put the stable result beside the naive one that overflowed.
-        Computed once per result and kind (the heatmap and its tooltips ask often);
-        the array is read-only.
-        """
-        cached = self._weights_with.get(kind)
-        if cached is not None and cached[0] is self.result:
-            return cached[1]
-        weights = softmax(self.result.logits, axis=-1, kind=kind)
-        weights.flags.writeable = False
-        self._weights_with[kind] = (self.result, weights)
-        return weights
-
-    # -- curves (independent of the state; computed once per process) --------
-    def variance_curve(self):
-        """var(q·k) against d for random unit-variance vectors (shared by every studio)."""
-        return cached_variance_curve(tuple(int(d) for d in CURVE_DIMS), VARIANCE_SAMPLES, 0)
-
-    def saturation_curve(self):
-        """Softmax saturation against d (shared by every studio)."""
-        return cached_saturation_curve(tuple(int(d) for d in CURVE_DIMS), SATURATION_SEQ_LEN, SATURATION_SAMPLES, 0)
-
-    def measured_score_variance(self) -> tuple[float, float]:
-        """Variance of the result's raw scores q·k (all heads) and of the scaled ones (÷ d_k).
-
-        NaN when there are fewer than two scores to measure.
-        """
-        result = self.result
-        cached = getattr(self, "_score_variance", None)
-        if cached is not None and cached[0] is result:
-            raw = cached[1]
-        else:
-            raw = score_variance(result)
-            self._score_variance = (result, raw)
-        return raw, raw / self.state.d_k
-
-
-def score_variance(result: MultiHeadResult) -> float:
-    """Variance of ``result``'s raw scores (all heads); NaN when there are fewer than two."""
-    scores = result.scores
-    return float(np.var(scores)) if scores.size >= 2 else float("nan")
 
 
 class Studio(LayerReadings):

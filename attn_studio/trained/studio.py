@@ -14,7 +14,7 @@ from ..pretrained import Edits, ModelError, ModelRun, TrainedModel
 from ..pretrained.model import MAX_HEAD_SCALE, PROJECTIONS
 from ..schema import ModelRef, TrainedSession
 from ..state import StateError, check_text, parse_number
-from ..studio import LayerReadings
+from ..readings import LayerReadings
 from .models import state_from_session
 from .state import DEFAULT_SENTENCE, SELECTION_FIELDS, TrainedState, _ro, model_ref
 
