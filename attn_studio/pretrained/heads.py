@@ -337,6 +337,12 @@ def _silenced_embeddings(run, layer: int, silenced: list[int]) -> np.ndarray:
     return states.mean(axis=1)
 
 
+def sentence_embedding(run) -> np.ndarray:
+    """The sentence embedding ``head_importance`` compares: the mean of the last hidden states
+    over all T tokens (special tokens included), shape (d_model,)."""
+    return run.hidden_states[-1].mean(axis=0)
+
+
 def head_importance(run, progress: Callable[[int, int], object] | None = None, *,
                     cancel: Callable[[], bool] | None = None) -> np.ndarray:
     """``(L, H)``: 1 - cos(e, e_-h) for every head, silencing one head at a time.
@@ -358,7 +364,7 @@ def head_importance(run, progress: Callable[[int, int], object] | None = None, *
     a = _attentions(run)
     layers, heads, t, _ = a.shape
     total = layers * heads
-    e = run.hidden_states[-1].mean(axis=0)
+    e = sentence_embedding(run)
     importance = np.zeros((layers, heads))
     group = max(1, ABLATION_BLOCK // max(1, heads * t * t))
     done = 0

@@ -25,7 +25,15 @@ from PySide6 import QtCore, QtWidgets
 
 from ...pretrained.errors import ModelError
 from ...pretrained.head_table import HeadTable, parse_item, table_csv
-from ...pretrained.heads import attention_flow, find_heads, head_importance, head_report, norm_attention
+from ...engine import cosine
+from ...pretrained.heads import (
+    attention_flow,
+    find_heads,
+    head_importance,
+    head_report,
+    norm_attention,
+    sentence_embedding,
+)
 from ...safe_files import write_atomic
 from ..files import export
 from .pages import NORM_NOTE, WEIGHT_NOTE, HeadsPages  # noqa: F401 (the notes: still importable from here)
@@ -37,10 +45,6 @@ from .worker import HeadJob
 def head_name(layer: int, head: int) -> str:
     """``"5.3"``: layer 5, head 3, counted from 1 (as the window shows them)."""
     return f"{layer + 1}.{head + 1}"
-
-
-def _embedding(run) -> np.ndarray:
-    return run.hidden_states[-1].mean(axis=0)
 
 
 def silencing_readout(computed, query: int | None = None) -> str:
@@ -61,12 +65,11 @@ def silencing_readout(computed, query: int | None = None) -> str:
         parts = [f"silencing {head_name(l, h)}" if s == 0 else f"scaling {head_name(l, h)} by {s:g}"
                  for l, h, s in changed[:4]]
         what = ", ".join(parts) + (f" and {len(changed) - 4} more" if len(changed) > 4 else "")
-    e0, e1 = _embedding(trained), _embedding(run)
+    e0, e1 = sentence_embedding(trained), sentence_embedding(run)
     n0 = float(np.linalg.norm(e0))
     moved = float(np.linalg.norm(e1 - e0)) / n0 * 100 if n0 else 0.0
-    n1 = float(np.linalg.norm(e1))
-    cosine = float(e0 @ e1) / (n0 * n1) if n0 and n1 else 1.0
-    text = f"{what[0].upper()}{what[1:]} moved the sentence embedding by {moved:.1f} % (cosine {cosine:.3f})"
+    cos = cosine(e0, e1) if n0 and np.any(e1) else 1.0
+    text = f"{what[0].upper()}{what[1:]} moved the sentence embedding by {moved:.1f} % (cosine {cos:.3f})"
     q = computed.state.query_index if query is None else query
     a0, a1 = trained.attentions[:, :, q], run.attentions[:, :, q]
     before, after = a0.argmax(axis=-1), a1.argmax(axis=-1)
