@@ -11,6 +11,7 @@ between runs). The views draw ``studio.result``.
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from PySide6 import QtCore, QtGui, QtWidgets
@@ -44,6 +45,10 @@ from .layout import WindowLayout
 
 DEFAULT_PRESET = "journey"
 COMPUTING_MESSAGE = "Computing the model…"
+# Heatmaps drawn in steps: as many per event-loop turn as fit in this many seconds. A turn that
+# draws one small heatmap spends more on painting the window than on the heatmap; one that
+# draws them all freezes the window on a large model.
+STEP_BUDGET = 0.012
 # (attribute, class, tab title, tab tip): the central views, in tab order.
 VIEWS = (
     ("heatmap_view", HeatmapView, "Attention", "Scores, logits and weights of the chosen head, and every head"),
@@ -195,16 +200,18 @@ class MainWindow(QtWidgets.QMainWindow):
                 self.render_view(view)
 
     def _draw_step(self) -> None:
-        view = next(iter(self._steps), None)
-        if view is None:
-            return
-        try:
-            next(self._steps[view])
-        except StopIteration:
-            self._steps.pop(view, None)
-        except Exception:
-            self._steps.pop(view, None)
-            raise
+        end = time.perf_counter() + STEP_BUDGET
+        while self._steps:
+            view = next(iter(self._steps))
+            try:
+                next(self._steps[view])
+            except StopIteration:
+                self._steps.pop(view, None)
+            except Exception:
+                self._steps.pop(view, None)
+                raise
+            if time.perf_counter() >= end:
+                break
         if self._steps:
             self._step_timer.start()
 
