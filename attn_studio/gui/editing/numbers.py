@@ -129,14 +129,17 @@ class NumbersPanel(QtWidgets.QWidget):
 
     # -- following the studio -----------------------------------------------------------
     def refreshing(self) -> bool:
-        """True while hidden tables wait to be refreshed (one per event-loop turn)."""
-        return any(getattr(m, "_stale", False) for m in self.models.values())
+        """True while hidden tables wait to be refreshed (one per event-loop turn) or a table's columns to be fitted."""
+        return (any(getattr(m, "_stale", False) for m in self.models.values())
+                or any(t.fitting() for t in self.tables.values()))
 
     def finish_refresh(self) -> None:
         """Refresh every table still waiting, now."""
         self._refresh_timer.stop()
         for model in self.models.values():
             model.refresh_if_stale()
+        for table in self.tables.values():
+            table.finish_fitting()
 
     def _refresh_next(self) -> None:
         stale = [m for m in self.models.values() if getattr(m, "_stale", False)]

@@ -7,6 +7,7 @@ state (and so the table) as it was, with the reason emitted as ``refused``.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
 import numpy as np
@@ -217,6 +218,7 @@ def parse_clipboard(text: str) -> list[list[str]]:
 
 FIT_COLUMNS_UP_TO = 128  # wider tables keep their columns' widths (fitting costs time)
 FIT_SAMPLE_ROWS = 200  # rows measured to fit a column
+FIT_BUDGET = 0.015  # seconds of column fitting per event-loop turn
 
 
 class MatrixTable(QtWidgets.QTableView):
@@ -243,14 +245,57 @@ class MatrixTable(QtWidgets.QTableView):
         self._fit_timer.setSingleShot(True)
         self._fit_timer.setInterval(0)
         self._fit_timer.timeout.connect(self.fit_columns)
+        self._fit_next = 0  # the column the fitting goes on from (it is spread over event-loop turns)
+        self._fit_pending = False  # a hidden table fits its columns when shown
         for signal in (model.modelReset, model.dataChanged, model.headerDataChanged):
-            signal.connect(self._fit_timer.start)
+            signal.connect(self._refit)
         self.fit_columns()
 
+    def _refit(self, *args) -> None:
+        self._fit_next = 0
+        self._fit_timer.start()
+
     def fit_columns(self) -> None:
-        """Make every column as wide as its widest number (and header), at least 40 pixels."""
-        if self.model() is not None and self.model().columnCount() <= FIT_COLUMNS_UP_TO:
-            self.resizeColumnsToContents()
+        """Make every column as wide as its widest number (and header), at least 40 pixels.
+
+        A hidden table waits until it is shown. A visible one fits as many columns as fit in
+        FIT_BUDGET seconds and goes on at the next event-loop turn: measuring a trained model's
+        384 × 32 weights at once froze the window for a third of a second.
+        """
+        model = self.model()
+        if model is None or model.columnCount() > FIT_COLUMNS_UP_TO:
+            return
+        if not self.isVisible():
+            self._fit_pending = True
+            return
+        self._fit_pending = False
+        end = time.perf_counter() + FIT_BUDGET
+        columns = model.columnCount()
+        while self._fit_next < columns:
+            self.resizeColumnToContents(self._fit_next)
+            self._fit_next += 1
+            if time.perf_counter() >= end:
+                break
+        if self._fit_next < columns:
+            self._fit_timer.start()
+        else:
+            self._fit_next = 0
+
+    def fitting(self) -> bool:
+        """True while a visible table's columns are still being fitted (a few per event-loop turn)."""
+        return self._fit_timer.isActive()
+
+    def finish_fitting(self) -> None:
+        """Fit the columns still waiting now (for figures, scripts and tests)."""
+        while self._fit_timer.isActive():
+            self._fit_timer.stop()
+            self.fit_columns()
+
+    def showEvent(self, event):
+        super().showEvent(event)
+        if self._fit_pending:
+            self._fit_next = 0
+            self.fit_columns()
 
     def copy_selection(self) -> bool:
         """Copy the selected cells (their bounding block) as tab-separated numbers."""

@@ -140,7 +140,12 @@ class HeadsTab(HeadsPages, QtWidgets.QWidget):
             self._unsubscribe = studio.subscribe(lambda change: self._changed())
         self.importance_status.setText("Not computed yet: it silences every head once.")
         self.importance_bar.setValue(0)
-        self.refresh(force=True)
+        if studio is not None and not self.isVisible():
+            # Drawn when shown: the report card and the maps of a just-loaded model cost the
+            # window a tenth of a second it needs to show the model.
+            self._dirty = True
+        else:
+            self.refresh(force=True)
 
     def _changed(self) -> None:
         if self.isVisible():
