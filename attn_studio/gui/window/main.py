@@ -213,7 +213,9 @@ class MainWindow(QtWidgets.QMainWindow):
             # Paint what this step changed now, inside the turn's budget: the scene's changes
             # and the window's update requests are posted events, so the painting of a batch
             # would otherwise all come after the turn, in one long stall.
-            QtCore.QCoreApplication.sendPostedEvents()
+            # Only those two kinds: the layouts and everything else wait for the turn's end.
+            QtCore.QCoreApplication.sendPostedEvents(None, QtCore.QEvent.MetaCall)
+            QtCore.QCoreApplication.sendPostedEvents(None, QtCore.QEvent.UpdateRequest)
             if time.perf_counter() - start >= STEP_BUDGET:
                 break
         if self._steps:
