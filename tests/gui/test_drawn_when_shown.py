@@ -1,0 +1,73 @@
+"""Work a hidden widget would do for nothing waits until it is shown: a table's column fitting
+(spread over event-loop turns when visible) and the Head Lab's drawing of a just-set model."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+from PySide6 import QtWidgets
+
+from attn_studio.gui.editing.tables import MatrixModel, MatrixTable
+from attn_studio.pretrained import load_pretrained
+from attn_studio.trained import TrainedStudio
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "pretrained"
+
+
+def _table(qtbot, values):
+    holder = {"a": values}
+    model = MatrixModel("W", lambda: holder["a"], lambda: [str(i) for i in range(holder["a"].shape[0])],
+                        lambda: [str(j) for j in range(holder["a"].shape[1])])
+    table = MatrixTable(model, "testTable")
+    qtbot.addWidget(table)
+    table.resize(900, 400)
+    return table, model, holder
+
+
+def test_a_hidden_table_fits_its_columns_when_shown(qtbot):
+    table, model, holder = _table(qtbot, np.zeros((3, 4)))
+    default = table.columnWidth(2)
+    holder["a"] = np.full((3, 4), -123456.789)
+    model.refresh()
+    table.fit_columns()
+    assert table.columnWidth(2) == default  # hidden: nothing measured yet
+    table.show()
+    qtbot.waitExposed(table)
+    text = model.data(model.index(0, 2))
+    assert table.columnWidth(2) >= table.fontMetrics().horizontalAdvance(text) + 4
+
+
+def test_a_visible_table_fits_a_wide_matrix_over_several_turns(qtbot, monkeypatch):
+    from attn_studio.gui.editing import tables
+
+    table, model, holder = _table(qtbot, np.zeros((5, 30)))
+    table.show()
+    qtbot.waitExposed(table)
+    monkeypatch.setattr(tables, "FIT_BUDGET", 0.0)  # one column per turn
+    holder["a"] = np.full((5, 30), -98765.4321)
+    model.refresh()
+    table.fit_columns()
+    text = model.data(model.index(0, 0))
+    needed = table.fontMetrics().horizontalAdvance(text) + 4
+    assert table.columnWidth(0) >= needed and table.columnWidth(29) < needed
+    assert table.fitting()
+    table.finish_fitting()
+    assert not table.fitting()
+    assert all(table.columnWidth(c) >= needed for c in range(30))
+
+
+def test_the_head_lab_draws_a_model_set_while_hidden_when_shown(qtbot):
+    from attn_studio.gui.heads import HeadsTab
+
+    studio = TrainedStudio(load_pretrained(DATA / "tiny-bert"))
+    tab = HeadsTab(lambda layer, head, query=None: None)
+    qtbot.addWidget(tab)
+    tab.set_studio(studio)
+    assert tab.report_model.report is None  # hidden: no report computed
+    tab.resize(1100, 700)
+    tab.show()
+    qtbot.waitExposed(tab)
+    assert tab.report_model.report is not None
+    assert tab.report_model.rowCount() == studio.model.layers * studio.model.heads
+    tab.shutdown()
