@@ -176,8 +176,8 @@ class MainWindow(QtWidgets.QMainWindow):
         self._stale.discard(view)
 
     def drawing(self) -> bool:
-        """True while a large or trained model is still being drawn, a heatmap (or a hidden table) per
-        event-loop turn."""
+        """True while a large or trained model is still being drawn in steps (a few heatmaps per
+        event-loop turn), or tables are still being refreshed or fitted."""
         return bool(self._steps) or self.numbers.refreshing()
 
     def finish_drawing(self) -> None:
@@ -188,8 +188,8 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def _render_visible(self) -> None:
         # "Visible to the window": the current tab and open docks, also before the window is first shown.
-        # A large toy model, and a trained one (a dozen heads), is drawn a heatmap per turn: between
-        # two, the window paints and answers.
+        # A large toy model, and a trained one (a dozen heads), is drawn in steps, as many heatmaps
+        # per turn as fit in STEP_BUDGET: between turns, the window answers.
         stepped = self.studio.is_trained or is_large(self.studio.state)
         for view in [v for v in self.views if v in self._stale and v.isVisibleTo(self)]:
             if stepped and hasattr(view, "render_steps"):
