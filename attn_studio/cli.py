@@ -127,12 +127,13 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as exc:
         return _fail(exc)
     from .schema import TrainedSession
-    from .session import SessionError, load_preset, read_any_session
+    from .session import SessionError, load_preset, read_session_file
 
-    state = trained = None
+    state = trained = training = None
     try:
         if args.file:
-            state = read_any_session(args.file)
+            opened = read_session_file(args.file)
+            state, training = opened.state, opened.training
             if isinstance(state, TrainedSession):  # opened once the window is up: its model loads off the GUI thread
                 state, trained = None, state
         elif args.preset:
@@ -152,7 +153,9 @@ def main(argv: list[str] | None = None) -> int:
               if state is not None else MainWindow())
     window.show()
     if trained is not None:
-        window.trained.open_session(trained, args.file)
+        window.trained.open_session(trained, args.file, training=training)
+    else:
+        window.document.apply_lab(training)  # the training lab's settings the file keeps, if any
     code = app.exec()
     # Delete the window while the application still exists: left to interpreter
     # shutdown, Qt may tear the scene down after QApplication and crash.
