@@ -192,6 +192,10 @@ def _check_export_args(args):
         check_output_path(args.out)
     except ExportError as exc:
         raise UsageError(str(exc)) from None
+    if panel.startswith("training:"):
+        # A lab panel shows a run that plays in the window; headless, the run is `attn-studio train`'s.
+        raise UsageError(f"the {panel} panel shows a training run; write its figures and history with "
+                         f"attn-studio train {panel.split(':', 1)[1]} --out DIR --png")
     lo, hi = SIZE_RANGE
     for name, value in (("width", args.width), ("height", args.height)):
         if not lo <= value <= hi:

@@ -456,14 +456,27 @@ class LabPanel(QtWidgets.QWidget):
     def describe(self) -> str:
         return f"seed {self._seed}, lr {self._lr:g}"
 
+    def wait_built(self, timeout: float = 10.0):
+        """The latest snapshot, once the worker has built the experiment: a panel that was never shown
+        has not started its worker, and an export of it must not find nothing to write."""
+        snap = self.runner.snapshot()
+        if snap.exp is None:
+            self.runner.start()
+            deadline = time.monotonic() + timeout
+            while snap.exp is None and time.monotonic() < deadline:
+                time.sleep(0.005)  # building takes milliseconds
+                snap = self.runner.snapshot()
+        return snap
+
     def export_figure(self, path, fmt: str | None = None, scale: float = 2.0) -> None:
         """Write the figure to ``path`` (PNG, SVG or PDF by its suffix or ``fmt``)."""
+        self.wait_built()
         self.redraw()
         figures.export_figure(self.figure_panel(), path, fmt=fmt, scale=scale)
 
     def export_csv(self, path) -> None:
         """Write the history (one row per step, a column per arm and metric) as CSV."""
-        snap = self.runner.snapshot()
+        snap = self.wait_built()
         if snap.exp is None:
             raise TrainingError("nothing to write yet: the experiment is still being built")
         header, rows = history_table(snap.exp)

@@ -28,7 +28,7 @@ class ScalingPanel(LabPanel):
     """Scaled vs unscaled attention: curves, a score histogram, a sentence."""
 
     experiment_name = "scaling"
-    title = "Why √d_k"
+    title = "Why √dₖ"  # a subscript k: "d_k" lost its underscore under the tab bar's baseline
     default_lr = ScalingExperiment.lr
 
     def _add_controls(self):

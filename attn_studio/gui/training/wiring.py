@@ -100,6 +100,11 @@ class TrainingWiring(QtCore.QObject):
             self.pending = {}
         return self._tab
 
+    @staticmethod
+    def titles() -> dict:
+        """Each panel's title by experiment name, without building the lab (menus list them)."""
+        return {name: cls.title for name, cls, _ in PANELS}
+
     @property
     def built(self) -> bool:
         """True once the lab's panels exist (it has been shown or asked for)."""
