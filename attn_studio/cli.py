@@ -127,12 +127,13 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as exc:
         return _fail(exc)
     from .schema import TrainedSession
-    from .session import SessionError, load_preset, read_any_session
+    from .session import SessionError, load_preset, read_session_file
 
-    state = trained = None
+    state = trained = training = None
     try:
         if args.file:
-            state = read_any_session(args.file)
+            opened = read_session_file(args.file)
+            state, training = opened.state, opened.training
             if isinstance(state, TrainedSession):  # opened once the window is up: its model loads off the GUI thread
                 state, trained = None, state
         elif args.preset:
@@ -152,7 +153,9 @@ def main(argv: list[str] | None = None) -> int:
               if state is not None else MainWindow())
     window.show()
     if trained is not None:
-        window.trained.open_session(trained, args.file)
+        window.trained.open_session(trained, args.file, training=training)
+    else:
+        window.document.apply_lab(training)  # the training lab's settings the file keeps, if any
     code = app.exec()
     # Delete the window while the application still exists: left to interpreter
     # shutdown, Qt may tear the scene down after QApplication and crash.
@@ -189,6 +192,10 @@ def _check_export_args(args):
         check_output_path(args.out)
     except ExportError as exc:
         raise UsageError(str(exc)) from None
+    if panel.startswith("training:"):
+        # A lab panel shows a run that plays in the window; headless, the run is `attn-studio train`'s.
+        raise UsageError(f"the {panel} panel shows a training run; write its figures and history with "
+                         f"attn-studio train {panel.split(':', 1)[1]} --out DIR --png")
     lo, hi = SIZE_RANGE
     for name, value in (("width", args.width), ("height", args.height)):
         if not lo <= value <= hi:

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Callable
 
 from .schema import TrainedSession
-from .session import (SESSION_SUFFIX, RecoveryStore, SessionError, is_temporary, load_preset, read_any_session,
-                      read_session, remove_stale_temporaries, write_session)
+from .session import (SESSION_SUFFIX, RecoveryStore, SessionError, is_temporary, load_preset, read_session_file,
+                      remove_stale_temporaries, write_session)
 from .state import SELECTION_FIELDS, StudioState
 from .studio import Studio
 
@@ -48,7 +48,8 @@ class RecoveryOffer:
 class SaveJob:
     """One write of ``state``: to the session file ``path``, or (``autosave``) to the recovery file.
 
-    ``run`` does the slow part (serialising and the atomic write) and may run
+    ``training`` is the training lab's settings as they were when the job was made (None: none
+    are written). ``run`` does the slow part (serialising and the atomic write) and may run
     on any thread: the state is immutable and nothing else is touched.
     ``Document.finish_save`` then records the outcome, on the caller's thread.
     """
@@ -57,14 +58,15 @@ class SaveJob:
     path: Path
     autosave: bool = False
     recovery: RecoveryStore | None = None
+    training: dict | None = None
 
     def run(self) -> None:
         """Write the file; ``SessionError`` or ``OSError`` when it cannot be written (the old file is intact)."""
         with _collections_paused(self.large):
             if self.autosave:
-                self.recovery.save(self.state)
+                self.recovery.save(self.state, self.training)
             else:
-                write_session(self.path, self.state)
+                write_session(self.path, self.state, self.training)
 
     @property
     def large(self) -> bool:
@@ -105,9 +107,12 @@ class Document:
     ``on_recent_changed`` is called with the new list so the caller can keep it.
     """
 
-    # Set by a window that can show trained models: ``open_trained(session, recovery_path)`` opens
+    # Set by a window that can show trained models: ``open_trained(session, recovery_path, training)`` opens
     # recovered trained-model work (its model is found off the GUI thread) and discards the file once open.
     open_trained: Callable | None = None
+    # Set by a window with a training lab: an object with ``settings() -> dict`` (what a save writes in
+    # the file's "training" section) and ``apply_settings(values)`` (what opening a file with one does).
+    lab = None
 
     def __init__(self, studio: Studio, recovery: RecoveryStore, *, preset: str | None = None,
                  recent_files: list[str] | None = None,
@@ -168,13 +173,24 @@ class Document:
         path = Path(path)
         if not is_temporary(path):
             remove_stale_temporaries(path.parent)
-        state = read_session(path)
-        self.studio.set_state(state)
+        opened = read_session_file(path, trained=False)  # every field checked, the training section too
+        self.studio.set_state(opened.state)
         self.studio.mark_saved()
         self.path = path
         self.preset_name, self.preset_state = "", None
         self.add_recent(path)
+        self.apply_lab(opened.training)
         return path
+
+    # -- the training lab's settings (they travel with the file, not with the model's state) -----
+    def lab_settings(self) -> dict | None:
+        """The training lab's settings a save writes now, or None without a lab."""
+        return self.lab.settings() if self.lab is not None else None
+
+    def apply_lab(self, training: dict | None) -> None:
+        """Give the training lab the settings a file held (checked when it was read); None: it keeps its own."""
+        if training is not None and self.lab is not None:
+            self.lab.apply_settings(training)
 
     @staticmethod
     def session_path(path) -> Path:
@@ -196,7 +212,8 @@ class Document:
         """
         if path is None and self.path is None:
             raise SessionError("this session has no file yet; choose one")
-        return SaveJob(self.studio.state, self.session_path(path if path is not None else self.path))
+        return SaveJob(self.studio.state, self.session_path(path if path is not None else self.path),
+                       training=self.lab_settings())
 
     def finish_save(self, job: SaveJob) -> str | None:
         """Record a save that succeeded: the state it wrote is the saved one, its file the document's.
@@ -243,7 +260,8 @@ class Document:
         if not self.is_modified:
             self.recovery.clear()
             return None
-        return SaveJob(self.studio.state, self.recovery.path, autosave=True, recovery=self.recovery)
+        return SaveJob(self.studio.state, self.recovery.path, autosave=True, recovery=self.recovery,
+                       training=self.lab_settings())
 
     def autosave_failed(self, exc: BaseException) -> str | None:
         """The warning for an autosave that could not be written: once, not every few seconds."""
@@ -284,17 +302,19 @@ class Document:
         Unreadable work is never deleted: it is moved aside, and the message says where.
         """
         try:
-            state = read_any_session(path)
+            recovered = read_session_file(path)
         except SessionError as exc:
             return f"The recovered work cannot be read: {exc}. {self.recovery.discard(path) or ''}".strip()
+        state = recovered.state
         if isinstance(state, TrainedSession):
             if self.open_trained is None:
                 return "The recovered work uses a trained model, which cannot be opened here; it is kept."
-            self.open_trained(state, path)
+            self.open_trained(state, path, recovered.training)
             return None
         self.studio.set_state(state)  # unsaved: the title shows it
         self.path = None
         self.recovery.discard(path)
+        self.apply_lab(recovered.training)
         return None
 
     def discard_recovery(self, path) -> str | None:

@@ -4,10 +4,18 @@ Reading never executes anything from a file (plain JSON, no pickle, no eval)
 and checks every field before a state is built; writing is atomic (``safe_files``: a
 temporary file in the same folder, then a rename), so a failure mid-write
 leaves the previous file intact.
+
+A session of either kind may carry the training lab's settings in an optional top-level
+``training`` section (``schema.lab``: the panel shown, each panel's seed, learning rate, speed
+and d_k). They are not part of a model's state: they travel beside it, as ``training=`` when
+writing and in :class:`SessionFile` when reading (:func:`read_session_file`). The section is
+checked with the rest of the file, so a bad one refuses the whole file; a file without it opens
+as before, and the functions that return a state alone check the section and leave it out.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import os
@@ -32,6 +40,7 @@ from .safe_files import (  # noqa: F401 (re-exported: first defined here)
     write_atomic,
 )
 from .schema import TRAINED_SCHEMA_VERSION, TrainedSession, trained_session_from_dict
+from .schema.lab import check_lab_settings
 from .state import StateError, StudioState
 
 if TYPE_CHECKING:
@@ -84,18 +93,36 @@ def _parse_json(text: str):
         raise SessionError(f"the file is not valid JSON ({str(exc)[:200]})") from None
 
 
+TRAINING_SECTION = "training"
+
+
+@dataclasses.dataclass(frozen=True)
+class SessionFile:
+    """What a session file holds: ``state`` (a toy ``StudioState`` or a ``TrainedSession``) and
+    ``training``, the training lab's checked settings, or None when the file has none."""
+
+    state: StudioState | TrainedSession
+    training: dict | None = None
+
+
 def _is_trained(data) -> bool:
     return (isinstance(data, dict) and data.get("schema_version") == TRAINED_SCHEMA_VERSION
             and data.get("kind") == "trained")
 
 
-def state_from_json(text: str) -> StudioState:
-    """Parse and check a toy session's JSON text; raises ``SessionError`` with the reason.
+def _split_training(data):
+    """``(data without its training section, the section checked or None)``; ``SessionError`` on a bad section."""
+    if not isinstance(data, dict) or TRAINING_SECTION not in data:
+        return data, None
+    rest = {key: value for key, value in data.items() if key != TRAINING_SECTION}
+    try:
+        training = check_lab_settings(data[TRAINING_SECTION])
+    except StateError as exc:
+        raise SessionError(str(exc)) from None
+    return rest, training
 
-    A session of a trained model is refused with a message saying so (read
-    it with :func:`session_from_json`).
-    """
-    data = _parse_json(text)
+
+def _toy_from_data(data) -> StudioState:
     if _is_trained(data):
         model = data.get("model")
         name = model.get("name") if isinstance(model, dict) else None
@@ -107,6 +134,37 @@ def state_from_json(text: str) -> StudioState:
         raise SessionError(str(exc)) from None
 
 
+def _any_from_data(data) -> StudioState | TrainedSession:
+    if not _is_trained(data):
+        return _toy_from_data(data)
+    try:
+        return trained_session_from_dict(data)
+    except StateError as exc:
+        raise SessionError(str(exc)) from None
+
+
+def session_file_from_json(text: str, *, trained: bool = True) -> SessionFile:
+    """Parse and check a session's JSON text, its training section included; ``SessionError`` with the reason.
+
+    Every field is checked before anything is returned, so a caller that applies the result
+    only after this returned changes nothing on a bad file. ``trained=False`` refuses a session
+    of a trained model (as :func:`state_from_json` does).
+    """
+    data, training = _split_training(_parse_json(text))
+    state = _any_from_data(data) if trained else _toy_from_data(data)
+    return SessionFile(state, training)
+
+
+def state_from_json(text: str) -> StudioState:
+    """Parse and check a toy session's JSON text; raises ``SessionError`` with the reason.
+
+    A session of a trained model is refused with a message saying so (read
+    it with :func:`session_from_json`). A training section is checked and left out
+    (:func:`session_file_from_json` returns it).
+    """
+    return session_file_from_json(text, trained=False).state
+
+
 def session_from_json(text: str) -> StudioState | TrainedSession:
     """Parse and check either kind of session: a toy ``StudioState``, or a ``TrainedSession``.
 
@@ -115,13 +173,7 @@ def session_from_json(text: str) -> StudioState | TrainedSession:
     ``trained.TrainedStudio.from_session(session, model)``. ``SessionError``
     with the reason on anything malformed.
     """
-    data = _parse_json(text)
-    if not _is_trained(data):
-        return state_from_json(text)
-    try:
-        return trained_session_from_dict(data)
-    except StateError as exc:
-        raise SessionError(str(exc)) from None
+    return session_file_from_json(text).state
 
 
 class _DuplicateKey(Exception):
@@ -176,20 +228,29 @@ def read_any_session(path) -> StudioState | TrainedSession:
     return session_from_json(_read_text(path))
 
 
-def state_to_json(state: StudioState | TrainedState) -> str:
-    """The JSON text of a session file for ``state`` (a toy or a trained-model state);
-    ``SessionError`` if it could not be opened again."""
+def read_session_file(path, *, trained: bool = True) -> SessionFile:
+    """Read a session file of either kind with its training section (see :func:`session_file_from_json`)."""
+    return session_file_from_json(_read_text(path), trained=trained)
+
+
+def state_to_json(state: StudioState | TrainedState, training: dict | None = None) -> str:
+    """The JSON text of a session file for ``state`` (a toy or a trained-model state) and, when
+    given, the training lab's settings; ``SessionError`` if it could not be opened again."""
     try:
-        text = json.dumps(state.to_dict(), indent=1, ensure_ascii=False, allow_nan=False) + "\n"
+        data = state.to_dict()
+        if training is not None:
+            data[TRAINING_SECTION] = check_lab_settings(training)
+        text = json.dumps(data, indent=1, ensure_ascii=False, allow_nan=False) + "\n"
     except StateError as exc:
         raise SessionError(str(exc)) from None
     return text
 
 
-def session_bytes(state: StudioState | TrainedState) -> bytes:
-    """The bytes of a session file for ``state``, checked against the size budget before anything is written."""
+def session_bytes(state: StudioState | TrainedState, training: dict | None = None) -> bytes:
+    """The bytes of a session file for ``state`` (and the training lab's settings), checked against
+    the size budget before anything is written."""
     try:
-        data = state_to_json(state).encode("utf-8")
+        data = state_to_json(state, training).encode("utf-8")
     except UnicodeEncodeError as exc:  # the state refuses such text; kept as a last guard
         raise SessionError(f"the session holds text that cannot be saved ({exc.reason})") from None
     if len(data) > MAX_FILE_BYTES:
@@ -198,13 +259,14 @@ def session_bytes(state: StudioState | TrainedState) -> bytes:
     return data
 
 
-def write_session(path, state: StudioState | TrainedState) -> None:
-    """Save ``state`` to ``path`` atomically; raises ``SessionError`` on failure.
+def write_session(path, state: StudioState | TrainedState, training: dict | None = None) -> None:
+    """Save ``state`` (and, when given, the training lab's settings) to ``path`` atomically;
+    raises ``SessionError`` on failure.
 
     The file's size is checked before anything is written, so every file saved
     here opens again; on failure the previous file is intact.
     """
-    data = session_bytes(state)
+    data = session_bytes(state, training)
     try:
         write_atomic(path, data)
     except SessionError:
@@ -318,11 +380,12 @@ class RecoveryStore:
         os.close(self._lock_fd)  # releases the lock
         self._lock_fd = None
 
-    def save(self, state: StudioState | TrainedState) -> None:
-        """Write ``state`` (toy or trained) to this studio's recovery file (atomically); ``SessionError``/``OSError`` on failure."""
+    def save(self, state: StudioState | TrainedState, training: dict | None = None) -> None:
+        """Write ``state`` (toy or trained, with the training lab's settings when given) to this
+        studio's recovery file (atomically); ``SessionError``/``OSError`` on failure."""
         self.folder.mkdir(parents=True, exist_ok=True)
         self._lock()
-        write_session(self.path, state)
+        write_session(self.path, state, training)
 
     def clear(self) -> str | None:
         """Remove this studio's recovery file (a normal close, or work saved).

@@ -46,14 +46,14 @@ class Gate:
         self._lock = threading.Lock()
         real = session.write_session
 
-        def gated(path, state):
+        def gated(path, state, training=None):
             with self._lock:
                 self.writes += 1
                 self.running += 1
                 self.most_at_once = max(self.most_at_once, self.running)
             try:
                 self.open.wait(30)
-                real(path, state)
+                real(path, state, training)
             finally:
                 with self._lock:
                     self.running -= 1

@@ -22,6 +22,16 @@ def test_attn_studio_file_opens_the_session(qtbot, tmp_path, monkeypatch):
     assert len(shown) == 1 and shown[0].to_dict() == saved.to_dict()
 
 
+def test_attn_studio_file_applies_the_labs_settings_the_file_keeps(qtbot, tmp_path, monkeypatch):
+    path = tmp_path / "lab.attn.json"
+    write_session(path, StudioState(), {"panel": "seq2seq", "scaling": {"seed": 12, "d_k": 8}})
+    windows, seen = [], []
+    monkeypatch.setattr(MainWindow, "show", lambda self: windows.append(self))
+    monkeypatch.setattr(QtWidgets.QApplication, "exec", lambda self=None: seen.append(windows[0].training.settings()) or 0)
+    assert cli.main([str(path)]) == 0
+    assert seen[0]["panel"] == "seq2seq" and seen[0]["scaling"]["seed"] == 12 and seen[0]["scaling"]["d_k"] == 8
+
+
 def test_a_broken_file_exits_with_one_line(tmp_path):
     path = tmp_path / "broken.attn.json"
     path.write_text('{"schema_version": 1, "heads": 0}')

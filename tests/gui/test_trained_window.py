@@ -184,12 +184,15 @@ def test_save_writes_a_version_4_session_and_open_brings_it_back(trained, qtbot,
     w = trained
     w.trained.room.set_head_scale(2, 5, 0.0)
     w.trained.room.select(layer=3, head=1)
+    w.training.apply_settings({"panel": "induction", "induction": {"seed": 9}})  # the lab travels along
     wait_idle(qtbot, w)
     assert w.isWindowModified()
     path = tmp_path / "animal.attn.json"
     assert w.save_to(path)
     data = json.loads(path.read_text())
     assert data["schema_version"] == 4 and data["model"]["name"] == "all-MiniLM-L6-v2"
+    assert data["training"]["panel"] == "induction" and data["training"]["induction"]["seed"] == 9
+    w.training.apply_settings({"panel": "scaling", "induction": {"seed": 1}})
     assert len(data["model"]["sha256"]) == 64 and path.stat().st_size < 20000  # a reference, never the weights
     assert not w.isWindowModified()
     # Back to the toy model, then open the file: the trained model and its edit come back.
@@ -202,6 +205,8 @@ def test_save_writes_a_version_4_session_and_open_brings_it_back(trained, qtbot,
     s = w.studio.state
     assert s.edits.head_scale == {(2, 5): 0.0} and (s.layer_index, s.head_index) == (3, 1)
     assert w.current_path == path and not w.isWindowModified()
+    lab = w.training.settings()
+    assert lab["panel"] == "induction" and lab["induction"]["seed"] == 9
 
 
 def test_a_session_whose_model_is_missing_says_so_and_changes_nothing(window, qtbot, tmp_path):

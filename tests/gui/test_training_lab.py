@@ -50,14 +50,19 @@ def test_window_has_a_training_tab_with_three_panels_and_a_menu_that_opens_each(
     titles = [tabs.tabText(i) for i in range(tabs.count())]
     assert "Training" in titles
     menu = window.findChild(QtWidgets.QMenu, "trainingMenu")
-    assert [a.text() for a in menu.actions()] == ["Why √d_k", "Why attention", "Why two layers"]
+    assert [a.text() for a in menu.actions()] == ["Why √dₖ", "Why attention", "Why two layers"]
     for name in ("scaling", "seq2seq", "induction"):
         window.findChild(QtGui.QAction, f"training_{name}_action").trigger()
         assert tabs.currentWidget() is window.training.page
         assert window.training.tab.current is window.training.tab.panels[name]
         assert window.training.tab.current.play_button.isEnabled()
     inner = window.training.tab.tabs
-    assert [inner.tabText(i) for i in range(inner.count())] == ["Why √d_k", "Why attention", "Why two layers"]
+    # A subscript k, not "d_k": the tab bar cut the underscore off below the baseline.
+    assert [inner.tabText(i) for i in range(inner.count())] == ["Why √dₖ", "Why attention", "Why two layers"]
+    bar = inner.tabBar()
+    for i in range(inner.count()):  # every title whole: its tab as wide and as tall as its text
+        text_rect = bar.fontMetrics().boundingRect(inner.tabText(i))
+        assert bar.tabRect(i).width() >= text_rect.width() and bar.tabRect(i).height() >= text_rect.height()
     # The toy model's docks step aside for the lab and come back after it.
     assert not window.controls_dock.isVisible()
     tabs.setCurrentIndex(0)
@@ -229,7 +234,7 @@ def test_export_writes_the_figure_with_its_labels_and_the_history_as_csv(qtbot, 
     snap = played(qtbot, panel, 2)
     panel.export_figure(tmp_path / "scaling.svg")
     svg = (tmp_path / "scaling.svg").read_text(encoding="utf-8")
-    for label in ("Accuracy", "Attention entropy", "Why √d_k", "d_k 4"):
+    for label in ("Accuracy", "Attention entropy", "Why √dₖ", "d_k 4"):
         assert label in svg, label
     panel.export_figure(tmp_path / "scaling.png")
     assert (tmp_path / "scaling.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

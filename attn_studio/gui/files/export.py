@@ -9,22 +9,26 @@ The work is done in two rooms:
 
 This module keeps the names the window and the command line have always used
 (``export.find_panel``, ``export.save_matrix``, ...) and adds the two matrix
-helpers that need Qt: reading a table model's headers and the clipboard.
+helpers that need Qt (reading a table model's headers and the clipboard) and a
+training lab panel's history as CSV (:func:`export_history`).
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 from PySide6 import QtCore, QtWidgets
 
+from ...training.experiment import TrainingError
 from ...matrices import (
     MATRIX_FORMATS, ExportError, check_output_path, matrix_to_csv, matrix_to_latex, save_arrays, save_matrix,
     studio_arrays,
 )
 from .figures import (
-    FORMATS, PANELS, Panel, check_panel_name, copy_figure, export_figure, export_pdf, export_png, export_svg,
-    figure_format, find_panel, pdf_bytes, png_bytes, render_panel, resolve_scale, setting_title, show_panel,
-    svg_bytes,
+    FORMATS, PANELS, TRAINING_PANELS, Panel, check_panel_name, copy_figure, export_figure, export_pdf, export_png,
+    export_svg, figure_format, find_panel, pdf_bytes, png_bytes, render_panel, resolve_scale, setting_title,
+    show_panel, svg_bytes, training_panel,
 )
 
 
@@ -45,10 +49,26 @@ def copy_latex(array, precision: int = 4) -> str:
     return text
 
 
+def export_history(window, name: str, path) -> Path:
+    """Write the history of training panel ``name`` ("training:scaling"...) as CSV to ``path``: one row
+    per step taken, a column per arm and metric (what the panel's own "History as CSV" writes).
+    ``ExportError`` with the reason; the file is written atomically."""
+    panel = training_panel(window, name)
+    path = Path(path)
+    check_output_path(path)
+    try:
+        panel.export_csv(path)
+    except TrainingError as exc:
+        raise ExportError(str(exc)) from None
+    except OSError as exc:
+        raise ExportError(f"cannot write {path}: {exc.strerror or exc}") from None
+    return path
+
+
 __all__ = [
     "PANELS", "FORMATS", "MATRIX_FORMATS", "ExportError", "Panel", "check_panel_name", "find_panel", "show_panel",
     "setting_title", "resolve_scale", "check_output_path",
     "render_panel", "png_bytes", "svg_bytes", "pdf_bytes", "export_png", "export_svg", "export_pdf",
     "export_figure", "figure_format", "copy_figure", "matrix_to_csv", "matrix_to_latex", "save_matrix", "table_matrix",
-    "copy_latex", "studio_arrays", "save_arrays",
+    "copy_latex", "studio_arrays", "save_arrays", "TRAINING_PANELS", "training_panel", "export_history",
 ]

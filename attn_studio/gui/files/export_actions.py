@@ -52,6 +52,7 @@ class ExportActions(QtCore.QObject):
         if getattr(self.studio, "is_trained", False):
             for name, text in TRAINED_PANEL_ITEMS:
                 menu.addAction(text, lambda n=name: self.export_panel_dialog(n))
+        self._add_training_items(menu)
         scale_menu = menu.addMenu("PNG &scale")
         group = QtGui.QActionGroup(scale_menu)
         for scale in PNG_SCALES:
@@ -66,6 +67,32 @@ class ExportActions(QtCore.QObject):
         menu.addAction(self.copy_figure_action)
         menu.addAction("Whole model as NumPy arrays (.npz)…", self.export_arrays_dialog)
 
+    def _add_training_items(self, menu: QtWidgets.QMenu) -> None:
+        # The training lab's panels by name, in a submenu; the one shown, when the lab is, also at the top
+        # of the menu (where the view on screen is expected).
+        lab = getattr(self.window, "training", None)
+        if lab is None:
+            return
+        titles = lab.titles()
+        shown = self.current_panel_name()
+        if shown in export.TRAINING_PANELS:
+            first = menu.actions()[0] if menu.actions() else None
+            title = titles[shown.split(":", 1)[1]]
+            for text, slot in ((f"{title} figure (shown)…", lambda: self.export_panel_dialog(shown)),
+                               (f"{title} history as CSV (shown)…", lambda: self.export_history_dialog(shown))):
+                action = QtGui.QAction(text, menu)
+                action.triggered.connect(slot)
+                menu.insertAction(first, action)
+            menu.insertSeparator(first)
+        sub = menu.addMenu("&Training lab")
+        sub.setObjectName("exportTrainingMenu")
+        for name in export.TRAINING_PANELS:
+            title = titles[name.split(":", 1)[1]]
+            sub.addAction(f"{title} figure…", lambda n=name: self.export_panel_dialog(n)).setObjectName(
+                f"export_{name.replace(':', '_')}_figure")
+            sub.addAction(f"{title} history as CSV…", lambda n=name: self.export_history_dialog(n)).setObjectName(
+                f"export_{name.replace(':', '_')}_csv")
+
     def ask_png_dpi(self) -> bool:
         """Ask for the PNG resolution in dpi (96 dpi = 1×); kept for the next exports."""
         dpi, ok = QtWidgets.QInputDialog.getInt(self.window, "PNG resolution", "Dots per inch (96 = screen size):",
@@ -78,6 +105,9 @@ class ExportActions(QtCore.QObject):
     def current_panel_name(self) -> str:
         """The export panel name of the view on screen."""
         w = self.window
+        lab = getattr(w, "training", None)
+        if lab is not None and w.view_tabs.currentWidget() is lab.page and lab.built:
+            return f"training:{lab.tab.current.experiment_name}"
         names = {w.heatmap_view: "heatmaps", w.pipeline_view: "steps", w.geometry_view: "geometry",
                  w.compare_view: "compare", w.positional_view: "positions", w.heads_summary_view: "outputs",
                  w.trained.room.model_view: "model", w.trained.room.drift_plot: "drift",
@@ -91,13 +121,30 @@ class ExportActions(QtCore.QObject):
         except export.ExportError as exc:
             self.show_message(str(exc))
             return False
+        filters = "PNG image (*.png);;SVG drawing (*.svg);;PDF document (*.pdf)"
+        if name in export.TRAINING_PANELS:
+            filters += ";;History as CSV (*.csv)"
         path, _ = QtWidgets.QFileDialog.getSaveFileName(
-            self.window, "Export figure", f"{name.replace(':', '-')}.png",
-            "PNG image (*.png);;SVG drawing (*.svg);;PDF document (*.pdf)")
+            self.window, "Export figure", f"{name.replace(':', '-')}.png", filters)
+        return self.export_panel(name, path) if path else False
+
+    def export_history_dialog(self, name: str) -> bool:
+        """Ask for a file and write training panel ``name``'s history there as CSV."""
+        path, _ = QtWidgets.QFileDialog.getSaveFileName(
+            self.window, "Save the history", f"{name.replace(':', '-')}.csv", "CSV table (*.csv)")
         return self.export_panel(name, path) if path else False
 
     def export_panel(self, name: str, path, scale: float | None = None) -> bool:
-        """Export panel ``name`` to ``path``; the format follows the file name."""
+        """Export panel ``name`` to ``path``; the format follows the file name (a training lab panel
+        also writes its history to a ``.csv`` file)."""
+        if name in export.TRAINING_PANELS and str(path).lower().endswith(".csv"):
+            try:
+                export.export_history(self.window, name, path)
+            except export.ExportError as exc:
+                self.show_message(str(exc))
+                return False
+            self.status(f"Saved the history of {name} as CSV to {path}", 5000)
+            return True
         try:
             panel = export.find_panel(self.window, name)
             export.show_panel(panel)

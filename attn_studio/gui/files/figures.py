@@ -38,7 +38,8 @@ from ...matrices import ExportError, check_output_path, write_output
 from .._pg import ExportMode
 from ..views.heatmap import exporting
 from .panels import (  # noqa: F401 (the names the window and the command line have always used)
-    PANELS, TRAINED_PANELS, Panel, check_panel_name, find_panel, setting_title, show_panel,
+    PANELS, TRAINED_PANELS, TRAINING_PANELS, Panel, check_panel_name, find_panel, setting_title, show_panel,
+    training_panel,
 )
 from .panels import as_panel as _as_panel
 

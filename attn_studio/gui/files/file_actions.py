@@ -15,7 +15,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from ...document import AUTOSAVE_MS, Document, SaveJob
 from ...schema import TrainedSession
-from ...session import SESSION_SUFFIX, SessionError, read_any_session
+from ...session import SESSION_SUFFIX, SessionError, read_session_file
 from .save_worker import SaveQueue
 
 FILE_FILTER = f"Attention Studio sessions (*{SESSION_SUFFIX});;JSON files (*.json);;All files (*)"
@@ -94,11 +94,12 @@ class FileActions(QtCore.QObject):
         """Open a session file; a bad file is refused with a message and nothing changes.
 
         A trained-model session opens once its model is found (off the GUI thread; see gui.trained.wiring).
+        The file's training lab settings, if it has them, are applied with it.
         """
         try:
-            session = read_any_session(path)
-            if isinstance(session, TrainedSession):
-                self.window.trained.open_session(session, Path(path))
+            opened = read_session_file(path)  # every field checked, the training section too
+            if isinstance(opened.state, TrainedSession):
+                self.window.trained.open_session(opened.state, Path(path), training=opened.training)
                 return True
             path = self.document.open(path)
         except SessionError as exc:

@@ -17,10 +17,13 @@ from PySide6 import QtCore, QtWidgets
 from ...matrices import ExportError
 from . import sheet as sheets
 
+# The training lab's panels ("Why √d_k", "Why attention", "Why two layers"), by experiment name.
+TRAINING_PANELS = ("training:scaling", "training:seq2seq", "training:induction")
 PANELS = ("heatmaps", "head:N", "compare", "outputs", "positions", "steps", "variance", "saturation", "geometry",
-          "window", "model", "drift", "meaning")
+          "window", "model", "drift", "meaning", *TRAINING_PANELS)
 """Panel names for :func:`find_panel`; ``head:N`` is one head's weights (N from 1); "model", "drift"
-and "meaning" exist while a trained model is shown."""
+and "meaning" exist while a trained model is shown; ``training:NAME`` is a panel of the training lab
+(its whole figure; its history is :func:`training_panel`'s ``export_csv``)."""
 TRAINED_PANELS = ("model", "drift", "meaning")
 # The views each panel is drawn from (window attribute), for the figures built from a view's numbers.
 VIEW_OF = {"heatmaps": "heatmap_view", "compare": "compare_view", "outputs": "heads_summary_view",
@@ -79,7 +82,27 @@ def available(window) -> list[str]:
     names.append("window")
     if _trained_room(window) is not None:
         names += list(TRAINED_PANELS)
+    if getattr(window, "training", None) is not None:
+        names += list(TRAINING_PANELS)
     return names
+
+
+def training_panel(window, name: str):
+    """The training lab's panel ``name`` ("training:scaling"...) of ``window``, its latest step drawn.
+
+    It is the panel itself (its ``figure_panel()`` is the figure its own Export button writes, its
+    ``export_csv(path)`` the history); ``ExportError`` for a name that is not one or a window without a lab.
+    """
+    key = str(name).strip().lower()
+    if key not in TRAINING_PANELS:
+        raise ExportError(f"unknown training panel {name!r}; choose one of {', '.join(TRAINING_PANELS)}")
+    lab = getattr(window, "training", None)
+    if lab is None:
+        raise ExportError("this window has no training lab")
+    panel = lab.tab.panels[key.split(":", 1)[1]]
+    panel.wait_built()
+    panel.redraw()
+    return panel
 
 
 def _trained_room(window):
@@ -113,7 +136,9 @@ def find_panel(window, name: str) -> Panel:
     - ``compare``: the two settings and their difference; ``outputs``: the heads'
       outputs, W_O and the output; ``positions``: the positional encoding;
     - ``steps``: the step-by-step table, whole; ``variance`` / ``saturation``: one √d_k plot;
-    - ``geometry``: the geometry view; ``window``: the whole window.
+    - ``geometry``: the geometry view; ``window``: the whole window;
+    - ``training:scaling`` / ``training:seq2seq`` / ``training:induction``: a training lab panel's
+      whole figure, as its own Export button writes it, titled with its run.
 
     Heatmap panels are drawn again from their numbers, laid out for the page (every
     token on every axis, no scroll bars or hints), whatever the window's size. The
@@ -151,6 +176,8 @@ def find_panel(window, name: str) -> Panel:
         return _sheet_panel(blocks, key, title)
     if key == "window":
         return Panel(window, None, key, title)
+    if key in TRAINING_PANELS:
+        return training_panel(window, key).figure_panel()
     if key in TRAINED_PANELS:
         room = _trained_room(window)
         if room is None:

@@ -63,7 +63,8 @@ class TrainedWiring(QtCore.QObject):
         room.studioChanged.connect(self._on_studio)
         # "Loading …" and refusals reach the status bar too (the panel's moving bar shows work going on).
         room.message.connect(self._status)
-        window.document.open_trained = lambda session, path: self.open_session(session, recovered=path)
+        window.document.open_trained = lambda session, path, training=None: self.open_session(
+            session, recovered=path, training=training)
         window.installEventFilter(self)
 
     def _status(self, text: str) -> None:
@@ -174,10 +175,12 @@ class TrainedWiring(QtCore.QObject):
                 tabs.setTabVisible(index, trained)
 
     # -- sessions ------------------------------------------------------------------------------
-    def open_session(self, session, path=None, on_done=None, *, recovered=None) -> int:
+    def open_session(self, session, path=None, on_done=None, *, recovered=None, training=None) -> int:
         """Open a trained session: its model is resolved off the GUI thread; a missing model is
         reported by name and the current session stays. ``on_done(ok)`` is called at the end.
-        ``recovered``: the recovery file it came from (opened unsaved; the file is discarded once open)."""
+        ``recovered``: the recovery file it came from (opened unsaved; the file is discarded once open).
+        ``training``: the file's training lab settings (checked when it was read), applied once the
+        model is open, so that a model that cannot be found changes nothing."""
         loaded = [self.room.studio.model] if self.room.studio is not None else []
         name = session.model.name
 
@@ -190,6 +193,7 @@ class TrainedWiring(QtCore.QObject):
                 studio.mark_unsaved()
                 self.window.document.discard_recovery(recovered)
             self.room.set_studio(studio)
+            self.window.document.apply_lab(training)
             if path is not None:
                 self.window.document.add_recent(path)
                 self.window.statusBar().showMessage(f"Opened {path}", 5000)

@@ -18,7 +18,8 @@ from pathlib import Path
 import numpy as np
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from ...training.experiment import TrainingError, check_int, check_lr
+from ...training.experiment import TrainingError
+from ...training.settings import DEFAULT_SPEED, MAX_SEED, check_panel_settings
 from ...training.report import history_table, write_csv
 from .._pg import cache_static, pg
 from ..files import figures
@@ -32,7 +33,6 @@ SMOOTH = 20            # curves: each step faint, the mean of the last SMOOTH st
 # One colour per arm, in the arms' order (colour-blind safe: Okabe & Ito), as the PNG figures.
 COLOURS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7")
 LEARNING_RATES = (1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 1e-1)
-MAX_SEED = 999_999
 
 
 def smoothed(values: np.ndarray, window: int = SMOOTH) -> np.ndarray:
@@ -263,7 +263,7 @@ class LabPanel(QtWidgets.QWidget):
         self.speed_combo.setObjectName("trainingSpeed")
         for speed in SPEEDS:
             self.speed_combo.addItem(f"{speed} steps/s" if speed else "as fast as it goes", speed)
-        self.speed_combo.setCurrentIndex(SPEEDS.index(20))
+        self.speed_combo.setCurrentIndex(SPEEDS.index(DEFAULT_SPEED))
         self.speed_combo.setToolTip("Steps per second while playing (the curves are redrawn at most 20 times a second)")
         self.speed_combo.currentIndexChanged.connect(lambda i: self.runner.set_speed(self.speed))
         self.lr_combo = QtWidgets.QComboBox()
@@ -375,20 +375,9 @@ class LabPanel(QtWidgets.QWidget):
         self.reset()
 
     def check_settings(self, values: dict) -> dict:
-        if not isinstance(values, dict):
-            raise TrainingError(f"the {self.title} settings must be a table, got {type(values).__name__}")
-        checked = {}
-        if "seed" in values:
-            checked["seed"] = check_int("seed", values["seed"], 0, MAX_SEED)
-        if "lr" in values:
-            checked["lr"] = check_lr(values["lr"])
-        if "speed" in values:
-            speed = values["speed"]
-            if isinstance(speed, bool) or not isinstance(speed, (int, float)) or speed not in SPEEDS:
-                raise TrainingError(f"speed must be one of {', '.join(map(str, SPEEDS))} steps per second, "
-                                    f"got {speed!r}")
-            checked["speed"] = int(speed)
-        return checked
+        """``values`` checked by the lab's one set of rules (`training.settings`); a TrainingError
+        naming the bad field."""
+        return check_panel_settings(self.experiment_name, values)
 
     def _apply_own(self, checked: dict) -> None:
         """Subclasses set their own settings (d_k...) from checked values."""
@@ -467,14 +456,27 @@ class LabPanel(QtWidgets.QWidget):
     def describe(self) -> str:
         return f"seed {self._seed}, lr {self._lr:g}"
 
+    def wait_built(self, timeout: float = 10.0):
+        """The latest snapshot, once the worker has built the experiment: a panel that was never shown
+        has not started its worker, and an export of it must not find nothing to write."""
+        snap = self.runner.snapshot()
+        if snap.exp is None:
+            self.runner.start()
+            deadline = time.monotonic() + timeout
+            while snap.exp is None and time.monotonic() < deadline:
+                time.sleep(0.005)  # building takes milliseconds
+                snap = self.runner.snapshot()
+        return snap
+
     def export_figure(self, path, fmt: str | None = None, scale: float = 2.0) -> None:
         """Write the figure to ``path`` (PNG, SVG or PDF by its suffix or ``fmt``)."""
+        self.wait_built()
         self.redraw()
         figures.export_figure(self.figure_panel(), path, fmt=fmt, scale=scale)
 
     def export_csv(self, path) -> None:
         """Write the history (one row per step, a column per arm and metric) as CSV."""
-        snap = self.runner.snapshot()
+        snap = self.wait_built()
         if snap.exp is None:
             raise TrainingError("nothing to write yet: the experiment is still being built")
         header, rows = history_table(snap.exp)

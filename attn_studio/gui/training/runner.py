@@ -26,10 +26,11 @@ from typing import Callable
 
 from PySide6 import QtCore
 
+from ...training.settings import SPEEDS
+
 __all__ = ["Runner", "Snapshot", "SPEEDS"]
 
-# Steps per second a panel offers; 0 = as fast as the machine goes.
-SPEEDS = (1, 2, 5, 10, 20, 50, 100, 0)
+# SPEEDS: the steps per second a panel offers (0 = as fast as the machine goes), `training.settings`'s.
 # Light extras (a histogram, one sequence's attention) at most this often while playing...
 LIGHT_INTERVAL = 0.1
 # ...heavy ones (accuracy at 20 input lengths) at most this often, and whenever the run stops.

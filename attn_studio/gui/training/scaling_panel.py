@@ -13,14 +13,14 @@ import numpy as np
 from PySide6 import QtWidgets
 
 from ...training import ScalingExperiment
-from ...training.experiment import TrainingError, check_int
+from ...training.experiment import check_int
 from ...training.scaling import MAX_D_K, T
+from ...training.settings import D_K_CHOICES, DEFAULT_D_K
 from .._pg import pg
 from .panel import COLOURS, CurvePlot, LabPanel, recent
 
 __all__ = ["ScalingPanel", "D_K_CHOICES"]
 
-D_K_CHOICES = (4, 8, 16, 32, 64, 128, 256)
 BINS = 40
 
 
@@ -28,11 +28,11 @@ class ScalingPanel(LabPanel):
     """Scaled vs unscaled attention: curves, a score histogram, a sentence."""
 
     experiment_name = "scaling"
-    title = "Why √d_k"
+    title = "Why √dₖ"  # a subscript k: "d_k" lost its underscore under the tab bar's baseline
     default_lr = ScalingExperiment.lr
 
     def _add_controls(self):
-        self._d_k = 64
+        self._d_k = DEFAULT_D_K
         self.d_k_combo = QtWidgets.QComboBox()
         self.d_k_combo.setObjectName("trainingDk")
         for d_k in D_K_CHOICES:
@@ -60,15 +60,6 @@ class ScalingPanel(LabPanel):
 
     def settings(self) -> dict:
         return {**super().settings(), "d_k": self._d_k}
-
-    def check_settings(self, values: dict) -> dict:
-        checked = super().check_settings(values)
-        if "d_k" in values:
-            d_k = values["d_k"]
-            if isinstance(d_k, bool) or d_k not in D_K_CHOICES:
-                raise TrainingError(f"d_k must be one of {', '.join(map(str, D_K_CHOICES))}, got {d_k!r}")
-            checked["d_k"] = int(d_k)
-        return checked
 
     def _apply_own(self, checked: dict):
         if "d_k" in checked:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from PySide6 import QtCore, QtWidgets
 
 from ...training.experiment import TrainingError
+from ...training.settings import LAB_PANELS, check_training_settings
 from .induction_panel import InductionPanel
 from .scaling_panel import ScalingPanel
 from .seq2seq_panel import Seq2SeqPanel
@@ -23,6 +24,8 @@ PANELS = (
     ("induction", InductionPanel, "One- and two-layer attention-only transformers on repeated sequences: "
                                   "the induction head"),
 )
+# The settings' rules know the same panels (a session's "training" section is checked without Qt).
+assert tuple(name for name, _, _ in PANELS) == LAB_PANELS
 
 
 class TrainingTab(QtWidgets.QWidget):
@@ -61,24 +64,18 @@ class TrainingTab(QtWidgets.QWidget):
         return {"panel": current, **{name: panel.settings() for name, panel in self.panels.items()}}
 
     def apply_settings(self, values) -> None:
-        """Apply settings as `settings` gave them; checks everything first, so a bad field changes
-        nothing and raises a TrainingError naming it."""
-        if not isinstance(values, dict):
-            raise TrainingError(f"the training settings must be a table, got {type(values).__name__}")
-        unknown = set(values) - set(self.panels) - {"panel"}
-        if unknown:
-            raise TrainingError(f"unknown training settings: {', '.join(sorted(map(str, unknown)))}")
-        panel = values.get("panel")
-        if panel is not None and panel not in self.panels:
-            raise TrainingError(f"unknown training panel {panel!r}; known: {', '.join(self.panels)}")
-        for name, panel_values in values.items():
-            if name != "panel":
-                self.panels[name].check_settings(panel_values)
-        for name, panel_values in values.items():
+        """Apply settings as `settings` gave them (any key may be missing: that part stays as it is).
+
+        Everything is checked first (`training.settings.check_training_settings`), so a bad field
+        changes nothing and raises a TrainingError naming it. Each panel given is paused and its
+        run rebuilt from the new settings.
+        """
+        checked = check_training_settings(values)
+        for name, panel_values in checked.items():
             if name != "panel":
                 self.panels[name].apply_settings(panel_values)
-        if panel is not None:
-            self.show_panel(panel)
+        if "panel" in checked:
+            self.show_panel(checked["panel"])
 
     def close_runs(self):
         """Stop every panel's worker thread."""

@@ -5,10 +5,19 @@ The toy model's docks (Model, Numbers, Why divide by √d_k) say nothing about a
 while the Training tab is shown they step aside (the ones that were open come back when another
 tab is chosen); the lab gets the whole window, which a 1280×720 projector needs.
 
-The settings of every panel (seed, learning rate, speed, d_k, the panel shown) are kept in the
-app's settings file under ``training`` as JSON, read back through the panels' own checks: a value
-that is not valid is logged and the defaults are used, so the app starts whatever the file holds.
-(They are settings of the lab, not of the toy model's session file.)
+The settings of every panel (seed, learning rate, speed, d_k, the panel shown) live in two places:
+
+- the session file: Save writes them in the file's ``training`` section (the window's Document
+  asks :meth:`TrainingWiring.settings`), and opening a file that has one applies it
+  (:meth:`TrainingWiring.apply_settings`): the runs pause and start again from the file's
+  settings. A session handed to a colleague reopens the same runs.
+- the app's settings, under ``training`` as JSON, written when the window closes: the lab opens
+  as it was left, also without a session or with a file that has no ``training`` section. A
+  stored value that is not valid is logged and the defaults are used, so the app starts
+  whatever the store holds.
+
+Both are checked by the same rules (`training.settings`). Until the lab is first shown its panels
+are not built; settings given meanwhile wait and are applied when it is built.
 """
 
 from __future__ import annotations
@@ -19,6 +28,7 @@ import logging
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from ...training.experiment import TrainingError
+from ...training.settings import check_training_settings, default_training_settings, merge_training_settings
 from .. import settings as app_settings
 from .tab import PANELS, TrainingTab
 
@@ -45,7 +55,16 @@ class TrainingWiring(QtCore.QObject):
         QtWidgets.QVBoxLayout(self.page).setContentsMargins(0, 0, 0, 0)
         self._tab: TrainingTab | None = None
         self.keep_settings = bool(getattr(window, "restore_settings", False))
-        self.saved = read_settings() if self.keep_settings else None
+        # Checked settings waiting for the lab to be built: the stored ones, then a session's.
+        self.pending: dict = {}
+        if self.keep_settings:
+            stored = read_settings()
+            if stored is not None:
+                try:
+                    self.pending = check_training_settings(stored)
+                except TrainingError as exc:
+                    log.warning("settings: ignoring the stored training settings (%s); using the defaults", exc)
+        self._applied = False  # settings came from a session: remember them on closing even if never shown
         tabs = window.view_tabs
         self.index = tabs.addTab(self.page, TAB_TITLE)
         tabs.setTabToolTip(self.index, "The training lab: small models trained live — why √d_k, why attention, "
@@ -76,12 +95,37 @@ class TrainingWiring(QtCore.QObject):
         if self._tab is None:
             self._tab = TrainingTab()
             self.page.layout().addWidget(self._tab)
-            if self.saved:
-                try:
-                    self._tab.apply_settings(self.saved)
-                except TrainingError as exc:
-                    log.warning("settings: ignoring the stored training settings (%s); using the defaults", exc)
+            if self.pending:
+                self._tab.apply_settings(self.pending)  # checked when they came
+            self.pending = {}
         return self._tab
+
+    @staticmethod
+    def titles() -> dict:
+        """Each panel's title by experiment name, without building the lab (menus list them)."""
+        return {name: cls.title for name, cls, _ in PANELS}
+
+    @property
+    def built(self) -> bool:
+        """True once the lab's panels exist (it has been shown or asked for)."""
+        return self._tab is not None
+
+    def settings(self) -> dict:
+        """Every panel's settings and the panel shown, as plain values (what a session file keeps)."""
+        if self._tab is not None:
+            return self._tab.settings()
+        return merge_training_settings(default_training_settings(), self.pending)
+
+    def apply_settings(self, values) -> None:
+        """Take settings as :meth:`settings` gives them (a session's ``training`` section; any key may be
+        missing). A bad field raises a TrainingError naming it and changes nothing; otherwise each panel
+        given pauses and starts its run again from the new settings."""
+        checked = check_training_settings(values)
+        self._applied = True
+        if self._tab is not None:
+            self._tab.apply_settings(checked)
+        else:
+            self.pending = merge_training_settings(self.pending, checked)
 
     def open(self, name: str):
         """Show the Training tab with the panel of experiment ``name`` in front, ready to play."""
@@ -103,9 +147,9 @@ class TrainingWiring(QtCore.QObject):
 
     def close(self):
         """Stop every run (the window is closing)."""
+        if self.keep_settings and (self._tab is not None or self._applied):
+            write_settings(self.settings())
         if self._tab is not None:
-            if self.keep_settings:
-                write_settings(self._tab.settings())
             self._tab.close_runs()
 
 

@@ -155,6 +155,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.trained = TrainedWiring(self)  # after the window's own redraw on every change: see its apply()
         self._add_heads_tab()
         self.training = TrainingWiring(self)  # the training lab's tab and menu, after every other tab
+        self.document.lab = self.training  # its settings are saved in the session file and reopen with it
         self.layout_room.fit_to_screen()
         self.layout_room.remember_default()
         self._apply_preferences(prefs)
