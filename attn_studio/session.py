@@ -240,10 +240,57 @@ def state_to_json(state: StudioState | TrainedState, training: dict | None = Non
         data = state.to_dict()
         if training is not None:
             data[TRAINING_SECTION] = check_lab_settings(training)
-        text = json.dumps(data, indent=1, ensure_ascii=False, allow_nan=False) + "\n"
+        text = _dumps(data) + "\n"
     except StateError as exc:
         raise SessionError(str(exc)) from None
     return text
+
+
+# Edited cells encoded per slice: each slice holds the interpreter a few milliseconds,
+# and saves run beside the window's thread.
+_CELL_SLICE = 1 << 14
+
+
+def _dumps(data: dict) -> str:
+    """``json.dumps(data, indent=1, ensure_ascii=False, allow_nan=False)``, byte for byte, fast for edited cells.
+
+    json writes indented text in pure Python (its C encoder writes compact text only):
+    a million edited cells took about six seconds. Their ``[i, j, k, value]`` lists are
+    written by the C encoder instead and indented by replacing its separators, which is
+    exact because cells hold numbers only (no strings, no nesting).
+    """
+    edits = data.get("weight_edits")
+    if not isinstance(edits, dict) or not edits:
+        return json.dumps(data, indent=1, ensure_ascii=False, allow_nan=False)
+    # The cells stand aside as unique placeholder strings while the rest is written as usual.
+    token = secrets.token_hex(16)
+    cells = {}
+    swapped = {}
+    for n, (name, entry) in enumerate(edits.items()):
+        marker = f"cells-{token}-{n}"
+        cells[marker] = entry["cells"]
+        swapped[name] = {**entry, "cells": marker}
+    text = json.dumps({**data, "weight_edits": swapped}, indent=1, ensure_ascii=False, allow_nan=False)
+    parts = []
+    for marker, rows in cells.items():
+        before, text = text.split(f'"{marker}"', 1)
+        level = len(before) - before.rfind("\n") - 1 - len('"cells": ')  # the key's indentation
+        parts += [before, _indented_cells(rows, level)]
+    return "".join(parts) + text
+
+
+def _indented_cells(cells: list, level: int) -> str:
+    """A list of number lists as ``json.dumps(..., indent=1)`` writes it at indentation ``level``."""
+    if not cells:
+        return "[]"
+    item, number = "\n" + " " * (level + 1), "\n" + " " * (level + 2)
+    slices = []
+    for start in range(0, len(cells), _CELL_SLICE):
+        compact = json.dumps(cells[start:start + _CELL_SLICE], ensure_ascii=False, allow_nan=False)
+        inner = (compact[2:-2].replace("], [", "\0").replace(", ", "," + number)
+                 .replace("\0", item + "]," + item + "[" + number))
+        slices.append(item[1:] + "[" + number + inner + item + "]")
+    return "[\n" + ",\n".join(slices) + "\n" + " " * level + "]"
 
 
 def session_bytes(state: StudioState | TrainedState, training: dict | None = None) -> bytes:

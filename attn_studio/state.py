@@ -425,7 +425,10 @@ class StudioState:
                 # of a second, and saves run beside the window's thread.
                 for start in range(0, len(index), 1 << 16):
                     rows = index[start:start + (1 << 16)]
-                    cells += [[i, j, k, v] for (i, j, k), v in zip(rows.tolist(), store[tuple(rows.T)].tolist())]
+                    part = rows.tolist()
+                    for cell, value in zip(part, store[tuple(rows.T)].tolist()):
+                        cell.append(value)  # [i, j, k] becomes [i, j, k, value] in place: half the time of new lists
+                    cells += part
                 out[name] = {"shape": list(store.shape),
                              **({} if plain else {"layers": [list(layer) for layer in layers]}),
                              "cells": cells}

@@ -13,6 +13,25 @@ pg.setConfigOptions(imageAxisOrder="row-major", antialias=True, background="w", 
 
 __all__ = ["pg", "cache_static", "wider_pen", "ExportMode"]
 
+_update_axis_label = pg.AxisItem._updateLabel
+
+
+def _update_axis_label_if_changed(axis) -> None:
+    # pyqtgraph sets an axis label's HTML again on every range change (updateAutoSIPrefix), and Qt
+    # lays the rich text out anew each time: tens of thousands of times while a window draws and
+    # redraws. The same HTML set again changes nothing, so only the size and picture are renewed.
+    html = axis.labelString()
+    if axis.__dict__.get("_shown_label_html") == html:
+        axis._adjustSize()
+        axis.picture = None
+        axis.update()
+        return
+    _update_axis_label(axis)
+    axis._shown_label_html = html
+
+
+pg.AxisItem._updateLabel = _update_axis_label_if_changed
+
 
 def cache_static(*items) -> None:
     """Paint ``items`` from a device pixmap cache: axes and fixed curves change

@@ -1,8 +1,9 @@
 """``attn-studio export``: headless figures from the command line, as a lecturer's script runs it.
 
-Each test starts a real process (``python -m attn_studio``) with no display at all:
+The figures come from a real process (``python -m attn_studio``) with no display at all:
 no DISPLAY, no WAYLAND_DISPLAY and no QT_QPA_PLATFORM, so the command itself must
-choose the offscreen platform. Kept few: each process costs about a second.
+choose the offscreen platform. Kept few: each process costs about a second. The usage
+errors, found before Qt starts, run the same ``main()`` in this process (``run_here``).
 """
 
 from __future__ import annotations
@@ -24,6 +25,20 @@ def run(*args, cwd=None) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k not in ("DISPLAY", "WAYLAND_DISPLAY", "QT_QPA_PLATFORM")}
     return subprocess.run([sys.executable, "-m", "attn_studio", *args], env=env, cwd=cwd,
                           capture_output=True, text=True, timeout=120)
+
+
+def run_here(capfd, *args) -> subprocess.CompletedProcess:
+    """``attn-studio ARGS`` as the command's ``main()`` runs it, in this process: its exit code and
+    everything written to the standard streams (file descriptors, so Qt's messages too)."""
+    from attn_studio import cli
+
+    capfd.readouterr()  # only what the command writes
+    try:
+        code = cli.main(list(args))
+    except SystemExit as exc:  # argparse's own exits (--help, --version)
+        code = exc.code
+    out, err = capfd.readouterr()
+    return subprocess.CompletedProcess(["attn-studio", *args], code, out, err)
 
 
 def png_size(data: bytes) -> tuple[int, int]:
@@ -62,10 +77,10 @@ def test_export_format_follows_the_extension(tmp_path, ext):
     ["--scale", "0"],
     ["--out", "/nonexistent_dir/x.png"],
 ])
-def test_bad_arguments_say_one_line(tmp_path, args):
+def test_bad_arguments_say_one_line(tmp_path, capfd, args):
     if "--out" not in args:
         args = [*args, "--out", str(tmp_path / "x.png")]
-    done = run("export", *args)
+    done = run_here(capfd, "export", *args)
     assert done.returncode == 2
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1, done.stderr
@@ -75,9 +90,9 @@ def test_bad_arguments_say_one_line(tmp_path, args):
 
 
 @pytest.mark.parametrize("fmt, name", [("svg", "x.png"), ("png", "x.PDF"), ("pdf", "fig.svg")])
-def test_format_that_contradicts_the_extension_is_an_error(tmp_path, fmt, name):
+def test_format_that_contradicts_the_extension_is_an_error(tmp_path, capfd, fmt, name):
     out = tmp_path / name
-    done = run("export", "--format", fmt, "--out", str(out))
+    done = run_here(capfd, "export", "--format", fmt, "--out", str(out))
     assert done.returncode == 2
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "contradicts the extension" in lines[0], done.stderr

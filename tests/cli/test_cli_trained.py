@@ -1,7 +1,9 @@
 """``attn-studio export --model``: a trained model's figures and attention matrices from the command line.
 
-Real processes, as in ``test_cli_export``. Skipped where all-MiniLM-L6-v2 is not installed
-(the usage errors that need no model run everywhere).
+Real processes for the figures and the CSV, as in ``test_cli_export``; the usage errors
+(found before Qt starts) and the .npy matrix (no Qt at all) run the command's ``main()``
+in this process. Skipped where all-MiniLM-L6-v2 is not installed (the usage errors that
+need no model run everywhere).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import numpy as np
 import pytest
 
 from attn_studio.pretrained import default_model_zip
-from test_cli_export import png_size, run
+from test_cli_export import png_size, run, run_here
 
 ANIMAL = "The animal didn't cross the street because it was too tired."
 needs_minilm = pytest.mark.skipif(default_model_zip() is None, reason="all-MiniLM-L6-v2 is not installed")
@@ -36,11 +38,11 @@ def test_csv_holds_the_selected_heads_weights_with_tokens_as_labels(tmp_path):
 
 
 @needs_minilm
-def test_npy_from_the_extension(tmp_path):
+def test_npy_from_the_extension(tmp_path, capfd):
     from attn_studio.pretrained import load_pretrained
 
     out = tmp_path / "w.npy"
-    done = run("export", "--model", "all-MiniLM-L6-v2", "--text", "a river bank", "--out", str(out))
+    done = run_here(capfd, "export", "--model", "all-MiniLM-L6-v2", "--text", "a river bank", "--out", str(out))
     assert done.returncode == 0, done.stderr
     np.testing.assert_array_equal(np.load(out), load_pretrained().run("a river bank").attentions[0, 0])
 
@@ -63,9 +65,9 @@ def test_trained_panels_as_png(tmp_path, panel):
     (["--model", "all-MiniLM-L6-v2", "--text", "hi", "--head", "0"], "--head must be 1 to 12"),
     (["--model", "all-MiniLM-L6-v2", "--text", "word " * 600], "positions"),
 ])
-def test_bad_model_arguments_exit_2_with_one_line(tmp_path, args, words):
+def test_bad_model_arguments_exit_2_with_one_line(tmp_path, capfd, args, words):
     out = tmp_path / "x.csv"
-    done = run("export", *args, "--out", str(out))
+    done = run_here(capfd, "export", *args, "--out", str(out))
     assert done.returncode == 2
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and words in lines[0], done.stderr
@@ -77,8 +79,9 @@ def test_bad_model_arguments_exit_2_with_one_line(tmp_path, args, words):
     (["--preset", "journey", "--format", "csv", "--out", "x.csv"], "give --model"),
     (["--model", "all-MiniLM-L6-v2", "--out", "x.png"], "--model needs --text"),
 ])
-def test_usage_errors_need_no_model(tmp_path, args, words):
-    done = run("export", *args, cwd=tmp_path)
+def test_usage_errors_need_no_model(tmp_path, capfd, monkeypatch, args, words):
+    monkeypatch.chdir(tmp_path)
+    done = run_here(capfd, "export", *args)
     assert done.returncode == 2
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and words in lines[0], done.stderr
@@ -96,8 +99,8 @@ def test_meaning_panel_of_two_bank_sentences(tmp_path):
 
 
 @needs_minilm
-def test_a_word_missing_from_a_sentence_exits_2(tmp_path):
-    done = run("export", "--model", "all-MiniLM-L6-v2", "--text", "I sat on the bank.", "--second", "No such word.",
+def test_a_word_missing_from_a_sentence_exits_2(tmp_path, capfd):
+    done = run_here(capfd, "export", "--model", "all-MiniLM-L6-v2", "--text", "I sat on the bank.", "--second", "No such word.",
                "--word", "bank", "--panel", "meaning", "--out", str(tmp_path / "x.png"))
     assert done.returncode == 2
     assert len(done.stderr.strip().splitlines()) == 1 and "bank" in done.stderr

@@ -104,6 +104,24 @@ def test_round_trip_keeps_hidden_weights():
     assert back.replace(d_model=4).w_q[0, 3, 1] == 5.5
 
 
+
+def test_the_edited_cells_are_written_as_json_indents_them(monkeypatch):
+    # The cells are encoded in slices and indented by replacing separators: the text must be
+    # json's own indented text, across slice boundaries and for every store (visible and hidden).
+    monkeypatch.setattr(session, "_CELL_SLICE", 7)
+    state = StudioState(sentence="a b c d", d_model=6, heads=2, d_head=4)
+    rng = np.random.default_rng(3)
+    for name in ("w_q", "w_k", "w_o"):
+        w = np.array(getattr(state, name))
+        w.flat[::3] = rng.normal(size=w.size)[::3] * 10.0 ** rng.integers(-300, 6, size=w.size)[::3]
+        state = state.replace(**{name: w})
+    state = state.replace(d_model=4, heads=1)  # hidden edited cells, and stores of several layers
+    data = state.to_dict()
+    assert sum(len(e["cells"]) for e in data["weight_edits"].values()) > 20
+    assert state_to_json(state) == json.dumps(data, indent=1, ensure_ascii=False, allow_nan=False) + "\n"
+    assert state_to_json(StudioState(causal=True)) == \
+        json.dumps(StudioState(causal=True).to_dict(), indent=1, ensure_ascii=False) + "\n"
+
 # -- atomic writes ---------------------------------------------------------------------
 
 @pytest.fixture
