@@ -14,6 +14,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from .. import presentation
 from .._pg import cache_static, pg
+from .heatmap_image import MAX_IMAGE_SIDE, argb_table, display_pixels
 from .cells import (  # noqa: F401 (names the views and the figures have always imported from here)
     HIGHLIGHT_EDGE, HIGHLIGHT_FILL, MIN_TEXT_PX, TEXT_PX, CellOverlay, format_value, mask_colours,
 )
@@ -78,19 +79,56 @@ class HeatmapData:
 
 
 class HeatmapImage(pg.ImageItem):
-    """pyqtgraph's ImageItem, drawn from a premultiplied ARGB copy of its QImage.
+    """pyqtgraph's ImageItem, drawn from a picture coloured beforehand (:mod:`.heatmap_image`).
 
-    pyqtgraph renders a colour-mapped image as an 8-bit indexed QImage; Qt scales such an
-    image several times slower than a premultiplied ARGB one (it converts it on every
-    paint). Converting once per new image (a few microseconds for a heatmap) keeps every
-    colour and the transparent masked cells as they were.
+    ``image`` stays the matrix itself (NaN where a cell is masked), as pyqtgraph keeps it:
+    its shape places the picture and readers find the numbers there. The picture is
+    ``set_pixels``' premultiplied ARGB32 array, wrapped as a QImage without a copy or a
+    conversion, one pixel per ``factor`` × ``factor`` block of cells; it is stretched
+    over the whole matrix when painted. Without pixels pyqtgraph colours ``image`` itself.
     """
 
+    def __init__(self, *args, **kwargs):
+        self._pixels = None
+        self._factor = 1
+        super().__init__(*args, **kwargs)
+
+    def set_pixels(self, pixels: np.ndarray | None, factor: int = 1) -> None:
+        """Show ``pixels`` (uint32 premultiplied ARGB32, (rows, columns) of blocks) for the current image."""
+        self._pixels = None if pixels is None else np.ascontiguousarray(pixels, dtype=np.uint32)
+        self._factor = int(factor)
+        self._renderRequired = True
+        self.update()
+
+    @property
+    def factor(self) -> int:
+        """Cells per side of the block one pixel of the picture stands for (1: a pixel per cell)."""
+        return self._factor
+
     def render(self, *args, **kwargs):
-        super().render(*args, **kwargs)
-        qimage = self.qimage
-        if qimage is not None and qimage.format() != QtGui.QImage.Format_ARGB32_Premultiplied:
-            self.qimage = qimage.convertToFormat(QtGui.QImage.Format_ARGB32_Premultiplied)
+        pixels = self._pixels
+        if pixels is None:
+            super().render(*args, **kwargs)
+            qimage = self.qimage
+            if qimage is not None and qimage.format() != QtGui.QImage.Format_ARGB32_Premultiplied:
+                self.qimage = qimage.convertToFormat(QtGui.QImage.Format_ARGB32_Premultiplied)
+            return
+        h, w = pixels.shape
+        # The QImage reads the array's memory: ``_pixels`` keeps it alive as long as the image is shown.
+        self.qimage = QtGui.QImage(pixels.data, w, h, 4 * w, QtGui.QImage.Format_ARGB32_Premultiplied)
+        self._renderRequired = False
+        self._unrenderable = False
+
+    def paint(self, painter, *args):
+        if self._pixels is None or self.image is None:
+            return super().paint(painter, *args)
+        if self._renderRequired:
+            self.render()
+        rows, cols = self.image.shape[:2]
+        # A block at the right or bottom edge may hold fewer cells: the source rectangle ends
+        # inside its pixel, so that every block covers exactly its cells.
+        f = self._factor
+        painter.drawImage(QtCore.QRectF(0, 0, cols, rows), self.qimage, QtCore.QRectF(0, 0, cols / f, rows / f))
 
 
 class Heatmap:
@@ -151,6 +189,9 @@ class Heatmap:
         self._shape = (-1, -1)
         self._rect_shape = (-1, -1)  # (rows, columns) the image's rectangle was set for
         self._drawn = np.zeros((0, 0))  # the values drawn at the last set_data
+        # The picture of a matrix larger than a screen shows block means (heatmap_image); a figure
+        # for the page sets None and draws every cell.
+        self.max_image_side: int | None = MAX_IMAGE_SIDE
         self._labels: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
 
     def set_colormap(self, name: str):
@@ -167,6 +208,7 @@ class Heatmap:
         self.colormap = colormap
         self._lut = colormap.getLookupTable(nPts=256)
         self.image.setLookupTable(self._lut)
+        self._table = argb_table(self._lut)  # the same colours as 32-bit pixels (heatmap_image)
         # Brightness of each of the 256 colours, for the cell text's colour (kept, not
         # recomputed on every edit).
         rgb = colormap.getLookupTable(nPts=256, alpha=False).astype(np.float64)
@@ -245,37 +287,31 @@ class Heatmap:
                  levels: tuple[float, float], selected_row: int | None = None):
         """Show ``values`` (rows = queries, columns = keys); masked cells are hatched, not coloured.
 
-        The same data as last time changes nothing (and repaints nothing).
+        The same data as last time changes nothing (and repaints nothing); only what changed
+        is drawn again (a new selected row alone only moves the outline). A matrix wider than
+        ``max_image_side`` is pictured by block means (see :mod:`.heatmap_image`).
         """
         values = np.asarray(values, dtype=np.float64)
         masked = np.asarray(masked, dtype=bool)
-        if self._unchanged(values, masked, row_labels, col_labels, levels, selected_row):
+        lo, hi = float(levels[0]), float(levels[1])
+        if not hi > lo:
+            hi = lo + 1.0
+        last = self._last[1] if self._last is not None else None
+        same_cells = last is not None and self._same_cells(values, masked, last["masked"], (lo, hi))
+        same_labels = last is not None and (list(last["row_labels"]) == list(row_labels)
+                                            and list(last["col_labels"]) == list(col_labels))
+        if same_cells and same_labels and last["selected_row"] == selected_row and tuple(last["levels"]) == tuple(levels):
             return
         self._last = ((values,), dict(masked=masked, row_labels=row_labels, col_labels=col_labels,
                                       levels=levels, selected_row=selected_row))
-        # A copy: the caller may reuse its array, and the comparison above must see the numbers drawn.
-        self._drawn = values.copy()
-        shown = np.where(masked | ~np.isfinite(values), np.nan, values)
-        lo, hi = levels
-        if not hi > lo:
-            hi = lo + 1.0
-        self.levels = (lo, hi)
         rows, cols = values.shape
-        if rows and cols:
-            self.image.setImage(shown, levels=(lo, hi), autoLevels=False)
+        if same_cells:
+            self.overlay.set_selected_row(selected_row)
         else:
-            self.image.setImage(np.full((1, 1), np.nan), levels=(lo, hi), autoLevels=False)
+            self._draw_cells(values, masked, (lo, hi), selected_row)
         if (rows, cols) != self._rect_shape:
             self._rect_shape = (rows, cols)
             self.image.setRect(QtCore.QRectF(-0.5, -0.5, max(cols, 1), max(rows, 1)))
-        # Text colour: dark on the bright end of the colour map (masked cells: the map's low end).
-        with np.errstate(invalid="ignore"):
-            index = np.clip((shown - lo) * (255.0 / (hi - lo)), 0, 255)
-        index[np.isnan(index)] = 0
-        dark_text = self._luminance[index.astype(np.intp)] > 140
-        overflow = ~np.isfinite(values) & ~masked
-        self.overflow = overflow
-        self.overlay.set_data(values, masked, dark_text, selected_row, overflow)
         labels = (tuple(row_labels), tuple(col_labels))
         if labels != self._labels:
             self._labels = labels
@@ -286,14 +322,46 @@ class Heatmap:
             self.plot.setXRange(-0.5, max(cols, 1) - 0.5, padding=0)
             self.plot.setYRange(-0.5, max(rows, 1) - 0.5, padding=0)
 
-    def _unchanged(self, values, masked, row_labels, col_labels, levels, selected_row) -> bool:
-        if self._last is None:
+    def _draw_cells(self, values: np.ndarray, masked: np.ndarray, levels: tuple[float, float],
+                    selected_row: int | None) -> None:
+        # A copy: the caller may reuse its array, and the next comparison must see the numbers drawn.
+        self._drawn = values.copy()
+        self.levels = levels
+        rows, cols = values.shape
+        # All finite (a finite sum says so in one pass) and nothing masked: the copy is what is shown.
+        clean = bool(np.isfinite(values.sum())) and not masked.any()
+        shown = self._drawn if clean else np.where(masked | ~np.isfinite(values), np.nan, values)
+        if rows and cols:
+            self.image.setImage(shown, levels=levels, autoLevels=False)
+            pixels, factor = display_pixels(values, None if clean else masked, levels, self._table,
+                                            self.max_image_side)
+            self.image.set_pixels(pixels, factor)
+        else:
+            self.image.setImage(np.full((1, 1), np.nan), levels=levels, autoLevels=False)
+            self.image.set_pixels(None)
+        overflow = np.zeros(values.shape, dtype=bool) if clean else ~np.isfinite(values) & ~masked
+        self.overflow = overflow
+        self.overlay.set_data(values, masked, self._dark_text, selected_row, overflow)
+
+    def _dark_text(self, values: np.ndarray) -> np.ndarray:
+        """Per cell, whether its value is written dark (on the bright end of the colour map); masked
+        cells count as the map's low end. Asked for only when the values are drawn (cells large enough)."""
+        lo, hi = self.levels
+        with np.errstate(invalid="ignore"):
+            index = np.clip((values - lo) * (255.0 / (hi - lo)), 0, 255)
+        index[~np.isfinite(values)] = 0
+        index[self.overlay.masked] = 0
+        return self._luminance[index.astype(np.intp)] > 140
+
+    def _same_cells(self, values, masked, last_masked, levels) -> bool:
+        # Bit for bit (NaN equals the same NaN): a few ms at 2,000², where array_equal(equal_nan=True)
+        # takes ten times as long.
+        drawn = self._drawn
+        if drawn.shape != values.shape or tuple(self.levels) != tuple(levels) or self.image.image is None:
             return False
-        kwargs = self._last[1]
-        return (kwargs["selected_row"] == selected_row and tuple(kwargs["levels"]) == tuple(levels)
-                and list(kwargs["row_labels"]) == list(row_labels) and list(kwargs["col_labels"]) == list(col_labels)
-                and np.array_equal(kwargs["masked"], masked)
-                and np.array_equal(self._drawn, values, equal_nan=True))
+        if not np.array_equal(last_masked, masked):
+            return False
+        return bool(np.array_equal(drawn.view(np.int64), np.ascontiguousarray(values).view(np.int64)))
 
     def labels(self) -> tuple[list[str], list[str]]:
         """(row labels, column labels) as drawn at the last paint, in order (elided tokens end in "…")."""

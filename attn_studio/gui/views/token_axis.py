@@ -112,8 +112,9 @@ class TokenAxis(pg.AxisItem):
         # thousands of pixels wide: measure and draw at most a bounded prefix.
         self._labels = [(float(v), metrics.elidedText(t[:400], QtCore.Qt.ElideRight, limit)
                          if len(t) > 4 else t) for (v, _), t in zip(ticks, self._full)]
-        # No tick marks or texts of pyqtgraph's own: this axis draws the labels.
-        self.setTicks([[(v, "") for v, _ in ticks]])
+        # No tick marks or texts of pyqtgraph's own: this axis draws the labels (and pyqtgraph,
+        # handed a tick per token, would lay out thousands of empty ones on every paint).
+        self.setTicks([[]])
         widest = max((metrics.horizontalAdvance(t) for _, t in self._labels), default=0.0)
         if self.orientation == "bottom":
             self.setHeight(int(widest * np.sin(np.radians(self.ANGLE)) + metrics.height() + 8))
