@@ -14,7 +14,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from .. import presentation
 from .._pg import cache_static, pg
-from .heatmap_image import MAX_IMAGE_SIDE, argb_table, display_pixels
+from .heatmap_image import MAX_IMAGE_SIDE, Picture, argb_table
 from .cells import (  # noqa: F401 (names the views and the figures have always imported from here)
     HIGHLIGHT_EDGE, HIGHLIGHT_FILL, MIN_TEXT_PX, TEXT_PX, CellOverlay, format_value, mask_colours,
 )
@@ -76,6 +76,20 @@ class HeatmapData:
     col_labels: list
     levels: tuple
     selected_row: int | None
+
+
+_TABLES: dict[bytes, np.ndarray] = {}
+
+
+def _shared_table(lut: np.ndarray) -> np.ndarray:
+    """The ARGB32 table of ``lut``, one object per colour map: a picture prepared with one heatmap's
+    table is recognised by every heatmap drawing the same colours (``Picture.table is ...``)."""
+    key = np.ascontiguousarray(lut).tobytes() + str(lut.shape).encode()
+    table = _TABLES.get(key)
+    if table is None:
+        table = _TABLES[key] = argb_table(lut)
+        table.flags.writeable = False
+    return table
 
 
 class HeatmapImage(pg.ImageItem):
@@ -208,7 +222,7 @@ class Heatmap:
         self.colormap = colormap
         self._lut = colormap.getLookupTable(nPts=256)
         self.image.setLookupTable(self._lut)
-        self._table = argb_table(self._lut)  # the same colours as 32-bit pixels (heatmap_image)
+        self._table = _shared_table(self._lut)  # the same colours as 32-bit pixels (heatmap_image)
         # Brightness of each of the 256 colours, for the cell text's colour (kept, not
         # recomputed on every edit).
         rgb = colormap.getLookupTable(nPts=256, alpha=False).astype(np.float64)
@@ -283,21 +297,39 @@ class Heatmap:
             axis.update()
         self.overlay.update()
 
+    def prepare(self, values: np.ndarray, masked: np.ndarray, levels: tuple[float, float]) -> Picture:
+        """What :meth:`set_data` would draw of ``values``, worked out now: NumPy only, safe on a worker
+        thread (it reads the colour table and size limit, which only the GUI thread replaces). Hand it
+        to ``set_data(..., picture=...)`` with the very same ``values`` and ``masked`` arrays, which
+        must not change afterwards (a studio's result never does)."""
+        values = np.asarray(values, dtype=np.float64)
+        return Picture(values, np.asarray(masked, dtype=bool), levels, self._table, self.max_image_side)
+
     def set_data(self, values: np.ndarray, *, masked: np.ndarray, row_labels: list[str], col_labels: list[str],
-                 levels: tuple[float, float], selected_row: int | None = None):
+                 levels: tuple[float, float], selected_row: int | None = None, picture: Picture | None = None):
         """Show ``values`` (rows = queries, columns = keys); masked cells are hatched, not coloured.
 
         The same data as last time changes nothing (and repaints nothing); only what changed
         is drawn again (a new selected row alone only moves the outline). A matrix wider than
-        ``max_image_side`` is pictured by block means (see :mod:`.heatmap_image`).
+        ``max_image_side`` is pictured by block means (see :mod:`.heatmap_image`). ``picture``:
+        :meth:`prepare`'s result for these very arrays, which leaves the GUI thread next to nothing to do.
         """
         values = np.asarray(values, dtype=np.float64)
         masked = np.asarray(masked, dtype=bool)
         lo, hi = float(levels[0]), float(levels[1])
         if not hi > lo:
             hi = lo + 1.0
+        if picture is not None and not (picture.values is values and picture.masked is masked
+                                        and picture.table is self._table and picture.levels == (lo, hi)
+                                        and picture.max_side == self.max_image_side):
+            picture = None  # made for other numbers or colours: of no use
         last = self._last[1] if self._last is not None else None
-        same_cells = last is not None and self._same_cells(values, masked, last["masked"], (lo, hi))
+        if picture is not None:
+            # Prepared from arrays nobody changes: the same array is the same picture.
+            same_cells = last is not None and self._drawn is values and np.array_equal(last["masked"], masked) \
+                and tuple(self.levels) == (lo, hi)
+        else:
+            same_cells = last is not None and self._same_cells(values, masked, last["masked"], (lo, hi))
         same_labels = last is not None and (list(last["row_labels"]) == list(row_labels)
                                             and list(last["col_labels"]) == list(col_labels))
         if same_cells and same_labels and last["selected_row"] == selected_row and tuple(last["levels"]) == tuple(levels):
@@ -308,7 +340,11 @@ class Heatmap:
         if same_cells:
             self.overlay.set_selected_row(selected_row)
         else:
-            self._draw_cells(values, masked, (lo, hi), selected_row)
+            if picture is None:
+                # A copy: the caller may reuse its array, and the next comparison must see the numbers drawn.
+                values = values.copy()
+                picture = Picture(values, masked, (lo, hi), self._table, self.max_image_side)
+            self._draw_cells(picture, selected_row)
         if (rows, cols) != self._rect_shape:
             self._rect_shape = (rows, cols)
             self.image.setRect(QtCore.QRectF(-0.5, -0.5, max(cols, 1), max(rows, 1)))
@@ -322,26 +358,18 @@ class Heatmap:
             self.plot.setXRange(-0.5, max(cols, 1) - 0.5, padding=0)
             self.plot.setYRange(-0.5, max(rows, 1) - 0.5, padding=0)
 
-    def _draw_cells(self, values: np.ndarray, masked: np.ndarray, levels: tuple[float, float],
-                    selected_row: int | None) -> None:
-        # A copy: the caller may reuse its array, and the next comparison must see the numbers drawn.
-        self._drawn = values.copy()
-        self.levels = levels
-        rows, cols = values.shape
-        # All finite (a finite sum says so in one pass) and nothing masked: the copy is what is shown.
-        clean = bool(np.isfinite(values.sum())) and not masked.any()
-        shown = self._drawn if clean else np.where(masked | ~np.isfinite(values), np.nan, values)
-        if rows and cols:
-            self.image.setImage(shown, levels=levels, autoLevels=False)
-            pixels, factor = display_pixels(values, None if clean else masked, levels, self._table,
-                                            self.max_image_side)
-            self.image.set_pixels(pixels, factor)
+    def _draw_cells(self, picture: Picture, selected_row: int | None) -> None:
+        values, masked = picture.values, picture.masked
+        self._drawn = values
+        self.levels = picture.levels
+        if picture.pixels is not None:
+            self.image.setImage(picture.shown, levels=picture.levels, autoLevels=False)
+            self.image.set_pixels(picture.pixels, picture.factor)
         else:
-            self.image.setImage(np.full((1, 1), np.nan), levels=levels, autoLevels=False)
+            self.image.setImage(np.full((1, 1), np.nan), levels=picture.levels, autoLevels=False)
             self.image.set_pixels(None)
-        overflow = np.zeros(values.shape, dtype=bool) if clean else ~np.isfinite(values) & ~masked
-        self.overflow = overflow
-        self.overlay.set_data(values, masked, self._dark_text, selected_row, overflow)
+        self.overflow = picture.overflow
+        self.overlay.set_data(values, masked, self._dark_text, selected_row, picture.overflow)
 
     def _dark_text(self, values: np.ndarray) -> np.ndarray:
         """Per cell, whether its value is written dark (on the bright end of the colour map); masked

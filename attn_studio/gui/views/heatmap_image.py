@@ -128,3 +128,33 @@ def display_pixels(values: np.ndarray, masked: np.ndarray | None, levels: tuple[
     ok = None if clean else np.isfinite(values) & (True if masked is None else ~masked)
     reduced = block_mean(values, ok, factor)
     return colour(reduced, levels, table), factor
+
+
+class Picture:
+    """Everything a heatmap draws of one matrix, worked out beforehand (any thread, NumPy only):
+    ``pixels`` and ``factor`` (:func:`display_pixels`), ``shown`` (the matrix with NaN where a
+    cell is masked or not finite), ``overflow`` (non-finite unmasked cells) and ``clean`` (no
+    such cells at all). ``values``, ``masked``, ``levels``, ``table`` and ``max_side`` are what
+    it was made from; a heatmap uses it only for that very array, colour table and size."""
+
+    __slots__ = ("values", "masked", "levels", "table", "max_side", "pixels", "factor", "shown", "overflow", "clean")
+
+    def __init__(self, values: np.ndarray, masked: np.ndarray, levels: tuple[float, float], table: np.ndarray,
+                 max_side: int | None = MAX_IMAGE_SIDE):
+        self.values, self.masked, self.table, self.max_side = values, masked, table, max_side
+        lo, hi = float(levels[0]), float(levels[1])
+        self.levels = (lo, hi if hi > lo else lo + 1.0)
+        rows, cols = values.shape
+        # All finite (a finite sum says so in one pass) and nothing masked: the matrix is what is shown.
+        self.clean = bool(np.isfinite(values.sum())) and not masked.any()
+        if self.clean:
+            self.shown, self.overflow = values, np.zeros(values.shape, dtype=bool)
+        else:
+            finite = np.isfinite(values)
+            self.shown = np.where(masked | ~finite, np.nan, values)
+            self.overflow = ~finite & ~masked
+        if rows and cols:
+            self.pixels, self.factor = display_pixels(values, None if self.clean else masked, self.levels, table,
+                                                      max_side)
+        else:
+            self.pixels, self.factor = None, 1
