@@ -242,15 +242,43 @@ class MatrixTable(QtWidgets.QTableView):
         self._fit_timer = QtCore.QTimer(self)
         self._fit_timer.setSingleShot(True)
         self._fit_timer.setInterval(0)
-        self._fit_timer.timeout.connect(self.fit_columns)
+        self._fit_timer.timeout.connect(self._fit_next)
+        self._unfitted: list[int] = []  # columns of a tall table still to fit, one per turn
         for signal in (model.modelReset, model.dataChanged, model.headerDataChanged):
-            signal.connect(self._fit_timer.start)
+            signal.connect(self._refit)
         self.fit_columns()
 
     def fit_columns(self) -> None:
         """Make every column as wide as its widest number (and header), at least 40 pixels."""
+        self._unfitted = []
         if self.model() is not None and self.model().columnCount() <= FIT_COLUMNS_UP_TO:
             self.resizeColumnsToContents()
+
+    def _refit(self, *args) -> None:
+        self._unfitted = []
+        self._fit_timer.start()
+
+    def _fit_next(self) -> None:
+        # A short table is fitted at once. A tall one (a 2,000-token sentence's embeddings) measures
+        # FIT_SAMPLE_ROWS rows per column, some 10 ms each: a column per event-loop turn, so that
+        # the window answers between them.
+        model = self.model()
+        if model is None or model.columnCount() > FIT_COLUMNS_UP_TO:
+            return
+        if model.rowCount() <= FIT_SAMPLE_ROWS:
+            self.fit_columns()
+            return
+        if not self._unfitted:
+            self._unfitted = list(range(model.columnCount()))
+        column = self._unfitted.pop(0)
+        if column < model.columnCount():
+            self.resizeColumnToContents(column)
+        if self._unfitted:
+            self._fit_timer.start()
+
+    def fitting(self) -> bool:
+        """True while the columns of a tall table are still being fitted, one per event-loop turn."""
+        return self._fit_timer.isActive()
 
     def copy_selection(self) -> bool:
         """Copy the selected cells (their bounding block) as tab-separated numbers."""

@@ -30,6 +30,9 @@ MIN_LABEL_SCALE = 0.65  # labels shrink this far (and then turn upright) before 
 MIN_LABEL_PX = 8.0  # ...and never below this many pixels
 MIN_EXPORT_LABEL_SCALE = MIN_LABEL_SCALE  # the same floor in a figure
 
+MEASURES_KEPT = 20_000  # token measurements kept per font (then forgotten and measured again)
+_MEASURES: dict = {}  # (font key, elision limit) -> {token: (label, width in pixels)}
+
 _export_depth = 0
 _heatmaps: "weakref.WeakSet" = weakref.WeakSet()
 
@@ -103,19 +106,37 @@ class TokenAxis(pg.AxisItem):
         metrics = QtGui.QFontMetricsF(self.style.get("tickFont") or QtGui.QFont())
         return LABEL_EM * metrics.height()
 
+    def _measured(self) -> tuple[QtGui.QFontMetricsF, float, dict]:
+        """(metrics, elision limit, {token: (label, width)}) for the current font: every axis with the
+        same font shares the measurements, so a 2,000-token sentence measures each word once, not
+        once per axis and edit."""
+        font = self.style.get("tickFont") or QtGui.QFont()
+        metrics = QtGui.QFontMetricsF(font)
+        limit = LABEL_EM * metrics.height()
+        key = (font.key(), limit)
+        cache = _MEASURES.get(key)
+        if cache is None or len(cache) > MEASURES_KEPT:
+            cache = _MEASURES[key] = {}
+        return metrics, limit, cache
+
     def set_labels(self, ticks: list[tuple[int, str]]):
         """Label position ``v`` with token ``t`` for each ``(v, t)``; long tokens are elided."""
-        metrics = QtGui.QFontMetricsF(self.style.get("tickFont") or QtGui.QFont())
+        metrics, limit, cache = self._measured()
         self._full = [str(t) for _, t in ticks]
-        limit = self.max_label_px()
-        # A 20,000-character word would make the axis (and every repaint) hundreds of
-        # thousands of pixels wide: measure and draw at most a bounded prefix.
-        self._labels = [(float(v), metrics.elidedText(t[:400], QtCore.Qt.ElideRight, limit)
-                         if len(t) > 4 else t) for (v, _), t in zip(ticks, self._full)]
+        labels, widest = [], 0.0
+        for (v, _), t in zip(ticks, self._full):
+            known = cache.get(t)
+            if known is None:
+                # A 20,000-character word would make the axis (and every repaint) hundreds of
+                # thousands of pixels wide: measure and draw at most a bounded prefix.
+                label = metrics.elidedText(t[:400], QtCore.Qt.ElideRight, limit) if len(t) > 4 else t
+                known = cache[t] = (label, metrics.horizontalAdvance(label))
+            labels.append((float(v), known[0]))
+            widest = max(widest, known[1])
+        self._labels = labels
         # No tick marks or texts of pyqtgraph's own: this axis draws the labels (and pyqtgraph,
         # handed a tick per token, would lay out thousands of empty ones on every paint).
         self.setTicks([[]])
-        widest = max((metrics.horizontalAdvance(t) for _, t in self._labels), default=0.0)
         if self.orientation == "bottom":
             self.setHeight(int(widest * np.sin(np.radians(self.ANGLE)) + metrics.height() + 8))
             self._adjust_label()
