@@ -32,6 +32,8 @@ MIN_EXPORT_LABEL_SCALE = MIN_LABEL_SCALE  # the same floor in a figure
 
 MEASURES_KEPT = 20_000  # token measurements kept per font (then forgotten and measured again)
 _MEASURES: dict = {}  # (font key, elision limit) -> {token: (label, width in pixels)}
+LISTS_KEPT = 8  # whole label lists kept (the oldest forgotten first)
+_LISTS: dict = {}  # (font key, elision limit, positions, tokens) -> ([(position, label)], widest label in pixels)
 
 _export_depth = 0
 _heatmaps: "weakref.WeakSet" = weakref.WeakSet()
@@ -106,8 +108,8 @@ class TokenAxis(pg.AxisItem):
         metrics = QtGui.QFontMetricsF(self.style.get("tickFont") or QtGui.QFont())
         return LABEL_EM * metrics.height()
 
-    def _measured(self) -> tuple[QtGui.QFontMetricsF, float, dict]:
-        """(metrics, elision limit, {token: (label, width)}) for the current font: every axis with the
+    def _measured(self) -> tuple[QtGui.QFontMetricsF, float, dict, tuple]:
+        """(metrics, elision limit, {token: (label, width)}, their key) for the current font: every axis with the
         same font shares the measurements, so a 2,000-token sentence measures each word once, not
         once per axis and edit."""
         font = self.style.get("tickFont") or QtGui.QFont()
@@ -117,23 +119,34 @@ class TokenAxis(pg.AxisItem):
         cache = _MEASURES.get(key)
         if cache is None or len(cache) > MEASURES_KEPT:
             cache = _MEASURES[key] = {}
-        return metrics, limit, cache
+        return metrics, limit, cache, key
 
     def set_labels(self, ticks: list[tuple[int, str]]):
         """Label position ``v`` with token ``t`` for each ``(v, t)``; long tokens are elided."""
-        metrics, limit, cache = self._measured()
-        self._full = [str(t) for _, t in ticks]
-        labels, widest = [], 0.0
-        for (v, _), t in zip(ticks, self._full):
-            known = cache.get(t)
-            if known is None:
-                # A 20,000-character word would make the axis (and every repaint) hundreds of
-                # thousands of pixels wide: measure and draw at most a bounded prefix.
-                label = metrics.elidedText(t[:400], QtCore.Qt.ElideRight, limit) if len(t) > 4 else t
-                known = cache[t] = (label, metrics.horizontalAdvance(label))
-            labels.append((float(v), known[0]))
-            widest = max(widest, known[1])
-        self._labels = labels
+        metrics, limit, cache, font_key = self._measured()
+        self._full = full = [str(t) for _, t in ticks]
+        positions = tuple(float(v) for v, _ in ticks)
+        # The stages and heads of one sentence share their tokens: the labels of the last few
+        # token lists are kept whole.
+        key = (font_key, positions, tuple(full))
+        known_list = _LISTS.get(key)
+        if known_list is None:
+            texts, widest = [], 0.0
+            for t in full:
+                known = cache.get(t)
+                if known is None:
+                    # A 20,000-character word would make the axis (and every repaint) hundreds of
+                    # thousands of pixels wide: measure and draw at most a bounded prefix.
+                    label = metrics.elidedText(t[:400], QtCore.Qt.ElideRight, limit) if len(t) > 4 else t
+                    known = cache[t] = (label, metrics.horizontalAdvance(label))
+                texts.append(known[0])
+                widest = max(widest, known[1])
+            known_list = (list(zip(positions, texts)), widest)
+            if len(_LISTS) >= LISTS_KEPT:
+                _LISTS.pop(next(iter(_LISTS)))
+            _LISTS[key] = known_list
+        labels, widest = known_list
+        self._labels = list(labels)
         # No tick marks or texts of pyqtgraph's own: this axis draws the labels (and pyqtgraph,
         # handed a tick per token, would lay out thousands of empty ones on every paint).
         self.setTicks([[]])
