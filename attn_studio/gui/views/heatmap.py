@@ -205,8 +205,22 @@ class Heatmap:
         self._drawn = np.zeros((0, 0))  # the values drawn at the last set_data
         # The picture of a matrix larger than a screen shows block means (heatmap_image); a figure
         # for the page sets None and draws every cell.
-        self.max_image_side: int | None = MAX_IMAGE_SIDE
+        self._max_image_side: int | None = MAX_IMAGE_SIDE
         self._labels: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
+
+    @property
+    def max_image_side(self) -> int | None:
+        """The picture's largest side in pixels: a larger matrix is pictured by block means
+        (:mod:`.heatmap_image`); None draws a pixel per cell (a figure for the page)."""
+        return self._max_image_side
+
+    @max_image_side.setter
+    def max_image_side(self, side: int | None) -> None:
+        if side != self._max_image_side:
+            self._max_image_side = side
+            if self._last is not None:
+                last, self._last = self._last, None  # the same numbers, pictured again
+                self.set_data(*last[0], **last[1])
 
     def set_colormap(self, name: str):
         """Draw with colour map ``name`` (and recolour the attached colour bar)."""
