@@ -132,3 +132,37 @@ def test_a_figure_for_the_page_draws_every_cell(window, monkeypatch):
     for heatmap in panel.widget.heatmaps:
         assert heatmap.image.factor == 1
         assert heatmap.image._pixels.shape == (tokens, tokens)
+
+
+def test_the_masked_cells_path_covers_exactly_the_masked_cells(qtbot):
+    from PySide6 import QtCore
+
+    from attn_studio.gui.views.cells import _runs_path
+
+    rng = np.random.default_rng(4)
+    cells = rng.random((9, 13)) > 0.6
+    cells[3] = True  # a whole row: one run
+    cells[5] = False  # none
+    path = _runs_path(cells)
+    covered = np.array([[path.contains(QtCore.QPointF(j, i)) for j in range(13)] for i in range(9)])
+    np.testing.assert_array_equal(covered, cells)
+    assert _runs_path(np.zeros((4, 4), dtype=bool)).isEmpty()
+
+
+def test_a_tall_tables_columns_are_fitted_a_column_per_turn_and_hold_their_numbers(window, qtbot):
+    from PySide6 import QtCore
+
+    from attn_studio.gui.editing.tables import FIT_SAMPLE_ROWS
+
+    model, table = window.models["embeddings"], window.tables["embeddings"]
+    window.studio.update(sentence=" ".join(f"w{i}" for i in range(FIT_SAMPLE_ROWS + 50)))
+    window.bridge.flush()
+    qtbot.waitUntil(lambda: not table.fitting(), timeout=10_000)
+    last = model.columnCount() - 1
+    assert model.setData(model.index(0, last), "-6.038e-5", QtCore.Qt.EditRole)
+    window.bridge.flush()
+    QtWidgets.QApplication.processEvents()
+    assert table.fitting()  # the columns one at a time, the window answering between them
+    qtbot.waitUntil(lambda: not table.fitting(), timeout=10_000)
+    text = model.data(model.index(0, last))
+    assert table.columnWidth(last) >= table.fontMetrics().horizontalAdvance(text) + 4
