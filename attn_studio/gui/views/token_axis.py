@@ -276,8 +276,14 @@ class TokenAxis(pg.AxisItem):
         self.thinned_note = ""
         # Upright column labels are cut to the axis' height (the whole word is in the tooltip).
         room = self.height() - metrics.height() - 6 if self.label.isVisible() else self.height() - 6
+        # Token position -> this axis' coordinates: the view's mapping is a scale and a shift, so two
+        # points give every label's place (mapping each label through the scene cost a frame at
+        # thousands of tokens).
+        origin = self.mapFromScene(view.mapViewToScene(QtCore.QPointF(0.0, 0.0)))
+        unit = self.mapFromScene(view.mapViewToScene(QtCore.QPointF(1.0, 1.0)))
+        x0, dx, y0, dy = origin.x(), unit.x() - origin.x(), origin.y(), unit.y() - origin.y()
         for value, text in self._labels[::step]:
-            point = self.mapFromScene(view.mapViewToScene(QtCore.QPointF(value, value)))
+            point = QtCore.QPointF(x0 + value * dx, y0 + value * dy)
             if self.orientation != "bottom":
                 if point.y() < bounds.top() - 1 or point.y() > bounds.bottom() + 1:
                     continue
