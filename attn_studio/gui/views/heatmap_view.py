@@ -307,7 +307,10 @@ class HeatmapView(QtWidgets.QWidget):
         while n_heads > 1 and len(self.head_maps) < n_heads:
             self._add_head_map()  # a dozen plots at once would freeze the window: one per step
             yield "new head"
-        self._layout_heads(n_heads)
+        if self._heads_shown != (n_heads if n_heads > 1 else 0):
+            self._layout_heads(n_heads)
+            # The grid appearing or changing lays out and repaints every heatmap: a turn of its own.
+            yield "heads' grid"
         for i in range(self._heads_shown):
             hm = self.head_maps[i]
             hm.set_title(f"head {i + 1}" + (SHOWN_MARK if i == head else ""))
