@@ -85,7 +85,8 @@ def test_a_matrix_wider_than_the_screen_is_pictured_by_its_block_means(qtbot):
     heatmap.image.render()
     pixels = _argb(heatmap.image.qimage)
     assert pixels.shape == (3, 4)
-    expected = _expected_colours(_block_means(values, ~masked, 3), (0.0, 1.0), heatmap.colormap.getLookupTable(nPts=256))
+    lut = heatmap.colormap.getLookupTable(nPts=256)
+    expected = _expected_colours(_block_means(values, ~masked, 3), (0.0, 1.0), lut)
     np.testing.assert_array_equal(pixels, expected)
     # The numbers stay whole: tooltips, tests and figures read every cell.
     np.testing.assert_array_equal(heatmap.image.image, np.where(masked, np.nan, values))

@@ -346,7 +346,8 @@ class Heatmap:
             same_cells = last is not None and self._same_cells(values, masked, last["masked"], (lo, hi))
         same_labels = last is not None and (list(last["row_labels"]) == list(row_labels)
                                             and list(last["col_labels"]) == list(col_labels))
-        if same_cells and same_labels and last["selected_row"] == selected_row and tuple(last["levels"]) == tuple(levels):
+        if (same_cells and same_labels and last["selected_row"] == selected_row
+                and tuple(last["levels"]) == tuple(levels)):
             return
         self._last = ((values,), dict(masked=masked, row_labels=row_labels, col_labels=col_labels,
                                       levels=levels, selected_row=selected_row))
