@@ -14,6 +14,7 @@ from PySide6 import QtCore, QtGui
 from ...formatting import CELL_DIGITS, format_number
 from .. import presentation
 from .._pg import pg
+from .heatmap_image import runs
 from .token_axis import is_exporting
 
 TEXT_PX = 13.0      # cell values at zoom 1, in screen pixels, when the cell is large enough
@@ -41,22 +42,26 @@ def format_value(value: float, digits: int = CELL_DIGITS) -> str:
     return format_number(value, digits, fixed=True, short=True)
 
 
-def _runs_path(cells: np.ndarray) -> QtGui.QPainterPath:
-    """One rectangle per run of True cells in a row (a causal row is one run)."""
+def _runs_path(cells: np.ndarray, found=None) -> QtGui.QPainterPath:
+    """One rectangle per run of True cells in a row (a causal row is one run); ``found``: the runs
+    (:func:`.heatmap_image.runs`) when already known."""
     path = QtGui.QPainterPath()
-    if not cells.size or not cells.any():
-        return path
-    # Every run's start and end found at once (a causal mask at 2,000 tokens: 2,000 runs in a few
-    # ms, where a pass per row took ninety).
-    edges = np.zeros((cells.shape[0], cells.shape[1] + 2), dtype=np.int8)
-    edges[:, 1:-1] = cells
-    steps = np.diff(edges, axis=1)
-    rows, starts = np.nonzero(steps == 1)
-    stops = np.nonzero(steps == -1)[1]  # in the same row-major order: the i-th stop ends the i-th run
+    rows, starts, stops = found if found is not None else runs(cells)
     add, rect = path.addRect, QtCore.QRectF
     for i, start, stop in zip(rows.tolist(), starts.tolist(), stops.tolist()):
         add(rect(start - 0.5, i - 0.5, stop - start, 1.0))
     return path
+
+
+_last_path: list = [np.zeros((0, 0), dtype=bool), QtGui.QPainterPath()]  # (mask, its path), the last built
+
+
+def _shared_runs_path(cells: np.ndarray, found=None) -> QtGui.QPainterPath:
+    """:func:`_runs_path`, built once for the same cells (the stages and heads of a result all show
+    its mask: a causal mask at 2,000 tokens is 2,000 rectangles; comparing costs well under a ms)."""
+    if not np.array_equal(_last_path[0], cells):
+        _last_path[:] = [cells.copy(), _runs_path(cells, found)]
+    return QtGui.QPainterPath(_last_path[1])
 
 
 class CellOverlay(pg.GraphicsObject):
@@ -117,20 +122,22 @@ class CellOverlay(pg.GraphicsObject):
         self.update()
 
     def set_data(self, values: np.ndarray, masked: np.ndarray, dark_text, selected_row: int | None,
-                 overflow: np.ndarray | None = None):
+                 overflow: np.ndarray | None = None, runs_found: tuple | None = None):
         """Replace what is drawn: ``values`` (T, S), ``masked`` cells, text colour per cell
         (``dark_text``: booleans, or a function of ``values`` giving them, called only when the
         values are written), and ``overflow`` cells (a naive softmax that produced inf/inf),
-        drawn red and labelled."""
+        drawn red and labelled. ``runs_found``: (masked runs, overflow runs) when already worked
+        out (:func:`.heatmap_image.runs`, off the GUI thread)."""
         if values.shape != self._values.shape:
             self.prepareGeometryChange()
         overflow = overflow if overflow is not None else np.zeros_like(masked)
         # An edit of a number rarely changes which cells are masked or overflowed:
         # their paths are rebuilt only when those cells change.
+        mask_runs, overflow_runs = runs_found if runs_found is not None else (None, None)
         if not np.array_equal(masked, self._masked):
-            self._mask_path = _runs_path(masked)
+            self._mask_path = _shared_runs_path(masked, mask_runs)
         if not np.array_equal(overflow, self._overflow):
-            self._overflow_path = _runs_path(overflow)
+            self._overflow_path = _runs_path(overflow, overflow_runs)
         self._values = values
         self._masked = masked
         if callable(dark_text):

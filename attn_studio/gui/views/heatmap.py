@@ -384,7 +384,8 @@ class Heatmap:
             self.image.setImage(np.full((1, 1), np.nan), levels=picture.levels, autoLevels=False)
             self.image.set_pixels(None)
         self.overflow = picture.overflow
-        self.overlay.set_data(values, masked, self._dark_text, selected_row, picture.overflow)
+        found = (picture.mask_runs, picture.overflow_runs) if picture.mask_runs is not None else None
+        self.overlay.set_data(values, masked, self._dark_text, selected_row, picture.overflow, found)
 
     def _dark_text(self, values: np.ndarray) -> np.ndarray:
         """Per cell, whether its value is written dark (on the bright end of the colour map); masked

@@ -130,6 +130,20 @@ def display_pixels(values: np.ndarray, masked: np.ndarray | None, levels: tuple[
     return colour(reduced, levels, table), factor
 
 
+def runs(cells: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(rows, starts, stops) of every run of True cells along the rows of ``cells``, row by row:
+    row ``rows[k]`` is True from column ``starts[k]`` up to, not including, ``stops[k]``."""
+    if not cells.size or not cells.any():
+        empty = np.zeros(0, dtype=np.intp)
+        return empty, empty, empty
+    edges = np.zeros((cells.shape[0], cells.shape[1] + 2), dtype=np.int8)
+    edges[:, 1:-1] = cells
+    steps = np.diff(edges, axis=1)
+    rows, cols = np.nonzero(steps)  # one pass; in row-major order a run's start comes before its stop
+    up = steps[rows, cols] == 1
+    return rows[up], cols[up], cols[~up]
+
+
 class Picture:
     """Everything a heatmap draws of one matrix, worked out beforehand (any thread, NumPy only):
     ``pixels`` and ``factor`` (:func:`display_pixels`), ``shown`` (the matrix with NaN where a
@@ -137,7 +151,8 @@ class Picture:
     such cells at all). ``values``, ``masked``, ``levels``, ``table`` and ``max_side`` are what
     it was made from; a heatmap uses it only for that very array, colour table and size."""
 
-    __slots__ = ("values", "masked", "levels", "table", "max_side", "pixels", "factor", "shown", "overflow", "clean")
+    __slots__ = ("values", "masked", "levels", "table", "max_side", "pixels", "factor", "shown", "overflow", "clean",
+                 "mask_runs", "overflow_runs")
 
     def __init__(self, values: np.ndarray, masked: np.ndarray, levels: tuple[float, float], table: np.ndarray,
                  max_side: int | None = MAX_IMAGE_SIDE):
@@ -153,6 +168,9 @@ class Picture:
             finite = np.isfinite(values)
             self.shown = np.where(masked | ~finite, np.nan, values)
             self.overflow = ~finite & ~masked
+        # Where the hatching and the red overflow cells go (runs of cells along each row).
+        self.mask_runs = runs(masked) if not self.clean else None
+        self.overflow_runs = runs(self.overflow) if not self.clean else None
         if rows and cols:
             self.pixels, self.factor = display_pixels(values, None if self.clean else masked, self.levels, table,
                                                       max_side)
