@@ -167,3 +167,29 @@ def test_a_tall_tables_columns_are_fitted_a_column_per_turn_and_hold_their_numbe
     qtbot.waitUntil(lambda: not table.fitting(), timeout=10_000)
     text = model.data(model.index(0, last))
     assert table.columnWidth(last) >= table.fontMetrics().horizontalAdvance(text) + 4
+
+
+def test_a_picture_drawn_smaller_than_its_pixels_shows_their_average_not_a_sample(qtbot):
+    from attn_studio.gui.views.heatmap_view import HeatmapCanvas
+
+    n = 600  # a cell per pixel of the picture, drawn into some 250 screen pixels
+    checker = (np.add.outer(np.arange(n), np.arange(n)) % 2).astype(float)
+    heatmap = Heatmap("checks", WEIGHTS_CMAP)
+    canvas = HeatmapCanvas(heatmap, with_bar=False)
+    qtbot.addWidget(canvas)
+    canvas.resize(300, 280)
+    canvas.show()
+    qtbot.waitExposed(canvas)
+    labels = [str(i) for i in range(n)]
+    heatmap.set_data(checker, masked=np.zeros((n, n), dtype=bool), row_labels=labels, col_labels=labels,
+                     levels=(0.0, 1.0))
+    image = canvas.grab().toImage()
+    rect = canvas.mapFromScene(heatmap.plot.vb.sceneBoundingRect()).boundingRect()
+    assert rect.width() < n / 2  # several cells to a screen pixel
+    lut = heatmap.colormap.getLookupTable(nPts=256, alpha=False).astype(float)
+    middle = (lut[0] + lut[255]) / 2  # what half dark, half bright cells average to
+    for fx in (0.3, 0.5, 0.7):
+        for fy in (0.3, 0.5, 0.7):
+            colour = image.pixelColor(int(rect.left() + fx * rect.width()), int(rect.top() + fy * rect.height()))
+            got = np.array([colour.red(), colour.green(), colour.blue()], dtype=float)
+            assert np.abs(got - middle).max() <= 25, (fx, fy, got, middle)  # a sample would be one end
