@@ -237,7 +237,10 @@ class Vocabulary:
         words = list(words)
         if not words:
             return np.zeros((0, self.dim))
-        return np.stack([self.vector(w) for w in words])
+        # Each distinct word once, then gathered: a 2,000-token text repeats most of its words.
+        index: dict[str, int] = {}
+        rows = [index.setdefault(w, len(index)) for w in words]
+        return np.stack([self.vector(w) for w in index])[rows]
 
     def set_vector(self, word: str, values) -> None:
         """Record ``values`` as the edited vector of ``word`` (length ``dim``)."""

@@ -70,19 +70,29 @@ class _Relay(QtCore.QObject):
 
 
 class _Job(QtCore.QRunnable):
-    def __init__(self, compute, pending, relay: _Relay):
+    def __init__(self, compute, pending, relay: _Relay, preparers=()):
         super().__init__()
         self.setAutoDelete(False)  # kept by BackgroundEdits until its result is taken
         self.compute, self.pending, self.relay = compute, pending, relay
+        self.preparers = list(preparers)
         self.computed, self.error = None, None
+        self.prepared: list = []  # (accept, what prepare made) per preparer that worked
 
     def run(self) -> None:
         try:
             with one_blas_thread():
                 self.computed = self.compute(self.pending)
+                self._prepare()
         except Exception as exc:  # reported on the GUI thread; the window keeps running
             self.error = exc
         self.relay.done.emit(self, self.computed, self.error)
+
+    def _prepare(self) -> None:
+        for prepare, accept in self.preparers:
+            try:
+                self.prepared.append((accept, prepare(self.computed.pending.state, self.computed.result)))
+            except Exception:  # a view that cannot prepare draws everything itself, as it always could
+                pass
 
 
 def is_large(state) -> bool:
@@ -122,6 +132,14 @@ class BackgroundEdits(QtCore.QObject):
         self._job: _Job | None = None  # the one computing
         self._busy = False
         self.dropped = 0  # stale results thrown away (a figure for tests and benchmarks)
+        self._preparers: list = []
+
+    def add_preparer(self, prepare, accept) -> None:
+        """After a change computes in the background, also run ``prepare(state, result)`` there
+        (NumPy only: what a view would otherwise work out on the GUI thread, such as a heatmap's
+        coloured picture), and hand what it made to ``accept`` on the GUI thread just before the
+        result is installed. A ``prepare`` that raises is skipped: the view draws it all itself."""
+        self._preparers.append((prepare, accept))
 
     def computing(self) -> bool:
         """True while a change computes or waits to."""
@@ -209,7 +227,7 @@ class BackgroundEdits(QtCore.QObject):
     def _start_next(self) -> None:
         if self._job is not None or self._waiting is None:
             return
-        self._job = _Job(self.studio.compute, self._waiting, self._relay)
+        self._job = _Job(self.studio.compute, self._waiting, self._relay, self._preparers)
         self._waiting = None
         self._set_busy(True)
         self._pool.start(self._job)
@@ -227,6 +245,8 @@ class BackgroundEdits(QtCore.QObject):
             else:
                 if self._waiting is None:
                     self._wanted = {}
+                for accept, made in job.prepared:
+                    accept(made)
                 self.studio.install(computed)
         finally:
             self._start_next()

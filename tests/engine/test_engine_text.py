@@ -247,3 +247,13 @@ def test_sinusoidal_zero_positions(dim):
 def test_sinusoidal_bad_arguments(n, dim):
     with pytest.raises(EngineError):
         sinusoidal_positions(n, dim)
+
+
+def test_vectors_of_a_text_that_repeats_its_words_are_each_words_vector():
+    vocab = Vocabulary(4, 3)
+    vocab.set_vector("the", [1.0, 2.0, 3.0, 4.0])
+    words = ["the", "cat", "the", "mat", "cat", "the"]
+    got = vocab.vectors(words)
+    np.testing.assert_array_equal(got, np.stack([vocab.vector(w) for w in words]))
+    got[0, 0] = 99.0  # a row of the result is its own: the other "the" rows and the vocabulary keep theirs
+    assert got[2, 0] == 1.0 and vocab.vector("the")[0] == 1.0

@@ -26,6 +26,7 @@ _ALIGN = Qt.ItemDataRole.TextAlignmentRole.value
 _TOOLTIP = Qt.ItemDataRole.ToolTipRole.value
 _USER = Qt.ItemDataRole.UserRole.value
 _RIGHT = int((Qt.AlignRight | Qt.AlignVCenter).value)
+_HORIZONTAL = Qt.Orientation.Horizontal
 _EDITABLE = Qt.ItemIsEnabled | Qt.ItemIsSelectable | Qt.ItemIsEditable
 _READ_ONLY = Qt.ItemIsEnabled | Qt.ItemIsSelectable
 
@@ -105,10 +106,11 @@ class MatrixModel(QtCore.QAbstractTableModel):
             return float(self._array[r, c])
         return None
 
-    def headerData(self, section, orientation, role=Qt.DisplayRole):
-        if role != Qt.DisplayRole:
+    def headerData(self, section, orientation, role=_DISPLAY):
+        # Ints, not enums (as in data()): a header asks this for hundreds of sections at a reset.
+        if (role if isinstance(role, int) else int(role.value)) != _DISPLAY:
             return None
-        labels = self._col_labels if orientation == Qt.Horizontal else self._row_labels
+        labels = self._col_labels if orientation == _HORIZONTAL else self._row_labels
         return labels[section] if 0 <= section < len(labels) else None
 
     def flags(self, index):

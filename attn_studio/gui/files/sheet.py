@@ -138,6 +138,7 @@ class FigureSheet(pg.GraphicsLayoutWidget):
         if title.endswith(SHOWN_MARK):
             title = title[: -len(SHOWN_MARK)]
         hm = Heatmap(title, src._cmap_name)
+        hm.max_image_side = None  # the page shows every cell, however many (the screen, block means)
         hm.set_colormap(src._cmap_name)
         hm.show_row_labels(True)
         hm.set_digits(src.digits)

@@ -14,6 +14,7 @@ from PySide6 import QtCore, QtGui
 from ...formatting import CELL_DIGITS, format_number
 from .. import presentation
 from .._pg import pg
+from .heatmap_image import runs
 from .token_axis import is_exporting
 
 TEXT_PX = 13.0      # cell values at zoom 1, in screen pixels, when the cell is large enough
@@ -41,14 +42,26 @@ def format_value(value: float, digits: int = CELL_DIGITS) -> str:
     return format_number(value, digits, fixed=True, short=True)
 
 
-def _runs_path(cells: np.ndarray) -> QtGui.QPainterPath:
-    """One rectangle per run of True cells in a row (a causal row is one run)."""
+def _runs_path(cells: np.ndarray, found=None) -> QtGui.QPainterPath:
+    """One rectangle per run of True cells in a row (a causal row is one run); ``found``: the runs
+    (:func:`.heatmap_image.runs`) when already known."""
     path = QtGui.QPainterPath()
-    for i in np.flatnonzero(cells.any(axis=1)) if cells.size else []:
-        edges = np.flatnonzero(np.diff(np.concatenate(([0], cells[i].astype(np.int8), [0]))))
-        for start, stop in zip(edges[0::2], edges[1::2]):
-            path.addRect(QtCore.QRectF(start - 0.5, i - 0.5, stop - start, 1.0))
+    rows, starts, stops = found if found is not None else runs(cells)
+    add, rect = path.addRect, QtCore.QRectF
+    for i, start, stop in zip(rows.tolist(), starts.tolist(), stops.tolist()):
+        add(rect(start - 0.5, i - 0.5, stop - start, 1.0))
     return path
+
+
+_last_path: list = [np.zeros((0, 0), dtype=bool), QtGui.QPainterPath()]  # (mask, its path), the last built
+
+
+def _shared_runs_path(cells: np.ndarray, found=None) -> QtGui.QPainterPath:
+    """:func:`_runs_path`, built once for the same cells (the stages and heads of a result all show
+    its mask: a causal mask at 2,000 tokens is 2,000 rectangles; comparing costs well under a ms)."""
+    if not np.array_equal(_last_path[0], cells):
+        _last_path[:] = [cells.copy(), _runs_path(cells, found)]
+    return QtGui.QPainterPath(_last_path[1])
 
 
 class CellOverlay(pg.GraphicsObject):
@@ -59,9 +72,10 @@ class CellOverlay(pg.GraphicsObject):
         self._values = np.zeros((0, 0))
         self._masked = np.zeros((0, 0), dtype=bool)
         self._dark_text = np.zeros((0, 0), dtype=bool)
+        self._dark_text_of = None  # or how to find it, when it is first needed
         self._texts: list[list[str]] = []
         self._selected_row: int | None = None
-        self._chars = 2.5  # the widest value, in ems
+        self._chars_known = 2.5  # the widest value, in ems (None: not measured yet)
         self._mask_path = QtGui.QPainterPath()
         self._overflow_path = QtGui.QPainterPath()
         self._overflow = np.zeros((0, 0), dtype=bool)
@@ -80,8 +94,15 @@ class CellOverlay(pg.GraphicsObject):
         if digits != self.digits:
             self.digits = digits
             self._texts = []
-            self._chars = self._widest()
+            self._chars_known = None
             self.update()
+
+    @property
+    def _chars(self) -> float:
+        # Measured when a paint first needs it: at 2,000 tokens no value is ever written.
+        if self._chars_known is None:
+            self._chars_known = self._widest()
+        return self._chars_known
 
     def _widest(self) -> float:
         """Width of the widest value, in ems of the cell font (measured, not guessed from its length)."""
@@ -100,28 +121,35 @@ class CellOverlay(pg.GraphicsObject):
             self.restyled()
         self.update()
 
-    def set_data(self, values: np.ndarray, masked: np.ndarray, dark_text: np.ndarray, selected_row: int | None,
-                 overflow: np.ndarray | None = None):
-        """Replace what is drawn: ``values`` (T, S), ``masked`` cells, text colour per cell,
-        and ``overflow`` cells (a naive softmax that produced inf/inf), drawn red and labelled."""
+    def set_data(self, values: np.ndarray, masked: np.ndarray, dark_text, selected_row: int | None,
+                 overflow: np.ndarray | None = None, runs_found: tuple | None = None):
+        """Replace what is drawn: ``values`` (T, S), ``masked`` cells, text colour per cell
+        (``dark_text``: booleans, or a function of ``values`` giving them, called only when the
+        values are written), and ``overflow`` cells (a naive softmax that produced inf/inf),
+        drawn red and labelled. ``runs_found``: (masked runs, overflow runs) when already worked
+        out (:func:`.heatmap_image.runs`, off the GUI thread)."""
         if values.shape != self._values.shape:
             self.prepareGeometryChange()
         overflow = overflow if overflow is not None else np.zeros_like(masked)
         # An edit of a number rarely changes which cells are masked or overflowed:
         # their paths are rebuilt only when those cells change.
+        mask_runs, overflow_runs = runs_found if runs_found is not None else (None, None)
         if not np.array_equal(masked, self._masked):
-            self._mask_path = _runs_path(masked)
+            self._mask_path = _shared_runs_path(masked, mask_runs)
         if not np.array_equal(overflow, self._overflow):
-            self._overflow_path = _runs_path(overflow)
+            self._overflow_path = _runs_path(overflow, overflow_runs)
         self._values = values
         self._masked = masked
-        self._dark_text = dark_text
+        if callable(dark_text):
+            self._dark_text, self._dark_text_of = None, dark_text
+        else:
+            self._dark_text, self._dark_text_of = dark_text, None
         self._selected_row = selected_row
         # Format lazily: only when a paint finds the cells large enough.
         self._texts = []
         self._overflow = overflow
-        # The widest value string decides how small the text must be to fit.
-        self._chars = self._widest()
+        # The widest value string decides how small the text must be to fit (measured when needed).
+        self._chars_known = None
         self.update()
 
     @property
@@ -193,7 +221,13 @@ class CellOverlay(pg.GraphicsObject):
         scale = abs(transform.m11() / on_screen) if on_screen else 1.0
         # The largest text the cell holds: its widest value with a little room each side,
         # one line high with room above and below.
-        fit = min(cell_h * 0.62, (cell_w - 3 * scale) / (self._chars + 0.15)) / scale
+        # Measuring the widest value needs every value: not when the cells cannot hold even a
+        # narrow one (a value is at least a digit, some 0.3 em).
+        narrowest = min(cell_h * 0.62, (cell_w - 3 * scale) / (0.3 + 0.15)) / scale
+        if narrowest < MIN_TEXT_PX or not self.show_values:
+            fit = narrowest
+        else:
+            fit = min(cell_h * 0.62, (cell_w - 3 * scale) / (self._chars + 0.15)) / scale
         px = min(fit, TEXT_PX * self.zoom)
         self.last_text_px = px if self.show_values and px >= MIN_TEXT_PX else 0.0
         px *= scale
@@ -203,6 +237,8 @@ class CellOverlay(pg.GraphicsObject):
             painter.setFont(font)
             light, dark = QtGui.QColor(255, 255, 255), QtGui.QColor(20, 20, 20)
             flags = QtCore.Qt.AlignCenter
+            if self._dark_text is None:
+                self._dark_text = self._dark_text_of(self._values)
             for i in range(rows):
                 for j in range(cols):
                     if self._masked[i, j]:

@@ -14,6 +14,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from .. import presentation
 from .._pg import cache_static, pg
+from .heatmap_image import MAX_IMAGE_SIDE, Picture, argb_table
 from .cells import (  # noqa: F401 (names the views and the figures have always imported from here)
     HIGHLIGHT_EDGE, HIGHLIGHT_FILL, MIN_TEXT_PX, TEXT_PX, CellOverlay, format_value, mask_colours,
 )
@@ -77,20 +78,91 @@ class HeatmapData:
     selected_row: int | None
 
 
-class HeatmapImage(pg.ImageItem):
-    """pyqtgraph's ImageItem, drawn from a premultiplied ARGB copy of its QImage.
+_TABLES: dict[bytes, np.ndarray] = {}
 
-    pyqtgraph renders a colour-mapped image as an 8-bit indexed QImage; Qt scales such an
-    image several times slower than a premultiplied ARGB one (it converts it on every
-    paint). Converting once per new image (a few microseconds for a heatmap) keeps every
-    colour and the transparent masked cells as they were.
+
+def _shared_table(lut: np.ndarray) -> np.ndarray:
+    """The ARGB32 table of ``lut``, one object per colour map: a picture prepared with one heatmap's
+    table is recognised by every heatmap drawing the same colours (``Picture.table is ...``)."""
+    key = np.ascontiguousarray(lut).tobytes() + str(lut.shape).encode()
+    table = _TABLES.get(key)
+    if table is None:
+        table = _TABLES[key] = argb_table(lut)
+        table.flags.writeable = False
+    return table
+
+
+class HeatmapImage(pg.ImageItem):
+    """pyqtgraph's ImageItem, drawn from a picture coloured beforehand (:mod:`.heatmap_image`).
+
+    ``image`` stays the matrix itself (NaN where a cell is masked), as pyqtgraph keeps it:
+    its shape places the picture and readers find the numbers there. The picture is
+    ``set_pixels``' premultiplied ARGB32 array, wrapped as a QImage without a copy or a
+    conversion, one pixel per ``factor`` × ``factor`` block of cells; it is stretched
+    over the whole matrix when painted. Without pixels pyqtgraph colours ``image`` itself.
     """
 
+    def __init__(self, *args, **kwargs):
+        self._pixels = None
+        self._factor = 1
+        self._scaled, self._scaled_key = None, None  # the picture scaled down to the screen, and for what
+        super().__init__(*args, **kwargs)
+
+    def set_pixels(self, pixels: np.ndarray | None, factor: int = 1) -> None:
+        """Show ``pixels`` (uint32 premultiplied ARGB32, (rows, columns) of blocks) for the current image."""
+        self._pixels = None if pixels is None else np.ascontiguousarray(pixels, dtype=np.uint32)
+        self._scaled_key = None  # the picture scaled to the screen, made again at the next paint
+        self._factor = int(factor)
+        self._renderRequired = True
+        self.update()
+
+    @property
+    def factor(self) -> int:
+        """Cells per side of the block one pixel of the picture stands for (1: a pixel per cell)."""
+        return self._factor
+
     def render(self, *args, **kwargs):
-        super().render(*args, **kwargs)
-        qimage = self.qimage
-        if qimage is not None and qimage.format() != QtGui.QImage.Format_ARGB32_Premultiplied:
-            self.qimage = qimage.convertToFormat(QtGui.QImage.Format_ARGB32_Premultiplied)
+        pixels = self._pixels
+        if pixels is None:
+            super().render(*args, **kwargs)
+            qimage = self.qimage
+            if qimage is not None and qimage.format() != QtGui.QImage.Format_ARGB32_Premultiplied:
+                self.qimage = qimage.convertToFormat(QtGui.QImage.Format_ARGB32_Premultiplied)
+            return
+        h, w = pixels.shape
+        # The QImage reads the array's memory: ``_pixels`` keeps it alive as long as the image is shown.
+        self.qimage = QtGui.QImage(pixels.data, w, h, 4 * w, QtGui.QImage.Format_ARGB32_Premultiplied)
+        self._renderRequired = False
+        self._unrenderable = False
+
+    def paint(self, painter, *args):
+        if self._pixels is None or self.image is None:
+            return super().paint(painter, *args)
+        if self._renderRequired:
+            self.render()
+        rows, cols = self.image.shape[:2]
+        target = QtCore.QRectF(0, 0, cols, rows)
+        # A block at the right or bottom edge may hold fewer cells: the source rectangle ends
+        # inside its pixel, so that every block covers exactly its cells.
+        f = self._factor
+        wide, tall = cols / f, rows / f
+        device = painter.transform().mapRect(target)
+        width, height = abs(device.width()), abs(device.height())
+        if width >= wide and height >= tall:
+            painter.drawImage(target, self.qimage, QtCore.QRectF(0, 0, wide, tall))
+            return
+        # Drawn smaller than its pixels (2,000 tokens in a few hundred): Qt would show every n-th
+        # pixel. The picture is scaled down once per size by Qt's smooth scaling, which averages
+        # the pixels each screen pixel covers, so that the screen too shows means, not samples.
+        sx, sy = min(1.0, width / wide), min(1.0, height / tall)
+        size = (max(1, round(self.qimage.width() * sx)), max(1, round(self.qimage.height() * sy)))
+        key = (id(self._pixels), size)
+        if getattr(self, "_scaled_key", None) != key:
+            self._scaled = self.qimage.scaled(*size, QtCore.Qt.IgnoreAspectRatio, QtCore.Qt.SmoothTransformation)
+            self._scaled_key = key
+        scaled = self._scaled
+        painter.drawImage(target, scaled, QtCore.QRectF(0, 0, wide * scaled.width() / self.qimage.width(),
+                                                       tall * scaled.height() / self.qimage.height()))
 
 
 class Heatmap:
@@ -151,7 +223,24 @@ class Heatmap:
         self._shape = (-1, -1)
         self._rect_shape = (-1, -1)  # (rows, columns) the image's rectangle was set for
         self._drawn = np.zeros((0, 0))  # the values drawn at the last set_data
+        # The picture of a matrix larger than a screen shows block means (heatmap_image); a figure
+        # for the page sets None and draws every cell.
+        self._max_image_side: int | None = MAX_IMAGE_SIDE
         self._labels: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
+
+    @property
+    def max_image_side(self) -> int | None:
+        """The picture's largest side in pixels: a larger matrix is pictured by block means
+        (:mod:`.heatmap_image`); None draws a pixel per cell (a figure for the page)."""
+        return self._max_image_side
+
+    @max_image_side.setter
+    def max_image_side(self, side: int | None) -> None:
+        if side != self._max_image_side:
+            self._max_image_side = side
+            if self._last is not None:
+                last, self._last = self._last, None  # the same numbers, pictured again
+                self.set_data(*last[0], **last[1])
 
     def set_colormap(self, name: str):
         """Draw with colour map ``name`` (and recolour the attached colour bar)."""
@@ -167,6 +256,7 @@ class Heatmap:
         self.colormap = colormap
         self._lut = colormap.getLookupTable(nPts=256)
         self.image.setLookupTable(self._lut)
+        self._table = _shared_table(self._lut)  # the same colours as 32-bit pixels (heatmap_image)
         # Brightness of each of the 256 colours, for the cell text's colour (kept, not
         # recomputed on every edit).
         rgb = colormap.getLookupTable(nPts=256, alpha=False).astype(np.float64)
@@ -241,41 +331,58 @@ class Heatmap:
             axis.update()
         self.overlay.update()
 
+    def prepare(self, values: np.ndarray, masked: np.ndarray, levels: tuple[float, float]) -> Picture:
+        """What :meth:`set_data` would draw of ``values``, worked out now: NumPy only, safe on a worker
+        thread (it reads the colour table and size limit, which only the GUI thread replaces). Hand it
+        to ``set_data(..., picture=...)`` with the very same ``values`` and ``masked`` arrays, which
+        must not change afterwards (a studio's result never does)."""
+        values = np.asarray(values, dtype=np.float64)
+        return Picture(values, np.asarray(masked, dtype=bool), levels, self._table, self.max_image_side)
+
     def set_data(self, values: np.ndarray, *, masked: np.ndarray, row_labels: list[str], col_labels: list[str],
-                 levels: tuple[float, float], selected_row: int | None = None):
+                 levels: tuple[float, float], selected_row: int | None = None, picture: Picture | None = None):
         """Show ``values`` (rows = queries, columns = keys); masked cells are hatched, not coloured.
 
-        The same data as last time changes nothing (and repaints nothing).
+        The same data as last time changes nothing (and repaints nothing); only what changed
+        is drawn again (a new selected row alone only moves the outline). A matrix wider than
+        ``max_image_side`` is pictured by block means (see :mod:`.heatmap_image`). ``picture``:
+        :meth:`prepare`'s result for these very arrays, which leaves the GUI thread next to nothing to do.
         """
         values = np.asarray(values, dtype=np.float64)
         masked = np.asarray(masked, dtype=bool)
-        if self._unchanged(values, masked, row_labels, col_labels, levels, selected_row):
+        lo, hi = float(levels[0]), float(levels[1])
+        if not hi > lo:
+            hi = lo + 1.0
+        if picture is not None and not (picture.values is values and picture.masked is masked
+                                        and picture.table is self._table and picture.levels == (lo, hi)
+                                        and picture.max_side == self.max_image_side):
+            picture = None  # made for other numbers or colours: of no use
+        last = self._last[1] if self._last is not None else None
+        if picture is not None:
+            # Prepared from arrays nobody changes: the same array is the same picture.
+            same_cells = last is not None and self._drawn is values and np.array_equal(last["masked"], masked) \
+                and tuple(self.levels) == (lo, hi)
+        else:
+            same_cells = last is not None and self._same_cells(values, masked, last["masked"], (lo, hi))
+        same_labels = last is not None and (list(last["row_labels"]) == list(row_labels)
+                                            and list(last["col_labels"]) == list(col_labels))
+        if (same_cells and same_labels and last["selected_row"] == selected_row
+                and tuple(last["levels"]) == tuple(levels)):
             return
         self._last = ((values,), dict(masked=masked, row_labels=row_labels, col_labels=col_labels,
                                       levels=levels, selected_row=selected_row))
-        # A copy: the caller may reuse its array, and the comparison above must see the numbers drawn.
-        self._drawn = values.copy()
-        shown = np.where(masked | ~np.isfinite(values), np.nan, values)
-        lo, hi = levels
-        if not hi > lo:
-            hi = lo + 1.0
-        self.levels = (lo, hi)
         rows, cols = values.shape
-        if rows and cols:
-            self.image.setImage(shown, levels=(lo, hi), autoLevels=False)
+        if same_cells:
+            self.overlay.set_selected_row(selected_row)
         else:
-            self.image.setImage(np.full((1, 1), np.nan), levels=(lo, hi), autoLevels=False)
+            if picture is None:
+                # A copy: the caller may reuse its array, and the next comparison must see the numbers drawn.
+                values = values.copy()
+                picture = Picture(values, masked, (lo, hi), self._table, self.max_image_side)
+            self._draw_cells(picture, selected_row)
         if (rows, cols) != self._rect_shape:
             self._rect_shape = (rows, cols)
             self.image.setRect(QtCore.QRectF(-0.5, -0.5, max(cols, 1), max(rows, 1)))
-        # Text colour: dark on the bright end of the colour map (masked cells: the map's low end).
-        with np.errstate(invalid="ignore"):
-            index = np.clip((shown - lo) * (255.0 / (hi - lo)), 0, 255)
-        index[np.isnan(index)] = 0
-        dark_text = self._luminance[index.astype(np.intp)] > 140
-        overflow = ~np.isfinite(values) & ~masked
-        self.overflow = overflow
-        self.overlay.set_data(values, masked, dark_text, selected_row, overflow)
         labels = (tuple(row_labels), tuple(col_labels))
         if labels != self._labels:
             self._labels = labels
@@ -286,14 +393,39 @@ class Heatmap:
             self.plot.setXRange(-0.5, max(cols, 1) - 0.5, padding=0)
             self.plot.setYRange(-0.5, max(rows, 1) - 0.5, padding=0)
 
-    def _unchanged(self, values, masked, row_labels, col_labels, levels, selected_row) -> bool:
-        if self._last is None:
+    def _draw_cells(self, picture: Picture, selected_row: int | None) -> None:
+        values, masked = picture.values, picture.masked
+        self._drawn = values
+        self.levels = picture.levels
+        if picture.pixels is not None:
+            self.image.setImage(picture.shown, levels=picture.levels, autoLevels=False)
+            self.image.set_pixels(picture.pixels, picture.factor)
+        else:
+            self.image.setImage(np.full((1, 1), np.nan), levels=picture.levels, autoLevels=False)
+            self.image.set_pixels(None)
+        self.overflow = picture.overflow
+        found = (picture.mask_runs, picture.overflow_runs) if picture.mask_runs is not None else None
+        self.overlay.set_data(values, masked, self._dark_text, selected_row, picture.overflow, found)
+
+    def _dark_text(self, values: np.ndarray) -> np.ndarray:
+        """Per cell, whether its value is written dark (on the bright end of the colour map); masked
+        cells count as the map's low end. Asked for only when the values are drawn (cells large enough)."""
+        lo, hi = self.levels
+        with np.errstate(invalid="ignore"):
+            index = np.clip((values - lo) * (255.0 / (hi - lo)), 0, 255)
+        index[~np.isfinite(values)] = 0
+        index[self.overlay.masked] = 0
+        return self._luminance[index.astype(np.intp)] > 140
+
+    def _same_cells(self, values, masked, last_masked, levels) -> bool:
+        # Bit for bit (NaN equals the same NaN): a few ms at 2,000², where array_equal(equal_nan=True)
+        # takes ten times as long.
+        drawn = self._drawn
+        if drawn.shape != values.shape or tuple(self.levels) != tuple(levels) or self.image.image is None:
             return False
-        kwargs = self._last[1]
-        return (kwargs["selected_row"] == selected_row and tuple(kwargs["levels"]) == tuple(levels)
-                and list(kwargs["row_labels"]) == list(row_labels) and list(kwargs["col_labels"]) == list(col_labels)
-                and np.array_equal(kwargs["masked"], masked)
-                and np.array_equal(self._drawn, values, equal_nan=True))
+        if not np.array_equal(last_masked, masked):
+            return False
+        return bool(np.array_equal(drawn.view(np.int64), np.ascontiguousarray(values).view(np.int64)))
 
     def labels(self) -> tuple[list[str], list[str]]:
         """(row labels, column labels) as drawn at the last paint, in order (elided tokens end in "…")."""

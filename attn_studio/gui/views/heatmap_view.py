@@ -24,6 +24,11 @@ SHORT_VIEW_PX = 560  # a view shorter than this (a 720-pixel projector) gives th
 def _levels(values: np.ndarray, blocked: np.ndarray | None = None) -> tuple[float, float]:
     """``symmetric_levels`` of the finite, unblocked ``values``, in two passes without copies
     (at 2,000 tokens a heatmap has four million cells)."""
+    if (blocked is None or not blocked.any()) and np.isfinite(values.sum()):
+        # Every value counts and all are finite (their sum is): no mask to build.
+        if not values.size:
+            return symmetric_levels()
+        return symmetric_levels(np.array([values.min(), values.max()]))
     ok = np.isfinite(values)
     if blocked is not None:
         ok &= ~blocked
@@ -32,6 +37,14 @@ def _levels(values: np.ndarray, blocked: np.ndarray | None = None) -> tuple[floa
     if hi < lo:  # nothing finite
         return symmetric_levels()
     return symmetric_levels(np.array([lo, hi]))
+
+
+class Prepared:
+    """The heatmaps' pictures of one result, made off the GUI thread (:meth:`HeatmapView.prepare`):
+    ``pictures[(name, head)]`` ("scores", "logits", "weights") and ``levels[(name, head)]``."""
+
+    def __init__(self, result, pictures: dict, levels: dict):
+        self.result, self.pictures, self.levels = result, pictures, levels
 
 
 def heads_grid_shape(n: int) -> tuple[int, int]:
@@ -131,6 +144,7 @@ class HeatmapView(QtWidgets.QWidget):
         self.highlight = highlight_for(studio)
         self.highlight.changed.connect(self._apply_highlight)
         self.digits = DEFAULT_DIGITS  # decimals in tooltips (cells keep their own, shorter ones)
+        self._prepared: Prepared | None = None  # pictures made off the GUI thread (prepare)
 
     def set_digits(self, digits: int):
         """Write cell values, tooltips and the pinned formula with ``digits`` decimals (the precision setting)."""
@@ -189,6 +203,37 @@ class HeatmapView(QtWidgets.QWidget):
         self._heads_shown = shown
         self._size_heads()
 
+    def prepare(self, state, result) -> Prepared:
+        """The pictures :meth:`render_steps` will draw of ``result`` (for ``state``'s shown head and
+        every head's weights), made now: NumPy only, on any thread. A background edit makes them
+        beside the engine's numbers; :meth:`use_prepared` hands them over on the GUI thread."""
+        head = state.shown_head
+        blocked = result.blocked
+        pictures, levels = {}, {}
+        plan = [("scores", head, result.scores[head], _levels(result.scores[head]), self.stages["scores"]),
+                ("logits", head, result.logits[head], _levels(result.logits[head], blocked), self.stages["logits"]),
+                ("weights", head, result.weights[head], (0.0, 1.0), self.stages["weights"])]
+        n_heads = result.weights.shape[0]
+        if n_heads > 1:
+            # Every head's map has the same colours and size limit as the weights stage.
+            plan += [("head", i, result.weights[i], (0.0, 1.0), self.stages["weights"]) for i in range(n_heads)]
+        for name, i, values, lv, heatmap in plan:
+            levels[(name, i)] = lv
+            pictures[(name, i)] = heatmap.prepare(values, blocked, lv)
+        return Prepared(result, pictures, levels)
+
+    def use_prepared(self, prepared: Prepared | None) -> None:
+        """Draw ``prepared`` (:meth:`prepare`) when its result is the one shown; None forgets it."""
+        self._prepared = prepared
+
+    def _picture(self, result, name: str, head: int):
+        """(values, levels, picture) prepared for ``result``'s ``name`` of ``head``, or None."""
+        prepared = getattr(self, "_prepared", None)
+        if prepared is None or prepared.result is not result or (name, head) not in prepared.pictures:
+            return None
+        picture = prepared.pictures[(name, head)]
+        return picture.values, prepared.levels[(name, head)], picture
+
     def render(self):
         """Redraw from the studio's current state and result."""
         for _ in self.render_steps():
@@ -219,7 +264,13 @@ class HeatmapView(QtWidgets.QWidget):
             logits_word = "logits"
         query = f"“{short_token(q_tokens[selected])}”" if selected is not None else "(no tokens)"
         mask_note = ", causal mask" if state.causal else ""
-        overflow = int(np.sum(~np.isfinite(result.weights[head]) & ~blocked))
+        ready = {name: self._picture(result, name, head) for name in ("scores", "logits", "weights")}
+        if ready["weights"] is not None:
+            overflow = int(np.count_nonzero(ready["weights"][2].overflow))
+        elif np.isfinite(result.weights[head].sum()):
+            overflow = 0
+        else:
+            overflow = int(np.sum(~np.isfinite(result.weights[head]) & ~blocked))
         overflow_note = (f" <span style='color:#c81e1e'><b>{overflow} cell{'s' if overflow != 1 else ''} overflowed</b> "
                          f"(exp of a large logit is inf; inf/inf is undefined): compare the stable softmax.</span>"
                          if overflow else "")
@@ -233,20 +284,22 @@ class HeatmapView(QtWidgets.QWidget):
         self.stages["scores"].set_title(scores_title(state))
         self.stages["logits"].set_title(logits_title(state, result, self.digits))
         self.stages["weights"].set_title("weights: softmax" if state.softmax != "sum" else "weights: x / Σx")
-        lv_scores = _levels(scores)
-        lv_logits = _levels(logits, blocked)
         compare = state.softmax != "stable"
-        stages = [("scores", scores, lv_scores), ("logits", logits, lv_logits), ("weights", result.weights[head], (0.0, 1.0))]
+        # Each stage's levels are found in its own step (or were, with its picture, off the GUI thread).
+        stages = [("scores", lambda: (scores, _levels(scores), None)),
+                  ("logits", lambda: (logits, _levels(logits, blocked), None)),
+                  ("weights", lambda: (result.weights[head], (0.0, 1.0), None))]
         if compare:
-            stages.append(("stable", self.studio.weights_with("stable")[head], (0.0, 1.0)))
+            stages.append(("stable", lambda: (self.studio.weights_with("stable")[head], (0.0, 1.0), None)))
             self.stages["stable"].set_title("stable softmax (compare)")
         if self.canvases["stable"].isHidden() == compare:
             self.canvases["stable"].setVisible(compare)
-        for key, values, levels in stages:
+        for key, plan in stages:
+            values, levels, picture = ready.get(key) or plan()
             hm = self.stages[key]
             hm.set_axis_titles(row_title, col_title)
             hm.set_data(values, masked=blocked, row_labels=q_tokens, col_labels=k_tokens,
-                        levels=levels, selected_row=selected)
+                        levels=levels, selected_row=selected, picture=picture)
             bar = self.stage_bars.get(key)
             if bar is not None and tuple(bar.levels()) != tuple(levels):
                 bar.setLevels(values=levels)
@@ -254,13 +307,17 @@ class HeatmapView(QtWidgets.QWidget):
         while n_heads > 1 and len(self.head_maps) < n_heads:
             self._add_head_map()  # a dozen plots at once would freeze the window: one per step
             yield "new head"
-        self._layout_heads(n_heads)
+        if self._heads_shown != (n_heads if n_heads > 1 else 0):
+            self._layout_heads(n_heads)
+            # The grid appearing or changing lays out and repaints every heatmap: a turn of its own.
+            yield "heads' grid"
         for i in range(self._heads_shown):
             hm = self.head_maps[i]
             hm.set_title(f"head {i + 1}" + (SHOWN_MARK if i == head else ""))
             hm.set_axis_titles(row_title, col_title)
-            hm.set_data(result.weights[i], masked=blocked, row_labels=q_tokens, col_labels=k_tokens,
-                        levels=(0.0, 1.0), selected_row=selected)
+            values, levels, picture = self._picture(result, "head", i) or (result.weights[i], (0.0, 1.0), None)
+            hm.set_data(values, masked=blocked, row_labels=q_tokens, col_labels=k_tokens,
+                        levels=levels, selected_row=selected, picture=picture)
             yield f"head {i + 1}"
         self._fit_stages(len(q_tokens), len(k_tokens))
         self._show_pinned()

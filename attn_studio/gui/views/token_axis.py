@@ -30,6 +30,11 @@ MIN_LABEL_SCALE = 0.65  # labels shrink this far (and then turn upright) before 
 MIN_LABEL_PX = 8.0  # ...and never below this many pixels
 MIN_EXPORT_LABEL_SCALE = MIN_LABEL_SCALE  # the same floor in a figure
 
+MEASURES_KEPT = 20_000  # token measurements kept per font (then forgotten and measured again)
+_MEASURES: dict = {}  # (font key, elision limit) -> {token: (label, width in pixels)}
+LISTS_KEPT = 8  # whole label lists kept (the oldest forgotten first)
+_LISTS: dict = {}  # (font key, elision limit, positions, tokens) -> ([(position, label)], widest label in pixels)
+
 _export_depth = 0
 _heatmaps: "weakref.WeakSet" = weakref.WeakSet()
 
@@ -103,18 +108,48 @@ class TokenAxis(pg.AxisItem):
         metrics = QtGui.QFontMetricsF(self.style.get("tickFont") or QtGui.QFont())
         return LABEL_EM * metrics.height()
 
+    def _measured(self) -> tuple[QtGui.QFontMetricsF, float, dict, tuple]:
+        """(metrics, elision limit, {token: (label, width)}, their key) for the current font: every axis with the
+        same font shares the measurements, so a 2,000-token sentence measures each word once, not
+        once per axis and edit."""
+        font = self.style.get("tickFont") or QtGui.QFont()
+        metrics = QtGui.QFontMetricsF(font)
+        limit = LABEL_EM * metrics.height()
+        key = (font.key(), limit)
+        cache = _MEASURES.get(key)
+        if cache is None or len(cache) > MEASURES_KEPT:
+            cache = _MEASURES[key] = {}
+        return metrics, limit, cache, key
+
     def set_labels(self, ticks: list[tuple[int, str]]):
         """Label position ``v`` with token ``t`` for each ``(v, t)``; long tokens are elided."""
-        metrics = QtGui.QFontMetricsF(self.style.get("tickFont") or QtGui.QFont())
-        self._full = [str(t) for _, t in ticks]
-        limit = self.max_label_px()
-        # A 20,000-character word would make the axis (and every repaint) hundreds of
-        # thousands of pixels wide: measure and draw at most a bounded prefix.
-        self._labels = [(float(v), metrics.elidedText(t[:400], QtCore.Qt.ElideRight, limit)
-                         if len(t) > 4 else t) for (v, _), t in zip(ticks, self._full)]
-        # No tick marks or texts of pyqtgraph's own: this axis draws the labels.
-        self.setTicks([[(v, "") for v, _ in ticks]])
-        widest = max((metrics.horizontalAdvance(t) for _, t in self._labels), default=0.0)
+        metrics, limit, cache, font_key = self._measured()
+        self._full = full = [str(t) for _, t in ticks]
+        positions = tuple(float(v) for v, _ in ticks)
+        # The stages and heads of one sentence share their tokens: the labels of the last few
+        # token lists are kept whole.
+        key = (font_key, positions, tuple(full))
+        known_list = _LISTS.get(key)
+        if known_list is None:
+            texts, widest = [], 0.0
+            for t in full:
+                known = cache.get(t)
+                if known is None:
+                    # A 20,000-character word would make the axis (and every repaint) hundreds of
+                    # thousands of pixels wide: measure and draw at most a bounded prefix.
+                    label = metrics.elidedText(t[:400], QtCore.Qt.ElideRight, limit) if len(t) > 4 else t
+                    known = cache[t] = (label, metrics.horizontalAdvance(label))
+                texts.append(known[0])
+                widest = max(widest, known[1])
+            known_list = (list(zip(positions, texts)), widest)
+            if len(_LISTS) >= LISTS_KEPT:
+                _LISTS.pop(next(iter(_LISTS)))
+            _LISTS[key] = known_list
+        labels, widest = known_list
+        self._labels = list(labels)
+        # No tick marks or texts of pyqtgraph's own: this axis draws the labels (and pyqtgraph,
+        # handed a tick per token, would lay out thousands of empty ones on every paint).
+        self.setTicks([[]])
         if self.orientation == "bottom":
             self.setHeight(int(widest * np.sin(np.radians(self.ANGLE)) + metrics.height() + 8))
             self._adjust_label()
@@ -241,8 +276,14 @@ class TokenAxis(pg.AxisItem):
         self.thinned_note = ""
         # Upright column labels are cut to the axis' height (the whole word is in the tooltip).
         room = self.height() - metrics.height() - 6 if self.label.isVisible() else self.height() - 6
+        # Token position -> this axis' coordinates: the view's mapping is a scale and a shift, so two
+        # points give every label's place (mapping each label through the scene cost a frame at
+        # thousands of tokens).
+        origin = self.mapFromScene(view.mapViewToScene(QtCore.QPointF(0.0, 0.0)))
+        unit = self.mapFromScene(view.mapViewToScene(QtCore.QPointF(1.0, 1.0)))
+        x0, dx, y0, dy = origin.x(), unit.x() - origin.x(), origin.y(), unit.y() - origin.y()
         for value, text in self._labels[::step]:
-            point = self.mapFromScene(view.mapViewToScene(QtCore.QPointF(value, value)))
+            point = QtCore.QPointF(x0 + value * dx, y0 + value * dy)
             if self.orientation != "bottom":
                 if point.y() < bounds.top() - 1 or point.y() > bounds.bottom() + 1:
                     continue

@@ -108,6 +108,8 @@ class MainWindow(QtWidgets.QMainWindow):
             setattr(self, attr, cls(studio))
             self.add_view(getattr(self, attr), title, tip)
         self.view_tabs.currentChanged.connect(lambda i: self._render_visible())
+        # A large model's heatmap pictures are coloured beside its numbers, off the GUI thread.
+        self.background.add_preparer(self.heatmap_view.prepare, self.heatmap_view.use_prepared)
         self.layout_room = WindowLayout(self, self.view_tabs)  # the central area scrolls when zoomed in
         self.central_scroll = self.layout_room.central_scroll
 
