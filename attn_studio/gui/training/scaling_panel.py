@@ -124,17 +124,30 @@ class ScalingPanel(LabPanel):
         return {"edges": edges, "counts": {arm: np.histogram(s, bins=edges)[0] for arm, s in scores.items()},
                 "d_k": exp.d_k}
 
-    def draw(self, snap):
-        exp = snap.exp
-        for plot, metric in ((self.loss_plot, "loss"), (self.accuracy_plot, "accuracy"),
-                             (self.entropy_plot, "entropy"), (self.grad_plot, "score_grad")):
-            for arm in exp.arms:
-                plot.set(arm, self.history(snap, arm, metric))
+    def draw_parts(self) -> tuple:
+        return (self._draw_loss, self._draw_accuracy, self._draw_entropy, self._draw_grad, self._draw_histogram)
+
+    def _draw_curves(self, snap, plot: CurvePlot, metric: str):
+        for arm in snap.exp.arms:
+            plot.set(arm, self.history_array(snap, arm, metric))
+
+    def _draw_loss(self, snap):
+        self._draw_curves(snap, self.loss_plot, "loss")
+
+    def _draw_accuracy(self, snap):
+        self._draw_curves(snap, self.accuracy_plot, "accuracy")
+
+    def _draw_entropy(self, snap):
+        self._draw_curves(snap, self.entropy_plot, "entropy")
+
+    def _draw_grad(self, snap):
+        self._draw_curves(snap, self.grad_plot, "score_grad")
+
+    def _draw_histogram(self, snap):
         extras = snap.extras
         if "edges" in extras:
             for arm, curve in self.hist_curves.items():
                 curve.setData(extras["edges"], extras["counts"][arm])
-        self.sentence.setText(self.reading(snap))
 
     def reading(self, snap) -> str:
         """The one sentence that reads the state of the run off its numbers."""
