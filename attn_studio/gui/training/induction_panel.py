@@ -83,6 +83,9 @@ class InductionPanel(LabPanel):
     experiment_name = "induction"
     title = "Why two layers"
     default_lr = InductionExperiment.lr
+    # The head forms around step 1,000: at 50 steps a second a person sees it within about half a
+    # minute of pressing Play (a step of both arms takes ~15 ms, so the worker keeps up with time to spare).
+    default_speed = 50
 
     def _add_controls(self):
         self._tokens = demo_sequence(np.random.default_rng(7))

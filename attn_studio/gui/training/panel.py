@@ -5,8 +5,10 @@ learning rate, seed, and the panel's own settings), a figure (the curves and pic
 sentence that reads them), a message line, and the exports: the figure as PNG, SVG or PDF through
 the window's figure machinery (`gui.files.figures`), the history as CSV (`training.report`).
 
-The panel draws from its runner's snapshot, at most every ``DRAW_INTERVAL_MS``, and only while it
-can be seen: a panel on a hidden tab is drawn when it is shown, its run going on meanwhile.
+The panel draws from its runner's snapshot, the whole figure at most every ``DRAW_INTERVAL_MS`` and
+while a run plays one plot or picture per turn of the event loop (`LabPanel.draw_parts`), and only
+while it can be seen: a panel on a hidden tab is drawn when it is shown, its run going on meanwhile.
+It never evaluates a model: what it shows beyond the history the worker measured (``extras``).
 """
 
 from __future__ import annotations
@@ -240,6 +242,7 @@ class LabPanel(QtWidgets.QWidget):
     experiment_name = ""
     title = ""
     default_lr = 1e-3
+    default_speed = 20  # steps per second when the window opens (one of SPEEDS)
 
     def __init__(self, parent: QtWidgets.QWidget | None = None):
         super().__init__(parent)
@@ -313,8 +316,8 @@ class LabPanel(QtWidgets.QWidget):
         self.speed_combo.setObjectName("trainingSpeed")
         for speed in SPEEDS:
             self.speed_combo.addItem(f"{speed} steps/s" if speed else "as fast as it goes", speed)
-        self.speed_combo.setCurrentIndex(SPEEDS.index(20))
-        self.speed_combo.setToolTip("Steps per second while playing (the curves are redrawn at most 20 times a second)")
+        self.speed_combo.setCurrentIndex(SPEEDS.index(self.default_speed))
+        self.speed_combo.setToolTip("Steps per second while playing (the figure is redrawn at most 12 times a second)")
         self.speed_combo.currentIndexChanged.connect(lambda i: self.runner.set_speed(self.speed))
         self.lr_combo = QtWidgets.QComboBox()
         self.lr_combo.setObjectName("trainingLr")
