@@ -10,7 +10,11 @@ two ticks (what the window's own drawing costs in one turn of the event loop, wh
 load). Target: no gap over 50 ms; at most ~12 whole figures a second.
 
     OPENBLAS_NUM_THREADS=1 python benchmarks/bench_training_gui.py [--seconds 10] [--repeat 1]
-        [--speed S]
+        [--speed S] [--drop]
+
+``--drop``: then press Play on "Why two layers" (seed 0, its own speed) and wait for the mark of the
+repeat's loss dropping: prints the seconds from Play to the mark being drawn (target: about half a
+minute), the step it marks, and the gaps meanwhile.
 
 State the machine's load (``uptime``) with the figures: on a shared 2-core machine the
 worker and the GUI thread compete with everything else; the quietest run is the one to quote.
@@ -35,6 +39,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--speed", type=int, default=None, help="steps per second (0: as fast as it goes); "
                                                                 "default: each panel's own")
+    parser.add_argument("--drop", action="store_true", help="time Play to the induction head's drop mark")
     args = parser.parse_args()
     app = QtWidgets.QApplication.instance() or QtWidgets.QApplication([])
     from attn_studio.gui.training.runner import SPEEDS
@@ -74,7 +79,40 @@ def main() -> None:
               f"figures {(panel.draw_count - draws) / args.seconds:5.1f}/s  "
               f"tick gap ms: median {np.median(wall):5.1f}  p95 {np.percentile(wall, 95):5.1f}  max {wall.max():6.1f}  "
               f"GUI cpu in a gap: max {cpu.max():5.1f}  (load {os.getloadavg()[0]:.1f})")
+    if args.drop:
+        time_the_drop(app, tab, args.speed)
     tab.close_runs()
+
+
+def time_the_drop(app, tab, speed: int | None) -> None:
+    """Play "Why two layers" from a fresh run of seed 0 until the drop is marked on the curves."""
+    from attn_studio.gui.training.runner import SPEEDS
+
+    panel = tab.show_panel("induction")
+    panel.apply_settings({"seed": 0, "speed": panel.default_speed if speed is None else speed})
+    if speed is not None:
+        panel.speed_combo.setCurrentIndex(SPEEDS.index(speed))
+    panel.runner.wait_idle()
+    stamps: list[float] = []
+    timer = QtCore.QTimer()
+    timer.setTimerType(QtCore.Qt.PreciseTimer)
+    timer.timeout.connect(lambda: stamps.append(time.perf_counter()))
+    timer.start(5)
+    start = time.perf_counter()
+    panel.play()
+    while panel.drop is None and time.perf_counter() - start < 180.0:
+        app.processEvents(QtCore.QEventLoop.AllEvents, 5)
+    seen = time.perf_counter() - start
+    steps = panel.runner.snapshot().steps
+    panel.pause()
+    timer.stop()
+    panel.runner.wait_idle()
+    gaps = np.diff(stamps) * 1000.0
+    speed = f"{panel.speed:g} steps/s" if panel.speed else "as fast as it goes"
+    mark = f"at step {panel.drop:,}" if panel.drop is not None else "not within 180 s"
+    print(f"why two layers at {speed}: the drop marked {mark}, {seen:.1f} s after Play ({steps:,} steps taken, "
+          f"{steps / seen:.1f}/s); tick gap ms: median {np.median(gaps):.1f}  p95 {np.percentile(gaps, 95):.1f}  "
+          f"max {gaps.max():.1f}  (load {os.getloadavg()[0]:.1f})")
 
 
 if __name__ == "__main__":
