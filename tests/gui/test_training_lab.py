@@ -378,35 +378,3 @@ def test_why_two_layers_plays_faster_than_the_other_panels_by_default(lab):
         assert panel.speed == 50 and panel.settings()["speed"] == 50
     finally:
         panel.close_run()
-
-
-class _Counting:
-    """The least an experiment needs to be played by a Runner: steps that count themselves."""
-
-    step_count = 0
-
-    def step(self):
-        self.step_count += 1
-
-
-@pytest.mark.parametrize("released", [True, False])
-def test_no_step_starts_while_the_gui_thread_holds_the_worker_and_a_hold_ends(qtbot, lab, monkeypatch, released):
-    from attn_studio.gui.training import runner as runner_module
-
-    # Released by the paint: held however long it takes until then. Never released: it ends by itself.
-    monkeypatch.setattr(runner_module, "HOLD_MAX", 60.0 if released else 0.05)
-    runner = runner_module.Runner(_Counting)
-    try:
-        assert runner.wait_idle()
-        runner.set_speed(0)
-        runner.hold()
-        runner.play()
-        if released:
-            qtbot.wait(100)  # a worker not held would take steps meanwhile
-            assert runner.snapshot().steps == 0
-            runner.release()
-        qtbot.waitUntil(lambda: runner.snapshot().steps >= 2, timeout=10_000)
-    finally:
-        runner.stop()
-    panel = lab.panels["scaling"]
-    assert panel.graphics.painted == panel.runner.release  # each paint of the figure lets the worker go on

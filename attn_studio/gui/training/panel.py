@@ -223,14 +223,11 @@ class TimedGraphics(pg.GraphicsLayoutWidget):
     """A GraphicsLayoutWidget that remembers how long its last paint took (the redraw's pace)."""
 
     paint_ms = 0.0
-    painted = None  # called after each paint (the panel lets its worker step again)
 
     def paintEvent(self, event):  # noqa: N802 (Qt's name)
         start = time.perf_counter()
         super().paintEvent(event)
         self.paint_ms = (time.perf_counter() - start) * 1000.0
-        if self.painted is not None:
-            self.painted()
 
 
 class LabPanel(QtWidgets.QWidget):
@@ -286,7 +283,6 @@ class LabPanel(QtWidgets.QWidget):
 
         self.runner = Runner(self._make, self.extras, self)
         self.runner.changed.connect(self._schedule_draw)
-        self.graphics.painted = self.runner.release
         self._draw_timer = QtCore.QTimer(self)
         self._draw_timer.setSingleShot(True)
         self._draw_timer.timeout.connect(self._draw_now)
@@ -474,8 +470,6 @@ class LabPanel(QtWidgets.QWidget):
         snap = self.runner.snapshot()
         if snap.exp is None:
             return
-        if snap.playing:  # no step starts until this part is painted (`Runner.hold`)
-            self.runner.hold()
         self.step_label.setText(f"step {snap.steps:,}")
         if snap.error:
             self.show_message(snap.error)

@@ -34,8 +34,6 @@ SPEEDS = (1, 2, 5, 10, 20, 50, 100, 0)
 LIGHT_INTERVAL = 0.1
 # ...heavy ones (accuracy at 20 input lengths) at most this often, and whenever the run stops.
 HEAVY_INTERVAL = 1.5
-# While the GUI thread draws and paints, the worker starts no step, for at most this long (s).
-HOLD_MAX = 0.05
 
 
 @dataclass(frozen=True)
@@ -164,23 +162,6 @@ class Runner(QtCore.QObject):
             self._commands.append(("inputs", dict(inputs)))
             self._cond.notify_all()
 
-    def hold(self) -> None:
-        """The GUI thread is about to draw: start no step until :meth:`release`, or ``HOLD_MAX``
-        from now. A step's many small NumPy calls keep the interpreter lock, which PySide gives up
-        in every call into Qt and gets back only when the worker's time slice ends (5 ms): a paint
-        makes hundreds of such calls, and measured ten times longer beside a busy worker. The
-        step under way finishes; nothing is lost but a few milliseconds of training."""
-        self._held_until = time.monotonic() + HOLD_MAX
-
-    def release(self) -> None:
-        """The GUI thread has painted: the worker may step again."""
-        if self._held_until:
-            with self._cond:
-                self._held_until = 0.0
-                self._cond.notify_all()
-
-    _held_until = 0.0
-
     def wait_idle(self, timeout: float = 30.0) -> bool:
         """Block until the worker has nothing to do (paused, every command done). For tests and
         closing; the window never calls it while playing."""
@@ -225,8 +206,7 @@ class Runner(QtCore.QObject):
                     self._extras_due = True
                     return ("step",)
                 if self._playing:
-                    now = time.monotonic()
-                    wait = max(next_step - now if self._speed > 0 else 0.0, self._held_until - now)
+                    wait = next_step - time.monotonic() if self._speed > 0 else 0.0
                     if wait <= 0:
                         return ("step",)
                     self._cond.wait(wait)
