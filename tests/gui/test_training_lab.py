@@ -378,3 +378,22 @@ def test_why_two_layers_plays_faster_than_the_other_panels_by_default(lab):
         assert panel.speed == 50 and panel.settings()["speed"] == 50
     finally:
         panel.close_run()
+
+
+def test_the_score_histograms_axes_hold_still_until_the_scores_leave_them(lab):
+    panel = lab.show_panel("scaling")
+    idle(panel)
+    run = object()  # a run of its own: its ranges start afresh
+    panel._fit_histogram(run, np.linspace(-2.1, 3.2, 41), 130)
+    first = panel.hist_plot.viewRange()
+    assert first[0][0] <= -2.1 and first[0][1] >= 3.2 and first[1][1] >= 130
+    panel._fit_histogram(run, np.linspace(-1.9, 2.8, 41), 120)  # another batch, inside: nothing moves
+    assert panel.hist_plot.viewRange() == first
+    panel._fit_histogram(run, np.linspace(-9.0, 3.0, 41), 400)  # wider scores, a taller bin: both grow
+    (x0, x1), (y0, y1) = panel.hist_plot.viewRange()
+    assert x0 <= -9.0 < first[0][0] and y1 >= 400 > first[1][1]
+    panel._fit_histogram(run, np.linspace(-0.3, 0.4, 41), 30)  # far narrower and lower: they shrink
+    (x0, x1), (y0, y1) = panel.hist_plot.viewRange()
+    assert -1.0 < x0 <= -0.3 and 0.4 <= x1 < 1.0 and 30 <= y1 < 100
+    panel._fit_histogram(object(), np.linspace(-2.1, 3.2, 41), 130)  # a new run: set afresh
+    assert panel.hist_plot.viewRange() == first

@@ -15,8 +15,8 @@ from PySide6 import QtWidgets
 from ...training import ScalingExperiment
 from ...training.experiment import TrainingError, check_int
 from ...training.scaling import MAX_D_K, T
-from .._pg import pg
-from .panel import COLOURS, CurvePlot, LabPanel, recent
+from .._pg import cache_static, pg
+from .panel import COLOURS, CurvePlot, LabPanel, _outward, nice_extent, recent
 
 __all__ = ["ScalingPanel", "D_K_CHOICES"]
 
@@ -101,6 +101,11 @@ class ScalingPanel(LabPanel):
         self.hist_plot.hideButtons()
         self.hist_plot.setMouseEnabled(x=False, y=False)
         self.hist_plot.addLegend(offset=(-8, 8), labelTextSize="8pt")
+        # Its ranges are set in `_draw_histogram`, in round numbers that hold still: an axis redrawn
+        # at every step (auto-range follows each batch's scores) cost more than the histogram.
+        self.hist_plot.disableAutoRange()
+        cache_static(self.hist_plot.getAxis("left"), self.hist_plot.getAxis("bottom"))
+        self._hist_ranges = None  # (experiment, (x low, x high), y high) as last set
         self.hist_curves = {}
         for arm, colour in zip(ScalingExperiment.arms, COLOURS):
             brush = pg.mkColor(colour)
@@ -148,6 +153,23 @@ class ScalingPanel(LabPanel):
         if "edges" in extras:
             for arm, curve in self.hist_curves.items():
                 curve.setData(extras["edges"], extras["counts"][arm])
+            self._fit_histogram(snap.exp, extras["edges"], max(max(c) for c in extras["counts"].values()))
+
+    def _fit_histogram(self, exp, edges, top: float) -> None:
+        """Set the histogram's ranges when the scores leave them or fill less than a quarter of
+        them (and for a new run); otherwise they stay."""
+        low, high = float(edges[0]), float(edges[-1])
+        last = self._hist_ranges
+        if last is None or last[0] is not exp:
+            last = (exp, None, None)
+        _, x_span, y_high = last
+        if x_span is None or low < x_span[0] or high > x_span[1] or high - low < (x_span[1] - x_span[0]) / 4:
+            x_span = _outward(low, high)
+            self.hist_plot.setXRange(*x_span, padding=0.02)
+        if y_high is None or top > y_high or top < y_high / 4:
+            y_high = nice_extent(top, least=1.0)
+            self.hist_plot.setYRange(0.0, y_high, padding=0.02)
+        self._hist_ranges = (exp, x_span, y_high)
 
     def reading(self, snap) -> str:
         """The one sentence that reads the state of the run off its numbers."""
