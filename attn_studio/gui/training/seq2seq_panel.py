@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import html
 import math
+import time
 
 import numpy as np
 from PySide6 import QtCore, QtWidgets
@@ -23,6 +24,7 @@ from .panel import COLOURS, CurvePlot, LabPanel, recent
 __all__ = ["Seq2SeqPanel", "parse_symbols"]
 
 EVAL_COUNT = 64  # held-out inputs per length for the accuracy-by-length curve
+ALIGNMENT_INTERVAL = 0.5  # seconds between redraws of the alignment while playing
 DEFAULT_INPUT = (3, 1, 4, 1, 5, 2, 6, 5, 3, 5, 0, 7)
 
 
@@ -175,10 +177,18 @@ class Seq2SeqPanel(LabPanel):
                 curve.setData(lengths, by_length[arm])
 
     _by_length_drawn = None
+    _alignment_drawn = 0.0
+    _alignment_extras = None
 
     def _draw_alignment(self, snap):
         exp = snap.exp
         extras = snap.extras
+        # A value in every cell: the heatmap costs more to paint than every curve. While playing it
+        # follows at most twice a second; when paused, at once.
+        now = time.monotonic()
+        if snap.playing and (now - self._alignment_drawn < ALIGNMENT_INTERVAL or extras is self._alignment_extras):
+            return
+        self._alignment_drawn, self._alignment_extras = now, extras
         if "alignment" in extras:
             source = extras["source"]
             target = source[::-1]
