@@ -287,9 +287,9 @@ class LabPanel(QtWidgets.QWidget):
         self._draw_timer.setSingleShot(True)
         self._draw_timer.timeout.connect(self._draw_now)
         self._last_draw = 0.0
-        # The gap between redraws: DRAW_INTERVAL_MS, or twice what the last redraw and paint cost when that is
-        # more (a loaded machine): the GUI thread then spends at most a third of its time drawing
-        # and the worker keeps the interpreter the rest of the time.
+        # The gap between redraws: DRAW_INTERVAL_MS shared among the figure's parts, or twice what the
+        # last redraw and paint cost when that is more (a loaded machine): the GUI thread then spends
+        # at most a third of its time drawing and the worker keeps the interpreter the rest of the time.
         self._interval_ms = float(DRAW_INTERVAL_MS)
         self._stale = True
         self.draw_count = 0  # whole figures drawn so far (the tests check that a run is drawn, not every step)
