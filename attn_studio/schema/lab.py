@@ -20,7 +20,7 @@ from collections.abc import Mapping
 
 from ..limits import StateError
 
-__all__ = ["LabSettingsError", "LAB_PANELS", "SPEEDS", "DEFAULT_SPEED", "MAX_LAB_SEED", "D_K_CHOICES",
+__all__ = ["LabSettingsError", "LAB_PANELS", "SPEEDS", "DEFAULT_SPEED", "DEFAULT_SPEEDS", "MAX_LAB_SEED", "D_K_CHOICES",
            "DEFAULT_D_K", "PANEL_FIELDS", "check_lab_settings", "check_lab_panel", "merge_lab_settings"]
 
 # The panels, in the order the lab shows them.
@@ -28,6 +28,9 @@ LAB_PANELS = ("scaling", "seq2seq", "induction")
 # Steps per second a panel offers; 0 = as fast as the machine goes.
 SPEEDS = (1, 2, 5, 10, 20, 50, 100, 0)
 DEFAULT_SPEED = 20
+# Each panel's speed until one is chosen. "Why two layers" plays faster: its head forms around
+# step 1,000, which at 50 steps a second is within about half a minute of pressing Play.
+DEFAULT_SPEEDS = {"scaling": DEFAULT_SPEED, "seq2seq": DEFAULT_SPEED, "induction": 50}
 MAX_LAB_SEED = 999_999
 # The d_k the "Why √d_k" panel offers (the lecture's 4 ... 256).
 D_K_CHOICES = (4, 8, 16, 32, 64, 128, 256)

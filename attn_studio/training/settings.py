@@ -10,14 +10,14 @@ check the same section before a file is opened.
 
 from __future__ import annotations
 
-from ..schema.lab import (D_K_CHOICES, DEFAULT_D_K, DEFAULT_SPEED, LAB_PANELS, MAX_LAB_SEED, PANEL_FIELDS, SPEEDS,
+from ..schema.lab import (D_K_CHOICES, DEFAULT_D_K, DEFAULT_SPEED, DEFAULT_SPEEDS, LAB_PANELS, MAX_LAB_SEED, PANEL_FIELDS, SPEEDS,
                           LabSettingsError, check_lab_panel, check_lab_settings, merge_lab_settings)
 from .experiment import TrainingError
 from .induction import InductionExperiment
 from .scaling import ScalingExperiment
 from .seq2seq import Seq2SeqExperiment
 
-__all__ = ["LAB_PANELS", "SPEEDS", "DEFAULT_SPEED", "MAX_SEED", "D_K_CHOICES", "DEFAULT_D_K", "DEFAULT_LR",
+__all__ = ["LAB_PANELS", "SPEEDS", "DEFAULT_SPEED", "DEFAULT_SPEEDS", "MAX_SEED", "D_K_CHOICES", "DEFAULT_D_K", "DEFAULT_LR",
            "PANEL_FIELDS", "default_training_settings", "check_training_settings", "check_panel_settings",
            "merge_training_settings"]
 
@@ -30,7 +30,7 @@ def default_training_settings() -> dict:
     """Every panel's settings as a new lab has them, the first panel shown."""
     values: dict = {"panel": LAB_PANELS[0]}
     for name in LAB_PANELS:
-        values[name] = {"seed": 0, "lr": DEFAULT_LR[name], "speed": DEFAULT_SPEED}
+        values[name] = {"seed": 0, "lr": DEFAULT_LR[name], "speed": DEFAULT_SPEEDS[name]}
     values["scaling"]["d_k"] = DEFAULT_D_K
     return values
 

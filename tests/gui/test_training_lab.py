@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import threading
 
+import numpy as np
 import pytest
 from PySide6 import QtCore, QtGui, QtWidgets
 
@@ -298,3 +299,111 @@ def test_curve_axes_move_in_round_steps_and_start_again_for_a_new_run(qapp):
     plot.set("a", [0.5, 0.4])  # a new run: fewer steps than drawn, the ranges start again
     (x0, x1), (y0, y1) = plot.plot.viewRange()
     assert x1 < 15 and y1 < 5.0 and y0 <= 0.4
+
+
+def test_a_long_run_is_drawn_thinned_keeping_each_bins_extremes_and_ending_at_the_last_value():
+    from attn_studio.gui.training.panel import peaks, thinned
+
+    rng = np.random.default_rng(3)
+    y = rng.normal(size=5003)
+    y[1234] = 9.0  # a spike: the envelope keeps it
+    x, drawn = peaks(y, max_points=1000)
+    assert 500 < drawn.size <= 1000 + 16 and x[-1] == 5002 and drawn[-1] == y[-1]
+    assert np.all(np.diff(x) >= 0) and (drawn == y[x.astype(int)]).all()
+    assert drawn.max() == 9.0 and drawn.min() == y.min()
+    x, mean = thinned(y, max_points=200)
+    assert mean.size <= 200 + 32 and x[-1] == 5002 and mean[-1] == y[-1]
+    assert np.isclose(mean[0], y[:int(x[0] * 2) + 1].mean())
+    # A short run is drawn whole.
+    assert (peaks(y[:50])[1] == y[:50]).all() and (thinned(y[:50])[1] == y[:50]).all()
+
+
+def test_a_curve_of_a_long_run_ends_at_its_last_recorded_value(qapp):
+    from attn_studio.gui.training.panel import MAX_FAINT_POINTS, CurvePlot
+
+    plot = CurvePlot("loss", "loss")
+    plot.add_series("a", "a", "#000000")
+    values = 2.0 + np.sin(np.arange(20_000) / 300.0)
+    values[-1] = 0.25
+    plot.set("a", values)
+    x, y = plot.data("a")
+    assert y.size <= MAX_FAINT_POINTS + 32 and (x[-1], y[-1]) == (19_999, 0.25)
+    (x0, x1), (y0, y1) = plot.plot.viewRange()
+    assert x1 >= 19_999 and y0 <= 0.25
+
+
+def test_the_panels_draw_from_what_the_worker_measured_and_never_evaluate_a_model(qtbot, lab, monkeypatch):
+    from attn_studio.training import Seq2SeqExperiment
+    from attn_studio.training.induction import InductionModel
+    from attn_studio.training.scaling import ScalingModel
+    from attn_studio.training.seq2seq import Seq2SeqModel
+
+    threads = []
+    for cls, name in ((Seq2SeqExperiment, "accuracy_by_length"), (Seq2SeqModel, "predict"),
+                      (Seq2SeqModel, "alignment"),
+                      (InductionModel, "attention"), (InductionModel, "logits"), (ScalingModel, "attention")):
+        original = getattr(cls, name)
+        monkeypatch.setattr(cls, name, lambda *a, _f=original, **k: threads.append(threading.get_ident()) or _f(*a, **k))
+    for name in ("scaling", "seq2seq", "induction"):
+        panel = lab.show_panel(name)
+        panel.reset()
+        panel.single_step()
+        idle(panel)  # redraws the whole figure on the GUI thread
+        panel.redraw()
+    assert threads, "the worker measured nothing"
+    assert threading.get_ident() not in threads
+
+
+def test_while_a_run_plays_each_redraw_draws_one_part_until_the_figure_is_whole(qtbot, lab, monkeypatch):
+    import dataclasses
+
+    panel = lab.show_panel("induction")
+    playing = dataclasses.replace(idle(panel), playing=True)
+    monkeypatch.setattr(panel.runner, "snapshot", lambda: playing)
+    parts = panel.draw_parts()
+    drawn = []
+    monkeypatch.setattr(panel, "draw_parts", lambda: tuple(
+        (lambda snap, part=part: drawn.append(part.__name__) or part(snap)) for part in parts))
+    before = panel.draw_count
+    panel._draw_now()
+    assert len(drawn) == 1 and panel.draw_count == before
+    qtbot.waitUntil(lambda: panel.draw_count == before + 1)  # the rest follow without a new step
+    assert drawn == [part.__name__ for part in parts]
+    panel.redraw()  # an export or a test: every part at once
+    assert drawn[len(parts):] == [part.__name__ for part in parts]
+
+
+def test_why_two_layers_plays_faster_than_the_other_panels_by_default(lab):
+    from attn_studio.gui.training.induction_panel import InductionPanel
+    from attn_studio.gui.training.scaling_panel import ScalingPanel
+
+    from attn_studio.training.settings import default_training_settings
+
+    defaults = default_training_settings()
+    assert defaults["induction"]["speed"] == 50 and defaults["scaling"]["speed"] == 20
+    panels = InductionPanel(), ScalingPanel()
+    try:
+        assert [panel.speed for panel in panels] == [50, 20]
+        assert [panel.settings()["speed"] for panel in panels] == [50, 20]
+    finally:
+        for panel in panels:
+            panel.close_run()
+
+
+def test_the_score_histograms_axes_hold_still_until_the_scores_leave_them(lab):
+    panel = lab.show_panel("scaling")
+    idle(panel)
+    run = object()  # a run of its own: its ranges start afresh
+    panel._fit_histogram(run, np.linspace(-2.1, 3.2, 41), 130)
+    first = panel.hist_plot.viewRange()
+    assert first[0][0] <= -2.1 and first[0][1] >= 3.2 and first[1][1] >= 130
+    panel._fit_histogram(run, np.linspace(-1.9, 2.8, 41), 120)  # another batch, inside: nothing moves
+    assert panel.hist_plot.viewRange() == first
+    panel._fit_histogram(run, np.linspace(-9.0, 3.0, 41), 400)  # wider scores, a taller bin: both grow
+    (x0, x1), (y0, y1) = panel.hist_plot.viewRange()
+    assert x0 <= -9.0 < first[0][0] and y1 >= 400 > first[1][1]
+    panel._fit_histogram(run, np.linspace(-0.3, 0.4, 41), 30)  # far narrower and lower: they shrink
+    (x0, x1), (y0, y1) = panel.hist_plot.viewRange()
+    assert -1.0 < x0 <= -0.3 and 0.4 <= x1 < 1.0 and 30 <= y1 < 100
+    panel._fit_histogram(object(), np.linspace(-2.1, 3.2, 41), 130)  # a new run: set afresh
+    assert panel.hist_plot.viewRange() == first

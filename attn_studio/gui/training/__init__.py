@@ -4,7 +4,7 @@
 - `runner`: the worker thread that owns one experiment and steps it (play, pause, step, reset);
   the GUI thread only reads what it publishes.
 - `panel`: what every panel shares: the TensorFlow-Playground controls, curves redrawn at most
-  ~20 times a second, the figure and CSV exports.
+  ~12 times a second (a plot or picture per turn of the event loop), the figure and CSV exports.
 - `scaling_panel`, `seq2seq_panel`, `induction_panel`: one panel per experiment.
 - `tab`: the three panels as inner tabs, and their settings as a plain dict (sessions).
 - `figures`: the PNG figures of ``attn-studio train --png`` (QPainter, no window).

@@ -186,40 +186,59 @@ class InductionPanel(LabPanel):
         return out
 
     # -------------------------------------------------------------- drawing
-    def draw(self, snap):
-        exp = snap.exp
-        for arm in exp.arms:
+    def draw_parts(self) -> tuple:
+        return (self._draw_losses, self._draw_scores, self._draw_first_layer, self._draw_second_layer)
+
+    def _draw_losses(self, snap):
+        for arm in snap.exp.arms:
             for metric in ("loss_first", "loss_repeat"):
-                self.loss_plot.set(f"{arm}/{metric}", self.history(snap, arm, metric))
-            for metric in ("previous_token", "induction"):
-                self.score_plot.set(f"{arm}/{metric}", self.history(snap, arm, metric))
-        drop = drop_step(self.history(snap, "two layers", "loss_repeat"))
+                self.loss_plot.set(f"{arm}/{metric}", self.history_array(snap, arm, metric))
+        drop = drop_step(self.history_array(snap, "two layers", "loss_repeat"))
         for line in self.drop_lines:
             line.setVisible(drop is not None)
             if drop is not None:
                 line.setValue(drop)
         self.drop = drop
-        extras = snap.extras
+
+    def _draw_scores(self, snap):
+        for arm in snap.exp.arms:
+            for metric in ("previous_token", "induction"):
+                self.score_plot.set(f"{arm}/{metric}", self.history_array(snap, arm, metric))
+
+    def _draw_first_layer(self, snap):
         # Four 32 × 32 heatmaps cost more to paint than every curve: while playing they follow at most
-        # twice a second; when paused, at once.
+        # twice a second, a layer per turn of the event loop; when paused, at once.
         now = time.monotonic()
+        extras = snap.extras
         fresh = not snap.playing or now - self._heads_drawn >= HEADS_INTERVAL
         if "weights" in extras and fresh and extras is not self._heads_extras:
             self._heads_drawn, self._heads_extras = now, extras
+            self._draw_layer(0, extras)
+            self._second_due = True
+
+    def _draw_second_layer(self, snap):
+        if self._second_due or not snap.playing:
+            self._second_due = False
+            extras = self._heads_extras if self._heads_extras is not None else snap.extras
+            if "weights" not in extras:
+                return
+            self._draw_layer(1, extras)
             tokens = extras["tokens"]
-            labels = _letters(tokens)
-            weights = np.asarray(extras["weights"])
-            causal = np.triu(np.ones((len(tokens), len(tokens)), bool), 1)
-            for layer, row in enumerate(self.heatmaps):
-                for head, heatmap in enumerate(row):
-                    heatmap.set_data(weights[layer, head], masked=causal, row_labels=labels, col_labels=labels,
-                                     levels=(0.0, 1.0))
-            rows = [("sequence", " ".join(labels))]
-            rows += [(f"{arm} predicts", marked_predictions(tokens, extras["predicted"][arm])) for arm in exp.arms]
+            rows = [("sequence", " ".join(_letters(tokens)))]
+            rows += [(f"{arm} predicts", marked_predictions(tokens, extras["predicted"][arm]))
+                     for arm in snap.exp.arms]
             self.predictions.setText("<table cellspacing='2'>" + "".join(
                 f"<tr><td style='padding-right:10px'>{name}</td><td>{text}</td></tr>" for name, text in rows)
                 + "</table>")
-        self.sentence.setText(self.reading(snap))
+
+    def _draw_layer(self, layer: int, extras: dict):
+        tokens = extras["tokens"]
+        labels = _letters(tokens)
+        weights = np.asarray(extras["weights"])
+        causal = np.triu(np.ones((len(tokens), len(tokens)), bool), 1)
+        for head, heatmap in enumerate(self.heatmaps[layer]):
+            heatmap.set_data(weights[layer, head], masked=causal, row_labels=labels, col_labels=labels,
+                             levels=(0.0, 1.0))
 
     def reading(self, snap) -> str:
         exp = snap.exp
@@ -247,3 +266,4 @@ class InductionPanel(LabPanel):
     drop: int | None = None
     _heads_drawn = 0.0
     _heads_extras = None
+    _second_due = False

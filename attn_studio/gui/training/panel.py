@@ -5,8 +5,10 @@ learning rate, seed, and the panel's own settings), a figure (the curves and pic
 sentence that reads them), a message line, and the exports: the figure as PNG, SVG or PDF through
 the window's figure machinery (`gui.files.figures`), the history as CSV (`training.report`).
 
-The panel draws from its runner's snapshot, at most every ``DRAW_INTERVAL_MS``, and only while it
-can be seen: a panel on a hidden tab is drawn when it is shown, its run going on meanwhile.
+The panel draws from its runner's snapshot, the whole figure at most every ``DRAW_INTERVAL_MS`` and
+while a run plays one plot or picture per turn of the event loop (`LabPanel.draw_parts`), and only
+while it can be seen: a panel on a hidden tab is drawn when it is shown, its run going on meanwhile.
+It never evaluates a model: what it shows beyond the history the worker measured (``extras``).
 """
 
 from __future__ import annotations
@@ -19,17 +21,22 @@ import numpy as np
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from ...training.experiment import TrainingError
-from ...training.settings import DEFAULT_SPEED, MAX_SEED, check_panel_settings
+from ...training.settings import DEFAULT_SPEEDS, MAX_SEED, check_panel_settings
 from ...training.report import history_table, write_csv
 from .._pg import cache_static, pg
 from ..files import figures
 from ..widgets import caption_label
 from .runner import SPEEDS, Runner
 
-__all__ = ["LabPanel", "CurvePlot", "COLOURS", "SMOOTH", "smoothed"]
+__all__ = ["LabPanel", "CurvePlot", "COLOURS", "SMOOTH", "smoothed", "peaks", "thinned"]
 
-DRAW_INTERVAL_MS = 50  # at most 20 redraws a second, whatever the step rate
+DRAW_INTERVAL_MS = 80  # at most 12.5 redraws a second, whatever the step rate
 SMOOTH = 20            # curves: each step faint, the mean of the last SMOOTH steps bold
+# Points drawn per curve, however long the run: the faint curve keeps each bin's lowest and highest
+# step (its envelope, a point or two per pixel of a wide plot); the bold mean is smooth, and a
+# wide antialiased pen costs several microseconds a point, so a point every two or three pixels.
+MAX_FAINT_POINTS = 1000
+MAX_BOLD_POINTS = 240
 # One colour per arm, in the arms' order (colour-blind safe: Okabe & Ito), as the PNG figures.
 COLOURS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7")
 LEARNING_RATES = (1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 1e-1)
@@ -43,6 +50,51 @@ def smoothed(values: np.ndarray, window: int = SMOOTH) -> np.ndarray:
     idx = np.arange(1, values.size + 1)
     lo = np.maximum(idx - window, 0)
     return (sums[idx] - sums[lo]) / (idx - lo)
+
+
+def _bin_width(n: int, max_points: int, per_bin: int) -> int:
+    """The smallest power of two w with ``per_bin`` · n / w <= ``max_points``. Powers of two keep
+    the bins where they were as the run grows, so a drawn curve does not shimmer between redraws."""
+    width = 1
+    while per_bin * n > max_points * width:
+        width *= 2
+    return width
+
+
+def peaks(y: np.ndarray, max_points: int = MAX_FAINT_POINTS) -> tuple[np.ndarray, np.ndarray]:
+    """``(x, y)`` to draw for values ``y`` (one per step, x = 0, 1, ...) with at most about
+    ``max_points`` points: every step when there are few; else, per bin of whole steps, the
+    lowest and the highest in the order they came, and the last unfinished bin whole, so the
+    envelope of the noise is kept and the curve ends at the last recorded value. NaN (a value a
+    log axis cannot show) is kept where a bin holds nothing else."""
+    y = np.asarray(y, dtype=float)
+    n = y.size
+    width = _bin_width(n, max_points, 2)
+    if width == 1:
+        return np.arange(n, dtype=float), y
+    full = n - n % width
+    blocks = y[:full].reshape(-1, width)
+    starts = np.arange(0, full, width)[:, None]
+    low = np.argmin(np.where(np.isnan(blocks), np.inf, blocks), axis=1)[:, None]
+    high = np.argmax(np.where(np.isnan(blocks), -np.inf, blocks), axis=1)[:, None]
+    index = np.concatenate([(starts + np.sort(np.hstack([low, high]), axis=1)).ravel(), np.arange(full, n)])
+    return index.astype(float), y[index]
+
+
+def thinned(y: np.ndarray, max_points: int = MAX_BOLD_POINTS) -> tuple[np.ndarray, np.ndarray]:
+    """``(x, y)`` to draw for a smooth curve ``y`` (one value per step) with at most about
+    ``max_points`` points: every step when there are few; else the mean of each bin of whole
+    steps at its middle, then the last unfinished bin whole, so the curve ends at the last value.
+    (A bin's mean, not one step in it: sampling would alias the remaining noise into a zigzag.)"""
+    y = np.asarray(y, dtype=float)
+    n = y.size
+    width = _bin_width(n, max_points, 1)
+    if width == 1:
+        return np.arange(n, dtype=float), y
+    full = n - n % width
+    middles = np.arange(0, full, width) + (width - 1) / 2.0
+    return (np.concatenate([middles, np.arange(full, n, dtype=float)]),
+            np.concatenate([y[:full].reshape(-1, width).mean(axis=1), y[full:]]))
 
 
 _X_STEPS = (1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0)
@@ -121,15 +173,15 @@ class CurvePlot:
         """Show ``values`` (one per step) as series ``key``."""
         raw, bold = self._curves[key]
         y = np.asarray(values, dtype=float)
-        x = np.arange(y.size, dtype=float)
         if self.log_y:
             y = np.where(y > 0, y, np.nan)
         if y.size == 0:
             raw.setData([], [])
             bold.setData([], [])
             return
-        raw.setData(x, y, connect="finite")
-        bold.setData(x, smoothed(np.nan_to_num(y, nan=np.nanmean(y) if np.isfinite(y).any() else 0.0)))
+        # Long runs are drawn thinned (`peaks`, `thinned`): what a redraw costs stays bounded.
+        raw.setData(*peaks(y), connect="finite")
+        bold.setData(*thinned(smoothed(np.nan_to_num(y, nan=np.nanmean(y) if np.isfinite(y).any() else 0.0))))
         self._fit(y)
 
     def restart(self) -> None:
@@ -162,7 +214,7 @@ class CurvePlot:
         self.plot.setYRange(*self._y_span, padding=0.02)
 
     def data(self, key: str) -> tuple[np.ndarray, np.ndarray]:
-        """(x, y) of series ``key`` as drawn (every step)."""
+        """(x, y) of series ``key``'s faint curve as drawn (every step, or `peaks` of a long run)."""
         x, y = self._curves[key][0].getData()
         return (np.asarray(x if x is not None else []), np.asarray(y if y is not None else []))
 
@@ -190,6 +242,11 @@ class LabPanel(QtWidgets.QWidget):
     experiment_name = ""
     title = ""
     default_lr = 1e-3
+
+    @property
+    def default_speed(self) -> int:
+        """Steps per second when the window opens (the lab's defaults say which, per panel)."""
+        return DEFAULT_SPEEDS[self.experiment_name]
 
     def __init__(self, parent: QtWidgets.QWidget | None = None):
         super().__init__(parent)
@@ -234,12 +291,12 @@ class LabPanel(QtWidgets.QWidget):
         self._draw_timer.setSingleShot(True)
         self._draw_timer.timeout.connect(self._draw_now)
         self._last_draw = 0.0
-        # The gap between redraws: DRAW_INTERVAL_MS, or twice what the last redraw and paint cost when that is
-        # more (a loaded machine): the GUI thread then spends at most a third of its time drawing
-        # and the worker keeps the interpreter the rest of the time.
+        # The gap between redraws: DRAW_INTERVAL_MS shared among the figure's parts, or twice what the
+        # last redraw and paint cost when that is more (a loaded machine): the GUI thread then spends
+        # at most a third of its time drawing and the worker keeps the interpreter the rest of the time.
         self._interval_ms = float(DRAW_INTERVAL_MS)
         self._stale = True
-        self.draw_count = 0  # redraws so far (the tests check that a run is drawn, not every step)
+        self.draw_count = 0  # whole figures drawn so far (the tests check that a run is drawn, not every step)
 
     # -------------------------------------------------------------------- controls
     def _build_controls(self):
@@ -263,8 +320,8 @@ class LabPanel(QtWidgets.QWidget):
         self.speed_combo.setObjectName("trainingSpeed")
         for speed in SPEEDS:
             self.speed_combo.addItem(f"{speed} steps/s" if speed else "as fast as it goes", speed)
-        self.speed_combo.setCurrentIndex(SPEEDS.index(DEFAULT_SPEED))
-        self.speed_combo.setToolTip("Steps per second while playing (the curves are redrawn at most 20 times a second)")
+        self.speed_combo.setCurrentIndex(SPEEDS.index(self.default_speed))
+        self.speed_combo.setToolTip("Steps per second while playing (the figure is redrawn at most 12 times a second)")
         self.speed_combo.currentIndexChanged.connect(lambda i: self.runner.set_speed(self.speed))
         self.lr_combo = QtWidgets.QComboBox()
         self.lr_combo.setObjectName("trainingLr")
@@ -400,7 +457,7 @@ class LabPanel(QtWidgets.QWidget):
         wait = self._interval_ms - (time.monotonic() - self._last_draw) * 1000.0
         self._draw_timer.start(max(0, int(wait)))
 
-    def _draw_now(self):
+    def _draw_now(self, whole: bool = False):
         self._last_draw = time.monotonic()
         self._stale = False
         snap = self.runner.snapshot()
@@ -413,15 +470,29 @@ class LabPanel(QtWidgets.QWidget):
             self.play_button.setChecked(False)
             self.play_button.setText("▶ Play")
             self.play_button.blockSignals(False)
-        self.draw(snap)
-        # This redraw's cost and the last paint's (painting comes later, in the event loop).
+        parts = self.draw_parts()
+        if whole or not snap.playing or len(parts) == 1:
+            for part in parts:
+                part(snap)
+            self._next_part = 0
+        else:
+            # While a run plays, one part (one plot or picture) per turn of the event loop: each
+            # turn then paints one region of the figure, never the whole of it.
+            parts[self._next_part % len(parts)](snap)
+            self._next_part = (self._next_part + 1) % len(parts)
+        self.sentence.setText(self.reading(snap))
+        # This part's cost and the last paint's (painting comes later, in the event loop). A whole
+        # figure is drawn at most every DRAW_INTERVAL_MS, whatever the number of parts.
         cost_ms = (time.monotonic() - self._last_draw) * 1000.0 + self.graphics.paint_ms
-        self._interval_ms = max(float(DRAW_INTERVAL_MS), 2.0 * cost_ms)
-        self.draw_count += 1
+        self._interval_ms = max(float(DRAW_INTERVAL_MS) / len(parts), 2.0 * cost_ms)
+        if self._next_part == 0:
+            self.draw_count += 1
+        elif not self._draw_timer.isActive():  # finish the figure even if no new step comes
+            self._draw_timer.start(int(self._interval_ms))
 
     def redraw(self):
-        """Draw the latest snapshot now (exports, tests)."""
-        self._draw_now()
+        """Draw the latest snapshot now, every part of the figure (exports, tests)."""
+        self._draw_now(whole=True)
 
     def showEvent(self, event):
         super().showEvent(event)
@@ -430,12 +501,43 @@ class LabPanel(QtWidgets.QWidget):
             self._schedule_draw()
 
     def draw(self, snap) -> None:
+        """Draw every part of the figure from ``snap`` (the sentence is the caller's)."""
+        for part in self.draw_parts():
+            part(snap)
+
+    def draw_parts(self) -> tuple:
+        """The figure's redraw as parts, each a method that updates one plot or picture from a
+        snapshot; a subclass lists its own. While a run plays they are drawn one per turn of the
+        event loop, in this order."""
         raise NotImplementedError
+
+    def reading(self, snap) -> str:
+        """The one sentence under the figure that reads the run's state off its numbers."""
+        raise NotImplementedError
+
+    _next_part = 0  # the part of the figure the next redraw draws while playing
 
     @staticmethod
     def history(snap, arm: str, metric: str) -> list:
         """The first ``snap.steps`` values of one metric (the worker may have appended more)."""
         return snap.exp.history[arm][metric][:snap.steps]
+
+    _arrays: dict | None = None
+
+    def history_array(self, snap, arm: str, metric: str) -> np.ndarray:
+        """The first ``snap.steps`` values of one metric as a float array. Only the steps since
+        the last redraw are converted: a long run's lists are not turned into arrays again at
+        every redraw."""
+        if self._arrays is None:
+            self._arrays = {}
+        exp, values = self._arrays.get((arm, metric), (None, None))
+        if exp is not snap.exp or values.size > snap.steps:  # a new run (or a reset)
+            values = np.asarray(self.history(snap, arm, metric), dtype=float)
+        elif values.size < snap.steps:
+            values = np.concatenate([values, np.asarray(snap.exp.history[arm][metric][values.size:snap.steps],
+                                                        dtype=float)])
+        self._arrays[(arm, metric)] = (snap.exp, values)
+        return values
 
     # -------------------------------------------------------------------- messages
     def show_message(self, text: str):

@@ -3,7 +3,7 @@
 The worker owns the experiment: it builds it, steps it and measures what the panel shows beyond
 the history (``extras``: a histogram, an alignment, accuracy by length...). The GUI thread never
 steps, never computes; it reads what the worker published (:meth:`Runner.snapshot`) and draws it,
-at most ~20 times a second whatever the step rate.
+at most ~12 times a second whatever the step rate.
 
 Reading the history while the worker appends to it is safe: ``history`` lists only grow, the
 published step count is set after a step has appended every value, and a slice of a list is

@@ -16,8 +16,8 @@ from ...training import ScalingExperiment
 from ...training.experiment import check_int
 from ...training.scaling import MAX_D_K, T
 from ...training.settings import D_K_CHOICES, DEFAULT_D_K
-from .._pg import pg
-from .panel import COLOURS, CurvePlot, LabPanel, recent
+from .._pg import cache_static, pg
+from .panel import COLOURS, CurvePlot, LabPanel, _outward, nice_extent, recent
 
 __all__ = ["ScalingPanel", "D_K_CHOICES"]
 
@@ -92,6 +92,11 @@ class ScalingPanel(LabPanel):
         self.hist_plot.hideButtons()
         self.hist_plot.setMouseEnabled(x=False, y=False)
         self.hist_plot.addLegend(offset=(-8, 8), labelTextSize="8pt")
+        # Its ranges are set in `_draw_histogram`, in round numbers that hold still: an axis redrawn
+        # at every step (auto-range follows each batch's scores) cost more than the histogram.
+        self.hist_plot.disableAutoRange()
+        cache_static(self.hist_plot.getAxis("left"), self.hist_plot.getAxis("bottom"))
+        self._hist_ranges = None  # (experiment, (x low, x high), y high) as last set
         self.hist_curves = {}
         for arm, colour in zip(ScalingExperiment.arms, COLOURS):
             brush = pg.mkColor(colour)
@@ -115,17 +120,47 @@ class ScalingPanel(LabPanel):
         return {"edges": edges, "counts": {arm: np.histogram(s, bins=edges)[0] for arm, s in scores.items()},
                 "d_k": exp.d_k}
 
-    def draw(self, snap):
-        exp = snap.exp
-        for plot, metric in ((self.loss_plot, "loss"), (self.accuracy_plot, "accuracy"),
-                             (self.entropy_plot, "entropy"), (self.grad_plot, "score_grad")):
-            for arm in exp.arms:
-                plot.set(arm, self.history(snap, arm, metric))
+    def draw_parts(self) -> tuple:
+        return (self._draw_loss, self._draw_accuracy, self._draw_entropy, self._draw_grad, self._draw_histogram)
+
+    def _draw_curves(self, snap, plot: CurvePlot, metric: str):
+        for arm in snap.exp.arms:
+            plot.set(arm, self.history_array(snap, arm, metric))
+
+    def _draw_loss(self, snap):
+        self._draw_curves(snap, self.loss_plot, "loss")
+
+    def _draw_accuracy(self, snap):
+        self._draw_curves(snap, self.accuracy_plot, "accuracy")
+
+    def _draw_entropy(self, snap):
+        self._draw_curves(snap, self.entropy_plot, "entropy")
+
+    def _draw_grad(self, snap):
+        self._draw_curves(snap, self.grad_plot, "score_grad")
+
+    def _draw_histogram(self, snap):
         extras = snap.extras
         if "edges" in extras:
             for arm, curve in self.hist_curves.items():
                 curve.setData(extras["edges"], extras["counts"][arm])
-        self.sentence.setText(self.reading(snap))
+            self._fit_histogram(snap.exp, extras["edges"], max(max(c) for c in extras["counts"].values()))
+
+    def _fit_histogram(self, exp, edges, top: float) -> None:
+        """Set the histogram's ranges when the scores leave them or fill less than a quarter of
+        them (and for a new run); otherwise they stay."""
+        low, high = float(edges[0]), float(edges[-1])
+        last = self._hist_ranges
+        if last is None or last[0] is not exp:
+            last = (exp, None, None)
+        _, x_span, y_high = last
+        if x_span is None or low < x_span[0] or high > x_span[1] or high - low < (x_span[1] - x_span[0]) / 4:
+            x_span = _outward(low, high)
+            self.hist_plot.setXRange(*x_span, padding=0.02)
+        if y_high is None or top > y_high or top < y_high / 4:
+            y_high = nice_extent(top, least=1.0)
+            self.hist_plot.setYRange(0.0, y_high, padding=0.02)
+        self._hist_ranges = (exp, x_span, y_high)
 
     def reading(self, snap) -> str:
         """The one sentence that reads the state of the run off its numbers."""

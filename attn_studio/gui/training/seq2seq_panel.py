@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import html
 import math
+import time
 
 import numpy as np
 from PySide6 import QtCore, QtWidgets
@@ -23,6 +24,7 @@ from .panel import COLOURS, CurvePlot, LabPanel, recent
 __all__ = ["Seq2SeqPanel", "parse_symbols"]
 
 EVAL_COUNT = 64  # held-out inputs per length for the accuracy-by-length curve
+ALIGNMENT_INTERVAL = 0.5  # seconds between redraws of the alignment while playing
 DEFAULT_INPUT = (3, 1, 4, 1, 5, 2, 6, 5, 3, 5, 0, 7)
 
 
@@ -158,15 +160,35 @@ class Seq2SeqPanel(LabPanel):
         return out
 
     # -------------------------------------------------------------- drawing
-    def draw(self, snap):
-        exp = snap.exp
-        for arm in exp.arms:
-            self.loss_plot.set(arm, self.history(snap, arm, "loss"))
-        extras = snap.extras
-        lengths = np.arange(1, MAX_LENGTH + 1)
-        if "by_length" in extras:
+    def draw_parts(self) -> tuple:
+        return (self._draw_loss, self._draw_by_length, self._draw_alignment)
+
+    def _draw_loss(self, snap):
+        for arm in snap.exp.arms:
+            self.loss_plot.set(arm, self.history_array(snap, arm, "loss"))
+
+    def _draw_by_length(self, snap):
+        # Measured on the worker (`extras`), at most every few seconds: drawn only when it is new.
+        by_length = snap.extras.get("by_length")
+        if by_length is not None and by_length is not self._by_length_drawn:
+            self._by_length_drawn = by_length
+            lengths = np.arange(1, MAX_LENGTH + 1)
             for arm, curve in self.length_curves.items():
-                curve.setData(lengths, extras["by_length"][arm])
+                curve.setData(lengths, by_length[arm])
+
+    _by_length_drawn = None
+    _alignment_drawn = 0.0
+    _alignment_extras = None
+
+    def _draw_alignment(self, snap):
+        exp = snap.exp
+        extras = snap.extras
+        # A value in every cell: the heatmap costs more to paint than every curve. While playing it
+        # follows at most twice a second; when paused, at once.
+        now = time.monotonic()
+        if snap.playing and (now - self._alignment_drawn < ALIGNMENT_INTERVAL or extras is self._alignment_extras):
+            return
+        self._alignment_drawn, self._alignment_extras = now, extras
         if "alignment" in extras:
             source = extras["source"]
             target = source[::-1]
@@ -180,7 +202,6 @@ class Seq2SeqPanel(LabPanel):
             self.outputs.setText("<table cellspacing='2'>" + "".join(
                 f"<tr><td style='padding-right:10px'>{html.escape(name)}</td><td>{text}</td></tr>"
                 for name, text in rows) + "</table>")
-        self.sentence.setText(self.reading(snap))
 
     def reading(self, snap) -> str:
         exp = snap.exp
