@@ -244,3 +244,28 @@ def test_clicking_outside_the_cells_changes_nothing(window, qtbot):
     qtbot.mouseClick(canvas.viewport(), Qt.LeftButton, pos=QtCore.QPoint(1, 1))
     settle(w)
     assert w.studio.state is before
+
+
+def test_a_new_heads_grid_shows_each_head_when_its_numbers_are_set(window, qtbot, monkeypatch):
+    """Drawn in steps (a trained model, a large toy), a dozen heads appearing at once painted every
+    canvas in one stall: the grid is laid out with each cell kept, and a head's canvas is shown in
+    the step that sets its numbers."""
+    view = window.heatmap_view
+    window.studio.update(heads=1, projections=True)
+    settle(window)
+    assert view.heads_shown == 0
+    monkeypatch.setattr(window, "_render_visible", lambda: None)  # this test advances the drawing itself
+    window.studio.update(heads=4)
+    steps = view.render_steps()
+    while next(steps) != "heads' grid":
+        pass
+    canvases = view.head_canvases[:4]
+    assert view.heads_shown == 4 and all(c.isHidden() for c in canvases)
+    assert all(c.sizePolicy().retainSizeWhenHidden() for c in canvases)  # each keeps its cell meanwhile
+    for i in range(4):
+        assert next(steps) == f"head {i + 1}"
+        assert [c.isHidden() for c in canvases] == [j > i for j in range(4)]
+        np.testing.assert_allclose(view.head_maps[i].image.image, window.studio.result.weights[i], rtol=1e-6)
+    for _ in steps:
+        pass
+    assert all(c.isVisible() for c in canvases)

@@ -190,8 +190,13 @@ class HeatmapView(QtWidgets.QWidget):
             canvas.hide()
         rows, cols = heads_grid_shape(shown)
         for i in range(shown):
-            self._heads_grid.addWidget(self.head_canvases[i], i // cols, i % cols)
-            self.head_canvases[i].show()
+            # Laid out hidden, keeping its cell: each head's canvas is shown when its numbers are
+            # set (render_steps), so that a dozen heads appearing paint one per step, not all at once.
+            canvas = self.head_canvases[i]
+            policy = canvas.sizePolicy()
+            policy.setRetainSizeWhenHidden(True)
+            canvas.setSizePolicy(policy)
+            self._heads_grid.addWidget(canvas, i // cols, i % cols)
         # Equal stretch in every row and column: equal, square-ish cells.
         for c in range(max(self._heads_grid.columnCount(), cols)):
             self._heads_grid.setColumnStretch(c, 1 if c < cols else 0)
@@ -318,6 +323,8 @@ class HeatmapView(QtWidgets.QWidget):
             values, levels, picture = self._picture(result, "head", i) or (result.weights[i], (0.0, 1.0), None)
             hm.set_data(values, masked=blocked, row_labels=q_tokens, col_labels=k_tokens,
                         levels=levels, selected_row=selected, picture=picture)
+            if self.head_canvases[i].isHidden():
+                self.head_canvases[i].show()
             yield f"head {i + 1}"
         self._fit_stages(len(q_tokens), len(k_tokens))
         self._show_pinned()
