@@ -96,6 +96,13 @@ class _UnbuiltWidget:
 
     def __getattr__(self, method):
         plot = self._plot()
+        if self._name in _KEPT_UNBUILT and plot is not None:
+            setter, query, slot = _KEPT_UNBUILT[self._name]
+            values = plot.__dict__.setdefault("_unbuilt_form_values", {})
+            if method == query and self._name in values:
+                return lambda: values[self._name]
+            if method == setter:
+                return lambda value: _set_unbuilt(plot, self._name, value)
         if self._name == "avgParamList":
             if method in _EMPTY_LIST_CALLS:
                 # updateParamList refills the list on every added curve; it is refilled when the
@@ -104,6 +111,33 @@ class _UnbuiltWidget:
         elif method in _FORM_QUERIES or plot is None:
             return getattr(getattr(_default_plot_form(), self._name), method)
         return getattr(getattr(_build_plot_options(plot), self._name), method)
+
+
+# showGrid and setLogMode, which most plots call once as they are made, set these widgets: on an
+# unbuilt form their values are kept per plot and the slot pyqtgraph connects to the widget's
+# signal is called when the value changes (as Qt emits toggled / valueChanged only on a change).
+# The values are put in the form when it is built, before anything is connected to it.
+_KEPT_UNBUILT = {
+    "xGridCheck": ("setChecked", "isChecked", "updateGrid"),
+    "yGridCheck": ("setChecked", "isChecked", "updateGrid"),
+    "gridAlphaSlider": ("setValue", "value", "updateGrid"),
+    "logXCheck": ("setChecked", "isChecked", "updateLogMode"),
+    "logYCheck": ("setChecked", "isChecked", "updateLogMode"),
+}
+
+
+def _set_unbuilt(plot, name, value) -> None:
+    default = getattr(_default_plot_form(), name)
+    setter, query, slot = _KEPT_UNBUILT[name]
+    if setter == "setChecked":
+        value = bool(value)
+    else:  # QSlider.setValue keeps the value in range
+        value = min(max(int(value), default.minimum()), default.maximum())
+    values = plot.__dict__.setdefault("_unbuilt_form_values", {})
+    old = values.get(name, getattr(default, query)())
+    values[name] = value
+    if value != old:
+        getattr(plot, slot)()
 
 
 _EMPTY_LIST_CALLS = {"clear": lambda: None, "addItem": lambda item: None, "findItems": lambda *a: []}
@@ -135,6 +169,8 @@ def _build_plot_options(plot):
     w = QtWidgets.QWidget()
     c = _plot_item_module.ui_template.Ui_Form()
     c.setupUi(w)
+    for name, value in plot.__dict__.pop("_unbuilt_form_values", {}).items():
+        getattr(getattr(c, name), _KEPT_UNBUILT[name][0])(value)  # nothing is connected yet
     plot.__dict__["ctrl"] = c
 
     menuItems = [

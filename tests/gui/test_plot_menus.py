@@ -152,3 +152,19 @@ def test_closing_an_unbuilt_plot_builds_nothing():
     assert not _built(plot)
     assert plot.ctrlMenu is None and plot.vb is None
     widget.deleteLater()
+
+
+def test_grid_and_log_mode_set_before_the_form_is_built_are_in_it():
+    plot = pg.PlotItem()
+    curve = plot.plot([1.0, 10.0], [1.0, 2.0])
+    plot.showGrid(x=True, y=True, alpha=0.3)
+    plot.setLogMode(x=True, y=False)
+    assert not _built(plot)  # kept aside, applied without the form
+    assert plot.getAxis("left").grid == pytest.approx(0.3 * 255, abs=1)
+    form = _pg._build_plot_options(plot)
+    assert form.xGridCheck.isChecked() and form.yGridCheck.isChecked() and form.logXCheck.isChecked()
+    assert form.gridAlphaSlider.value() == int(0.3 * form.gridAlphaSlider.maximum())
+    # The built form drives the plot: unticking "Log X" in the menu turns log mode off.
+    form.logXCheck.setChecked(False)
+    assert curve.opts["logMode"] == [False, False]
+    assert plot.getAxis("left").grid == pytest.approx(0.3 * 255, abs=1)
