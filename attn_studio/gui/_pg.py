@@ -30,17 +30,36 @@ def _update_axis_label_if_changed(axis) -> None:
     # pyqtgraph sets an axis label's HTML again on every range change (updateAutoSIPrefix), and Qt
     # lays the rich text out anew each time: tens of thousands of times while a window draws and
     # redraws. The same HTML set again changes nothing, so only the size and picture are renewed.
+    # A hidden label (most axes hide theirs: top and right axes, heatmaps without titles) takes
+    # no room and is not drawn: its HTML is set when it is shown (about 60% of the HTML set while
+    # a window is made).
     html = axis.labelString()
-    if axis.__dict__.get("_shown_label_html") == html:
+    if axis.__dict__.get("_shown_label_html") == html or not axis.label.isVisibleTo(axis):
+        axis._label_html_pending = axis.__dict__.get("_shown_label_html") != html
         axis._adjustSize()
         axis.picture = None
         axis.update()
         return
     _update_axis_label(axis)
     axis._shown_label_html = html
+    axis._label_html_pending = False
+
+
+_show_axis_label = pg.AxisItem.showLabel
+
+
+def _show_axis_label_with_its_html(axis, show: bool = True) -> None:
+    if show and axis.__dict__.get("_label_html_pending"):
+        html = axis.labelString()
+        axis.label.setHtml(html)
+        axis._shown_label_html = html
+        axis._label_html_pending = False
+        axis.resizeEvent(None)  # the label is placed by its size, as on the axis's last resize
+    _show_axis_label(axis, show)
 
 
 pg.AxisItem._updateLabel = _update_axis_label_if_changed
+pg.AxisItem.showLabel = _show_axis_label_with_its_html
 
 # --- Plot menus built on first use -------------------------------------------------------------
 #

@@ -168,3 +168,18 @@ def test_grid_and_log_mode_set_before_the_form_is_built_are_in_it():
     form.logXCheck.setChecked(False)
     assert curve.opts["logMode"] == [False, False]
     assert plot.getAxis("left").grid == pytest.approx(0.3 * 255, abs=1)
+
+
+def test_a_hidden_axis_label_shows_its_latest_text():
+    # Hidden labels are typeset only when shown (gui/_pg.py): shown, a label says what was set last.
+    plot = pg.PlotItem()
+    axis = plot.getAxis("left")
+    axis.setLabel("first")
+    axis.showLabel(False)
+    axis.labelText = "second"
+    axis._updateLabel()
+    assert "second" not in axis.label.toPlainText()  # hidden: not typeset
+    axis.showLabel(True)
+    assert axis.label.toPlainText().strip() == "second"
+    # Placed by its new size, as pyqtgraph places a label on a resize.
+    assert axis.label.pos().y() == int(axis.size().height() / 2 + axis.label.boundingRect().width() / 2)
