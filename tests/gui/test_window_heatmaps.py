@@ -269,3 +269,27 @@ def test_a_new_heads_grid_shows_each_head_when_its_numbers_are_set(window, qtbot
     for _ in steps:
         pass
     assert all(c.isVisible() for c in canvases)
+
+
+def test_a_drawing_step_that_would_overrun_the_turn_waits_for_the_next(window, qtbot):
+    """Stepped drawing fills a turn up to its budget, but does not start a step as long as the last
+    when that one would overrun it: two heads' heatmaps built in one turn froze the window twice as long."""
+    import time
+
+    from attn_studio.gui.window.main import STEP_BUDGET
+
+    done = []
+
+    def steps():
+        for i in range(3):
+            time.sleep(STEP_BUDGET * 0.6)  # each step takes more than half a turn's budget
+            done.append(i)
+            yield i
+
+    window._steps[object()] = steps()
+    window._draw_step()
+    assert done == [0]
+    window._draw_step()
+    assert done == [0, 1]
+    qtbot.waitUntil(lambda: not window._steps)
+    assert done == [0, 1, 2]
