@@ -7,17 +7,32 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from attn_studio.gui import MainWindow, presentation
 from attn_studio.gui._pg import pg
 from gui_helpers import finish
+from window_reset import activate, document_start, quiet, reset_document, reset_presentation
+
+
+WINDOW_PRESET = "animal"
+WINDOW_SIZE = (1366, 768)
+
+
+@pytest.fixture(scope="module")
+def _document_start(_module_window):
+    return document_start(_module_window[0])
 
 
 @pytest.fixture
-def win(qtbot):
-    w = MainWindow(preset="animal")
-    qtbot.addWidget(w)
-    w.resize(1366, 768)
-    w.show()
-    qtbot.waitExposed(w)
+def win(_module_window, _document_start, qtbot, shared_window):
+    # One window serves the module. Before each test: nothing left running, then (after the shared
+    # reset of the state, size and tab) the text size, theme, colour map, full screen, play walk
+    # and document put back and checked; afterwards the application-wide look put back for the
+    # modules that follow.
+    w = shared_window
+    quiet(w, qtbot)
+    reset_presentation(w, qtbot)
+    reset_document(w, _document_start)
+    activate(w, qtbot)
     w.bridge.flush()
     yield w
+    quiet(w, qtbot)
     presentation.apply(QtWidgets.QApplication.instance(), w, theme="light", zoom=1.0)
     presentation.set_weights_colormap("viridis")
 
