@@ -9,10 +9,29 @@ from attn_studio.gui import MainWindow
 from attn_studio.gui.window import data_dir
 from attn_studio.session import RecoveryStore, read_session, write_session
 from attn_studio.state import StudioState
+from window_reset import document_start, quiet, reset_document
+
+
+@pytest.fixture(scope="module")
+def _document_start(_module_window):
+    return document_start(_module_window[0])
 
 
 @pytest.fixture
-def win(qtbot):
+def win(_module_window, _document_start, qtbot, shared_window):
+    # One window serves the tests that do not close it: its state undone (the shared reset), then
+    # its document (file, example, recent files, message, title) put back and checked.
+    w = shared_window
+    quiet(w, qtbot)
+    reset_document(w, _document_start)
+    w.bridge.flush()
+    yield w
+    quiet(w, qtbot)
+
+
+@pytest.fixture
+def closing_win(qtbot):
+    """A new window for a test that closes it."""
     w = MainWindow()
     qtbot.addWidget(w)
     w.show()
@@ -53,23 +72,25 @@ def test_unsaved_change_marks_the_title_and_saving_clears_it(win, tmp_path):
     assert "•" not in win.windowTitle()
 
 
-def test_close_with_unsaved_changes_asks_and_cancel_keeps_the_window(win, monkeypatch, tmp_path):
+def test_close_with_unsaved_changes_asks_and_cancel_keeps_the_window(closing_win, monkeypatch, tmp_path):
+    w = closing_win
     asked = []
-    monkeypatch.setattr(win, "ask_unsaved", lambda: asked.append(1) or QtWidgets.QMessageBox.Cancel)
-    win.studio.update(causal=True)
-    assert not win.close()
-    assert asked and win.isVisible()
+    monkeypatch.setattr(w, "ask_unsaved", lambda: asked.append(1) or QtWidgets.QMessageBox.Cancel)
+    w.studio.update(causal=True)
+    assert not w.close()
+    assert asked and w.isVisible()
     # Save writes the file and lets the window close.
     target = tmp_path / "kept.attn.json"
-    monkeypatch.setattr(win, "ask_unsaved", lambda: QtWidgets.QMessageBox.Save)
-    monkeypatch.setattr(win, "save_as_dialog", lambda: win.save_to(target))
-    assert win.close()
+    monkeypatch.setattr(w, "ask_unsaved", lambda: QtWidgets.QMessageBox.Save)
+    monkeypatch.setattr(w, "save_as_dialog", lambda: w.save_to(target))
+    assert w.close()
     assert read_session(target).causal is True
 
 
-def test_close_without_changes_does_not_ask(win, monkeypatch):
-    monkeypatch.setattr(win, "ask_unsaved", lambda: pytest.fail("asked although nothing changed"))
-    assert win.close()
+def test_close_without_changes_does_not_ask(closing_win, monkeypatch):
+    w = closing_win
+    monkeypatch.setattr(w, "ask_unsaved", lambda: pytest.fail("asked although nothing changed"))
+    assert w.close()
 
 
 def test_opening_a_broken_file_changes_nothing_and_says_why(win, tmp_path):
@@ -114,14 +135,15 @@ def test_recent_files_remember_saved_sessions(win, tmp_path):
     assert (data_dir() / "settings.ini").exists()
 
 
-def test_autosave_writes_the_recovery_file_and_a_clean_close_removes_it(win, qtbot):
-    win.files.autosave_timer.setInterval(20)
-    win.studio.update(causal=True)
-    win.bridge.flush()
-    qtbot.waitUntil(lambda: win.recovery.path.exists(), timeout=3000)
-    assert read_session(win.recovery.path).causal is True
-    win.close()
-    assert not win.recovery.path.exists()
+def test_autosave_writes_the_recovery_file_and_a_clean_close_removes_it(closing_win, qtbot):
+    w = closing_win
+    w.files.autosave_timer.setInterval(20)
+    w.studio.update(causal=True)
+    w.bridge.flush()
+    qtbot.waitUntil(lambda: w.recovery.path.exists(), timeout=3000)
+    assert read_session(w.recovery.path).causal is True
+    w.close()
+    assert not w.recovery.path.exists()
 
 
 def test_after_a_crash_the_next_start_offers_the_work_and_restores_it(qtbot):

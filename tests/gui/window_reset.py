@@ -20,7 +20,7 @@ def document_start(w) -> dict:
     """What a window's document opened as (taken before any test changes it)."""
     doc = w.document
     return {"path": doc.path, "preset_name": doc.preset_name, "preset_state": doc.preset_state,
-            "title": w.windowTitle()}
+            "recent_files": list(doc.recent_files), "title": w.windowTitle()}
 
 
 def quiet(w, qtbot) -> None:
@@ -70,16 +70,18 @@ def reset_presentation(w, qtbot) -> None:
 
 
 def reset_document(w, start: dict) -> None:
-    """The document the window opened with: no file, its example, no message, the title it had. Checked."""
+    """The document the window opened with: no file, its example, its recent files, no message, the
+    title it had. Checked."""
     doc = w.document
     doc.path = start["path"]
+    doc.recent_files = list(start["recent_files"])
     doc.preset_name, doc.preset_state = start["preset_name"], start["preset_state"]
     w.clear_message()
     w.controls.sync(doc.preset_name, doc.preset_edited())
     w.studio.mark_saved()
     w._update_title()  # as the window does itself after it loads an example
     settle(w)
-    assert w.current_path == start["path"]
+    assert w.current_path == start["path"] and w.recent_files() == start["recent_files"]
     assert not w.message_label.isVisible()
     assert w.windowTitle() == start["title"] and not w.isWindowModified()
     assert not w.controls.typing_timer.isActive()
