@@ -16,15 +16,18 @@ WINDOW_SIZE = (1366, 768)
 
 @pytest.fixture(scope="module")
 def _document_start(_module_window):
-    return document_start(_module_window[0])
+    w = _module_window[0]
+    yield document_start(w)
+    # The look is application-wide: put back for the modules that follow.
+    presentation.apply(QtWidgets.QApplication.instance(), w, theme="light", zoom=1.0)
+    presentation.set_weights_colormap("viridis")
 
 
 @pytest.fixture
 def win(_module_window, _document_start, qtbot, shared_window):
     # One window serves the module. Before each test: nothing left running, then (after the shared
     # reset of the state, size and tab) the text size, theme, colour map, full screen, play walk
-    # and document put back and checked; afterwards the application-wide look put back for the
-    # modules that follow.
+    # and document put back and checked, and the window made the active one again.
     w = shared_window
     quiet(w, qtbot)
     reset_presentation(w, qtbot)
@@ -33,8 +36,6 @@ def win(_module_window, _document_start, qtbot, shared_window):
     w.bridge.flush()
     yield w
     quiet(w, qtbot)
-    presentation.apply(QtWidgets.QApplication.instance(), w, theme="light", zoom=1.0)
-    presentation.set_weights_colormap("viridis")
 
 
 def _tick_point_size(w):

@@ -50,7 +50,11 @@ def reset_presentation(w, qtbot) -> None:
         w.lecture.toggle_full_screen(False)
         qtbot.waitUntil(lambda: not w.isFullScreen())
     defaults = settings.Preferences()
-    w.lecture.apply(defaults.theme, defaults.zoom, defaults.colormap)
+    shown = (presentation.STYLE.theme.name, presentation.STYLE.zoom, presentation.STYLE.weights_cmap,
+             [a.data() for a in w.theme_actions.actions() if a.isChecked()],
+             [a.data() for a in w.lecture.colormap_actions.actions() if a.isChecked()])
+    if shown != (defaults.theme, defaults.zoom, defaults.colormap, [defaults.theme], [defaults.colormap]):
+        w.lecture.apply(defaults.theme, defaults.zoom, defaults.colormap)  # restyles every plot: only when needed
     w.play_button.setChecked(False)
     w.play_interval_spin.setValue(PLAY_INTERVAL_S)
     settle(w)
@@ -61,6 +65,7 @@ def reset_presentation(w, qtbot) -> None:
     palette = QtWidgets.QApplication.instance().palette()
     assert palette.color(QtGui.QPalette.Window) == QtGui.QColor(presentation.THEMES[defaults.theme].window)
     assert [a.data() for a in w.theme_actions.actions() if a.isChecked()] == [defaults.theme]
+    assert [a.data() for a in w.lecture.colormap_actions.actions() if a.isChecked()] == [defaults.colormap]
     assert w.heatmap_view.stages["weights"].bar.colorMap().name == defaults.colormap
     # The precision setting cannot be undone in a window's tables once set (None means "each
     # view's own"): these modules never set it, and a test that did would fail here.
