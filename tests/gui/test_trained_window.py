@@ -64,9 +64,10 @@ def _loaded(_module_window, minilm):
         "autosave": w.files.autosave_timer.isActive(),
     }
     assert start["state"].sentence == ANIMAL and not start["studio"].can_undo and not start["studio"].is_modified
-    yield w, start
+    # Between tests the window shows its toy model, as shared_window expects when it resets it.
     room.use_toy()
     settle(w)
+    yield w, start
 
 
 @pytest.fixture
