@@ -8,6 +8,7 @@ import pytest
 from PySide6 import QtWidgets
 
 from attn_studio.pretrained import default_model_zip
+from attn_studio.trained import SELECTION_FIELDS
 from gui_helpers import settle, wait_idle
 
 pytestmark = pytest.mark.skipif(default_model_zip() is None, reason="all-MiniLM-L6-v2 is not installed")
@@ -31,14 +32,91 @@ def choose(window, text: str) -> None:
 
 
 @pytest.fixture
-def trained(window, qtbot, minilm):
-    """The window showing MiniLM on the "animal" sentence (the model loaded by the module)."""
+def fresh_trained(window, qtbot, minilm):
+    """A new window showing MiniLM on the "animal" sentence, for a test that closes it or edits its toy model."""
     from attn_studio.trained import TrainedStudio
 
     window.trained.room.set_studio(TrainedStudio(minilm))
     wait_idle(qtbot, window)
     yield window
     window.trained.room.use_toy()
+
+
+@pytest.fixture(scope="module")
+def _loaded(_module_window, minilm):
+    """The module's window as it is right after MiniLM was loaded into it: what each test starts from."""
+    from attn_studio.trained import TrainedStudio
+
+    w, _ = _module_window
+    room = w.trained.room
+    room.set_studio(TrainedStudio(minilm))
+    while room.worker.is_busy():
+        QtWidgets.QApplication.processEvents()
+    settle(w)
+    w.bridge.flush()
+    settle(w)
+    doc = w.document
+    start = {
+        "studio": room.studio, "state": room.studio.state, "toy": w.trained.toy, "toy_state": w.trained.toy.state,
+        "tab": w.view_tabs.currentIndex(), "table": w.numbers.table_tabs.currentWidget(),
+        "lab": w.training.settings(), "recent": list(doc.recent_files), "title": w.windowTitle(),
+        "message": w.message_label.text(), "status": w.statusBar().currentMessage(),
+        "autosave": w.files.autosave_timer.isActive(),
+    }
+    assert start["state"].sentence == ANIMAL and not start["studio"].can_undo and not start["studio"].is_modified
+    # Between tests the window shows its toy model, as shared_window expects when it resets it.
+    room.use_toy()
+    settle(w)
+    yield w, start
+
+
+@pytest.fixture
+def trained(shared_window, _loaded, qtbot, minilm):
+    """The module's window showing MiniLM on the "animal" sentence, put back as it was right after loading:
+    the studio unedited (no undo or redo), its first layer, head and query, no second sentence; the toy
+    model behind it untouched; the first tab and table; no file, nothing modified, nothing to recover;
+    the lab's settings and recent files as they were."""
+    from attn_studio.trained import TrainedStudio
+
+    w, start = _loaded
+    room, doc = w.trained.room, w.document
+    assert w is shared_window and not w.studio.is_trained  # the last test's teardown went back to the toy model
+    # A test that edits the toy model needs a window of its own (fresh_trained): undo leaves a redo here.
+    toy = w.trained.toy
+    assert toy is start["toy"] and toy.state is start["toy_state"] and not toy.can_undo and not toy.can_redo
+    w.files.autosave_timer.stop()  # a test's edit may have started it; loading starts it again
+    studio = start["studio"]
+    if studio.can_undo or studio.can_redo or studio.state.changed_fields(start["state"]) - SELECTION_FIELDS:
+        studio = start["studio"] = TrainedStudio(minilm)  # edited: a new one, as loading makes it
+        start["state"] = studio.state
+    elif studio.state != start["state"]:
+        s = start["state"]
+        studio.select(layer=s.layer_index, head=s.head_index, query=s.query_index)  # not an edit: no history
+    studio.mark_saved()
+    room.set_studio(studio)
+    wait_idle(qtbot, w)
+    w.view_tabs.setCurrentIndex(start["tab"])
+    w.numbers.table_tabs.setCurrentWidget(start["table"])
+    w.training.apply_settings(start["lab"])
+    doc.recent_files = list(start["recent"])
+    doc.recovery.clear()  # nothing to recover: what a clean window has
+    w.show_message(start["message"])
+    w.statusBar().showMessage(start["status"]) if start["status"] else w.statusBar().clearMessage()
+    settle(w)
+    # The reset worked: the window is as loading MiniLM left it.
+    s = w.studio.state
+    assert w.studio.target is studio and s == start["state"] and s.sentence == ANIMAL and not s.second_sentence
+    assert s.edits.is_trained and not studio.can_undo and not studio.can_redo and not w.undo_action.isEnabled()
+    assert w.findChild(QtWidgets.QLineEdit, "sentenceEdit").text() == ANIMAL
+    assert w.current_path is None and not w.isWindowModified() and w.windowTitle() == start["title"]
+    assert not doc.recovery.path.exists() and w.training.settings() == start["lab"]
+    assert w.view_tabs.currentIndex() == start["tab"] and w.numbers.table_tabs.currentWidget() is start["table"]
+    assert w.message_label.text() == start["message"] and w.statusBar().currentMessage() == start["status"]
+    assert not w.variance_dock.isVisibleTo(w) and w.files.autosave_timer.isActive() == start["autosave"]
+    yield w
+    wait_idle(qtbot, w)
+    room.use_toy()  # shared_window puts the toy model back before the next test
+    settle(w)
 
 
 def test_choosing_minilm_in_the_combo_loads_it_off_the_gui_thread(window, qtbot):
@@ -270,8 +348,8 @@ def test_attn_studio_file_opens_a_trained_session(qtbot, tmp_path, monkeypatch, 
     assert seen == [({(1, 1): 0.0}, path)]
 
 
-def test_choosing_an_example_brings_the_toy_model_back_on_it(trained, qtbot):
-    w = trained
+def test_choosing_an_example_brings_the_toy_model_back_on_it(fresh_trained, qtbot):
+    w = fresh_trained
     combo = w.findChild(QtWidgets.QComboBox, "presetCombo")
     index = combo.findData("animal")
     combo.setCurrentIndex(index)
@@ -332,8 +410,8 @@ def test_a_hidden_trained_view_is_drawn_when_its_tab_is_shown(trained, qtbot):
     assert view.data.attentions.shape[-1] == n
 
 
-def test_closing_on_a_trained_model_keeps_the_toy_layout_for_the_next_run(trained, qtbot, monkeypatch):
-    w = trained
+def test_closing_on_a_trained_model_keeps_the_toy_layout_for_the_next_run(fresh_trained, qtbot, monkeypatch):
+    w = fresh_trained
     assert not w.variance_dock.isVisibleTo(w)
     saved = []
     monkeypatch.setattr(w, "save_settings", lambda: saved.append(w.variance_dock.isVisibleTo(w)))
