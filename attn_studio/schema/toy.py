@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
+from itertools import chain
 
 import numpy as np
 
@@ -319,10 +320,13 @@ def _apply_weight_edits(edits, kwargs: dict) -> None:
         total += len(cells)
         if total > MAX_WEIGHT_EDITS:
             raise StateError(f"the file edits more than {MAX_WEIGHT_EDITS:,} weights; that is more than any model holds")
-        if not all(type(c) is list and len(c) == 4 for c in cells):
+        # Checked with map() and slices of one flat list rather than a Python loop per cell:
+        # a million cells are read in a fraction of the time, with the same checks.
+        if not set(map(type, cells)) <= {list} or not set(map(len, cells)) <= {4}:
             raise StateError(f"every edited cell of {name} must be [i, j, k, value]")
-        index_types = {type(x) for c in cells for x in c[:3]}
-        value_types = {type(c[3]) for c in cells}
+        flat = list(chain.from_iterable(cells))
+        index_types = set(map(type, flat[0::4])) | set(map(type, flat[1::4])) | set(map(type, flat[2::4]))
+        value_types = set(map(type, flat[3::4]))
         if not index_types <= {int} or not value_types <= {int, float}:
             raise StateError(f"an edited cell of {name} holds something that is not a number")
         layers = entry.get("layers", [[*shape, fans[name]]])
@@ -336,10 +340,10 @@ def _apply_weight_edits(edits, kwargs: dict) -> None:
         kwargs.setdefault("_layers", {})[name] = layers
         store = np.array(seeded_reference(kwargs.get("seed", 0), name, shape, layers, fans[name]))
         if cells:
-            index = np.array([c[:3] for c in cells], dtype=np.int64)
+            index = np.array([flat[0::4], flat[1::4], flat[2::4]], dtype=np.int64).T
             if np.any(index < 0) or np.any(index >= np.array(shape)):
                 raise StateError(f"an edited cell of {name} lies outside its shape {shape}")
-            store[index[:, 0], index[:, 1], index[:, 2]] = np.array([c[3] for c in cells], dtype=np.float64)
+            store[index[:, 0], index[:, 1], index[:, 2]] = np.array(flat[3::4], dtype=np.float64)
         if f"{name}_store" in kwargs:  # the visible weights, when written, win
             a, b, c = visible[name]
             store[:a, :b, :c] = kwargs[f"{name}_store"]
