@@ -260,3 +260,25 @@ def test_thousands_of_tokens_draw_a_few_labels_and_say_they_are_thinned(qtbot):
     assert heatmap.left_axis.thinned_note.startswith("1 in ")
     assert cols == tokens[:16]  # sixteen columns all fit
     assert heatmap.bottom_axis.thinned_note == ""
+
+
+def test_at_1280x720_every_stage_title_is_whole(qtbot):
+    """A stage's title is as wide as its heatmap with its row labels: over the cells alone, a
+    narrow stage cut "logits (unscaled)" and "weights: softmax" at the colour bar beside them."""
+    from attn_studio.gui.window import MainWindow
+
+    window = MainWindow(restore_settings=False)  # the window a new user opens: six short tokens
+    qtbot.addWidget(window)
+    window.resize(1280, 720)
+    window.show()
+    qtbot.waitExposed(window)
+    settle(window)
+    assert window.heatmap_view.stages["logits"].title == "logits (unscaled)"
+    for key in ("scores", "logits", "weights"):
+        hm = window.heatmap_view.stages[key]
+        label = hm.plot.titleLabel
+        text_width = label.item.boundingRect().width()
+        assert label.geometry().width() >= text_width, (key, hm.title, label.geometry().width(), text_width)
+        # and it lies over its own plot, not the colour bar beside it
+        assert label.geometry().right() <= hm.plot.boundingRect().right() + 1
+    window.close()

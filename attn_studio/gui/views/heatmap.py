@@ -195,6 +195,10 @@ class Heatmap:
 
         label.updateMin = update_min
         label.setSizePolicy(QtWidgets.QSizePolicy.Ignored, QtWidgets.QSizePolicy.Fixed)
+        # The title spans the row labels' column too: over the cells alone, a narrow stage (1280 × 720)
+        # cut "logits (unscaled)" at its colour bar.
+        self.plot.layout.removeItem(label)
+        self.plot.layout.addItem(label, 0, 0, 1, 3)
         self.plot.hideButtons()
         self.plot.setMouseEnabled(x=False, y=False)
         self.plot.invertY(True)
