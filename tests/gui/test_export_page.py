@@ -262,6 +262,29 @@ def test_thousands_of_tokens_draw_a_few_labels_and_say_they_are_thinned(qtbot):
     assert heatmap.bottom_axis.thinned_note == ""
 
 
+def test_a_small_thinned_heatmap_says_so_beside_its_axis_titles_not_over_them(qtbot):
+    """A head's heatmap at 1280 × 720 is some 110 px a side: the "1 in n" note lies beside
+    "query" and "key", shortened where the whole note does not fit."""
+    heatmap = Heatmap("head 1")
+    heatmap.set_axis_titles("query", "key")
+    canvas = HeatmapCanvas(heatmap, with_bar=False)
+    qtbot.addWidget(canvas)
+    canvas.resize(230, 230)
+    tokens = [f"token{i}" for i in range(40)]
+    heatmap.set_data(np.zeros((40, 40)), masked=np.zeros((40, 40), dtype=bool), row_labels=tokens,
+                     col_labels=tokens, levels=(0.0, 1.0))
+    canvas.show()
+    qtbot.waitExposed(canvas)
+    canvas.grab()
+    for axis in (heatmap.left_axis, heatmap.bottom_axis):
+        assert axis.thinned_note.startswith("1 in ")
+        start, end, text = axis.thinned_note_rect
+        title = axis.label.mapRectToParent(axis.label.boundingRect())
+        first, last = (title.left(), title.right()) if axis.orientation == "bottom" else (title.top(), title.bottom())
+        assert end <= first or start >= last, (axis.orientation, start, end, first, last)  # beside the title
+        assert text in (axis.thinned_note, axis.thinned_note.replace(" labelled", ""))
+
+
 def test_at_1280x720_every_stage_title_is_whole(qtbot):
     """A stage's title is as wide as its heatmap with its row labels: over the cells alone, a
     narrow stage cut "logits (unscaled)" and "weights: softmax" at the colour bar beside them."""

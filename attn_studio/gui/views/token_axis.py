@@ -319,17 +319,29 @@ class TokenAxis(pg.AxisItem):
         font.setItalic(True)
         p.setFont(font)
         metrics = QtGui.QFontMetricsF(font)
+        # Beside the axis title ("query", "key"), never over it: on the longer side of it, and as
+        # "1 in n" where the whole note does not fit (a small heatmap at 1280 × 720).
+        along = self.width() if self.orientation == "bottom" else self.height()
+        start, end = 2.0, along - 2.0
+        if self.label.isVisible():
+            title = self.label.mapRectToParent(self.label.boundingRect())
+            first, last = (title.left(), title.right()) if self.orientation == "bottom" else (title.top(), title.bottom())
+            before, after = (start, first - 4), (last + 4, end)
+            start, end = max(before, after, key=lambda span: span[1] - span[0])
+        text = note if metrics.horizontalAdvance(note) <= end - start else f"1 in {step}"
+        length = metrics.horizontalAdvance(text) + 2
         if self.orientation == "bottom":
-            rect = QtCore.QRectF(0, self.height() - metrics.height() - 1, self.width() - 2, metrics.height())
-            p.drawText(rect, int(QtCore.Qt.AlignRight | QtCore.Qt.AlignVCenter), note)
+            rect = QtCore.QRectF(end - length, self.height() - metrics.height() - 1, length, metrics.height())
+            p.drawText(rect, int(QtCore.Qt.AlignRight | QtCore.Qt.AlignVCenter), text)
         else:
             p.save()
-            p.translate(metrics.height(), 2)
+            p.translate(metrics.height(), start)
             p.rotate(90)
-            p.drawText(QtCore.QRectF(0, 0, metrics.horizontalAdvance(note) + 2, metrics.height()),
-                       int(QtCore.Qt.AlignLeft | QtCore.Qt.AlignVCenter), note)
+            p.drawText(QtCore.QRectF(0, 0, length, metrics.height()),
+                       int(QtCore.Qt.AlignLeft | QtCore.Qt.AlignVCenter), text)
             p.restore()
         self.thinned_note = note
+        self.thinned_note_rect = (start, end, text)
 
     def resizeEvent(self, ev=None):
         super().resizeEvent(ev)
