@@ -321,6 +321,21 @@ def multi_head_attention(
         b_o = _check_bias("b_o", b_o, (w_o.shape[1],))
     if head_mask is not None:
         head_mask = _check_bias("head_mask", head_mask, (heads,))
+    return multi_head_attention_trusted(
+        x, w_q, w_k, w_v, w_o, x_kv=x_kv, scale=scale, causal=causal, temperature=temperature,
+        blocked=blocked, kind=kind, additive=additive, b_q=b_q, b_k=b_k, b_v=b_v, b_o=b_o, head_mask=head_mask)
+
+
+def multi_head_attention_trusted(
+    x, w_q, w_k, w_v, w_o=None, *, x_kv=None, scale=True, causal=False,
+    temperature=1.0, blocked=None, kind="stable", additive=None,
+    b_q=None, b_k=None, b_v=None, b_o=None, head_mask=None,
+) -> MultiHeadResult:
+    """:func:`multi_head_attention` on arrays already checked (a trained model's weights, checked
+    once when loaded, and the hidden states they made): the same operations in the same order,
+    without scanning every weight again on every pass."""
+    x_kv = x if x_kv is None else x_kv
+    heads, d_v = w_q.shape[0], w_v.shape[2]
     # (T, d_model) @ (h, d_model, d) broadcasts to (h, T, d): every head at once.
     q = x @ w_q
     k = x_kv @ w_k

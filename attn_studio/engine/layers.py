@@ -34,6 +34,12 @@ def layer_norm(x, gamma, beta, eps: float = 1e-5) -> np.ndarray:
         )
     if not eps > 0:
         raise EngineError(f"eps must be a positive number, got {eps!r}")
+    return layer_norm_trusted(x, gamma, beta, eps)
+
+
+def layer_norm_trusted(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, eps: float) -> np.ndarray:
+    """:func:`layer_norm` on arrays already checked (a trained model's weights, checked once when
+    loaded): the same operations in the same order, without scanning them again."""
     mean = x.mean(axis=-1, keepdims=True)
     centred = x - mean
     var = np.mean(centred * centred, axis=-1, keepdims=True)
@@ -96,6 +102,11 @@ def feed_forward(x, w_1, b_1, w_2, b_2, activation: str = "gelu") -> np.ndarray:
             f"w_2 {w_2.shape}, b_2 {b_2.shape}; expected w_1 ({d_model}, d_ff), b_1 (d_ff,), "
             "w_2 (d_ff, d_out), b_2 (d_out,)"
         )
+    return feed_forward_trusted(x, w_1, b_1, w_2, b_2, activation)
+
+
+def feed_forward_trusted(x, w_1, b_1, w_2, b_2, activation: str) -> np.ndarray:
+    """:func:`feed_forward` on arrays already checked: the same operations, no checks."""
     hidden = x @ w_1
     hidden += b_1
     hidden = _ACTIVATION_FUNCTIONS[activation](hidden)

@@ -25,13 +25,13 @@ import numpy as np
 
 from ..engine import (
     MultiHeadResult,
-    attend_scores,
     attention_rollout,
     layer_drift,
     layer_norm,
     layerwise_cosine,
 )
-from ..engine.layers import gelu, gelu_new, relu
+from ..engine.attention import multi_head_attention_trusted
+from ..engine.layers import feed_forward_trusted, layer_norm_trusted
 from .config import ModelConfig
 from .errors import ModelError
 from .weights import ModelWeights
@@ -351,17 +351,21 @@ class TrainedModel:
         lw = self._weights.layers[layer]
         w = self._layer_weights(layer, edits)
         temperature = float(layer + 1) if cfg.scale_by_layer else 1.0
+        # The engine's trusted layer functions: the same operations as its checked ones, without
+        # scanning each layer's two million weights on every pass (a fifth of an edit's time). A
+        # trained model's weights were checked once when read, edited matrices when made, and
+        # the head scales in ``_head_scale``.
         common = dict(b_q=lw.b_q, b_k=lw.b_k, b_v=lw.b_v, b_o=lw.b_o, head_mask=scale,
                       scale=cfg.scale_attention, temperature=temperature)
         if cfg.kind == "bert":
-            att = _attention(x, w["q"], w["k"], w["v"], lw.w_o, **common)
-            h = _layer_norm(att.output + x, *lw.ln_1, cfg.eps)
-            ff = _feed_forward(h, lw.w_1, lw.b_1, lw.w_2, lw.b_2, cfg.activation)
-            return _layer_norm(ff + h, *lw.ln_2, cfg.eps), att
-        a_in = _layer_norm(x, *lw.ln_1, cfg.eps)
-        att = _attention(a_in, w["q"], w["k"], w["v"], lw.w_o, causal=True, **common)
+            att = multi_head_attention_trusted(x, w["q"], w["k"], w["v"], lw.w_o, **common)
+            h = layer_norm_trusted(att.output + x, *lw.ln_1, cfg.eps)
+            ff = feed_forward_trusted(h, lw.w_1, lw.b_1, lw.w_2, lw.b_2, cfg.activation)
+            return layer_norm_trusted(ff + h, *lw.ln_2, cfg.eps), att
+        a_in = layer_norm_trusted(x, *lw.ln_1, cfg.eps)
+        att = multi_head_attention_trusted(a_in, w["q"], w["k"], w["v"], lw.w_o, causal=True, **common)
         h = x + att.output
-        ff = _feed_forward(_layer_norm(h, *lw.ln_2, cfg.eps), lw.w_1, lw.b_1, lw.w_2, lw.b_2, cfg.activation)
+        ff = feed_forward_trusted(layer_norm_trusted(h, *lw.ln_2, cfg.eps), lw.w_1, lw.b_1, lw.w_2, lw.b_2, cfg.activation)
         return h + ff, att
 
     def _forward(self, enc: Encoding, scale: np.ndarray, edits: Edits, start: int = 0, base: ModelRun | None = None):
@@ -405,54 +409,6 @@ class TrainedModel:
         tokens_b = run_b.word_tokens(word)
         va, vb = run_a.word_vectors(tokens_a), run_b.word_vectors(tokens_b)
         return WordComparison(word, layerwise_cosine(va, vb), va, vb, tokens_a, tokens_b, run_a, run_b)
-
-
-# The forward pass's own layer functions. They compute exactly what the engine's
-# ``multi_head_attention``, ``layer_norm`` and ``feed_forward`` compute, in the same order
-# of operations (so the numbers are the same to the last bit), without the engine's checks
-# of every input on every call: a trained model's weights were checked once when they were
-# read (finite, the config's shapes), edited matrices when they were made, and the head
-# scales in ``_head_scale``. Those checks scanned each layer's two million weights on
-# every pass, a fifth of an edit's time.
-
-_ACTIVATIONS = {"gelu": gelu, "gelu_new": gelu_new, "relu": relu}
-
-
-def _layer_norm(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, eps: float) -> np.ndarray:
-    mean = x.mean(axis=-1, keepdims=True)
-    centred = x - mean
-    var = np.mean(centred * centred, axis=-1, keepdims=True)
-    return centred / np.sqrt(var + eps) * gamma + beta
-
-
-def _feed_forward(x, w_1, b_1, w_2, b_2, activation: str) -> np.ndarray:
-    hidden = x @ w_1
-    hidden += b_1
-    hidden = _ACTIVATIONS[activation](hidden)
-    out = hidden @ w_2
-    out += b_2
-    return out
-
-
-def _attention(x, w_q, w_k, w_v, w_o, *, b_q, b_k, b_v, b_o, head_mask, scale, temperature,
-               causal=False) -> MultiHeadResult:
-    heads, d_v = w_q.shape[0], w_v.shape[2]
-    # (T, d_model) @ (h, d_model, d) broadcasts to (h, T, d): every head of the layer at once.
-    q = x @ w_q
-    k = x @ w_k
-    v = x @ w_v
-    q += b_q[:, None, :]
-    k += b_k[:, None, :]
-    v += b_v[:, None, :]
-    scores = q @ np.swapaxes(k, -1, -2)
-    logits, weights, head_outputs, scale_factor, mask = attend_scores(
-        scores, v, d_k=w_q.shape[2], scale=scale, causal=causal, temperature=temperature)
-    head_outputs = head_outputs * head_mask[:, None, None]
-    t_q = x.shape[0]
-    concat = np.swapaxes(head_outputs, 0, 1).reshape(t_q, heads * d_v)
-    output = concat @ w_o
-    output = output + b_o
-    return MultiHeadResult(q, k, v, scores, logits, weights, head_outputs, concat, output, scale_factor, mask)
 
 
 class ModelRun:
