@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from PySide6 import QtCore, QtTest, QtWidgets
 
-from attn_studio.gui import _pg
+from attn_studio.gui import _pg_menus as _pg
 from attn_studio.gui._pg import pg
 
 
