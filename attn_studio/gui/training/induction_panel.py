@@ -19,7 +19,8 @@ from PySide6 import QtCore, QtWidgets
 from ...training import InductionExperiment
 from ...training.induction import HEADS, SEQ_LEN, VOCAB, induction_score
 from ..views.heatmap import Heatmap
-from .panel import COLOURS, CurvePlot, LabPanel, recent, smoothed
+from .curves import COLOURS, CurvePlot, recent, smoothed
+from .panel import LabPanel
 
 __all__ = ["InductionPanel", "ALPHABET", "parse_letters", "drop_step"]
 
@@ -241,7 +242,6 @@ class InductionPanel(LabPanel):
                              levels=(0.0, 1.0))
 
     def reading(self, snap) -> str:
-        exp = snap.exp
         if snap.steps == 0:
             return ("Press Play. Each row is a random stretch, the same stretch again, then filler: the repeat can be "
                     "predicted only by finding the earlier copy.")

@@ -13,210 +13,27 @@ It never evaluates a model: what it shows beyond the history the worker measured
 
 from __future__ import annotations
 
-import math
 import time
 from pathlib import Path
 
 import numpy as np
-from PySide6 import QtCore, QtGui, QtWidgets
+from PySide6 import QtCore, QtWidgets
 
 from ...training.experiment import TrainingError
 from ...training.settings import DEFAULT_SPEEDS, MAX_SEED, check_panel_settings
 from ...training.report import history_table, write_csv
-from .._pg import cache_static, pg
+from .._pg import pg
 from ..files import figures
 from ..widgets import caption_label
+# The curves' names, also where they were first found (panel.X).
+from .curves import (COLOURS, MAX_BOLD_POINTS, MAX_FAINT_POINTS, SMOOTH, CurvePlot, nice_extent,  # noqa: F401
+                     outward, peaks, recent, smoothed, thinned)
 from .runner import SPEEDS, Runner
 
 __all__ = ["LabPanel", "CurvePlot", "COLOURS", "SMOOTH", "smoothed", "peaks", "thinned"]
 
 DRAW_INTERVAL_MS = 80  # at most 12.5 redraws a second, whatever the step rate
-SMOOTH = 20            # curves: each step faint, the mean of the last SMOOTH steps bold
-# Points drawn per curve, however long the run: the faint curve keeps each bin's lowest and highest
-# step (its envelope, a point or two per pixel of a wide plot); the bold mean is smooth, and a
-# wide antialiased pen costs several microseconds a point, so a point every two or three pixels.
-MAX_FAINT_POINTS = 1000
-MAX_BOLD_POINTS = 240
-# One colour per arm, in the arms' order (colour-blind safe: Okabe & Ito), as the PNG figures.
-COLOURS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7")
 LEARNING_RATES = (1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 1e-1)
-
-
-def smoothed(values: np.ndarray, window: int = SMOOTH) -> np.ndarray:
-    """The mean of the last ``window`` values at each step (fewer at the start)."""
-    if values.size == 0:
-        return values
-    sums = np.cumsum(np.concatenate([[0.0], values]))
-    idx = np.arange(1, values.size + 1)
-    lo = np.maximum(idx - window, 0)
-    return (sums[idx] - sums[lo]) / (idx - lo)
-
-
-def _bin_width(n: int, max_points: int, per_bin: int) -> int:
-    """The smallest power of two w with ``per_bin`` · n / w <= ``max_points``. Powers of two keep
-    the bins where they were as the run grows, so a drawn curve does not shimmer between redraws."""
-    width = 1
-    while per_bin * n > max_points * width:
-        width *= 2
-    return width
-
-
-def peaks(y: np.ndarray, max_points: int = MAX_FAINT_POINTS) -> tuple[np.ndarray, np.ndarray]:
-    """``(x, y)`` to draw for values ``y`` (one per step, x = 0, 1, ...) with at most about
-    ``max_points`` points: every step when there are few; else, per bin of whole steps, the
-    lowest and the highest in the order they came, and the last unfinished bin whole, so the
-    envelope of the noise is kept and the curve ends at the last recorded value. NaN (a value a
-    log axis cannot show) is kept where a bin holds nothing else."""
-    y = np.asarray(y, dtype=float)
-    n = y.size
-    width = _bin_width(n, max_points, 2)
-    if width == 1:
-        return np.arange(n, dtype=float), y
-    full = n - n % width
-    blocks = y[:full].reshape(-1, width)
-    starts = np.arange(0, full, width)[:, None]
-    low = np.argmin(np.where(np.isnan(blocks), np.inf, blocks), axis=1)[:, None]
-    high = np.argmax(np.where(np.isnan(blocks), -np.inf, blocks), axis=1)[:, None]
-    index = np.concatenate([(starts + np.sort(np.hstack([low, high]), axis=1)).ravel(), np.arange(full, n)])
-    return index.astype(float), y[index]
-
-
-def thinned(y: np.ndarray, max_points: int = MAX_BOLD_POINTS) -> tuple[np.ndarray, np.ndarray]:
-    """``(x, y)`` to draw for a smooth curve ``y`` (one value per step) with at most about
-    ``max_points`` points: every step when there are few; else the mean of each bin of whole
-    steps at its middle, then the last unfinished bin whole, so the curve ends at the last value.
-    (A bin's mean, not one step in it: sampling would alias the remaining noise into a zigzag.)"""
-    y = np.asarray(y, dtype=float)
-    n = y.size
-    width = _bin_width(n, max_points, 1)
-    if width == 1:
-        return np.arange(n, dtype=float), y
-    full = n - n % width
-    middles = np.arange(0, full, width) + (width - 1) / 2.0
-    return (np.concatenate([middles, np.arange(full, n, dtype=float)]),
-            np.concatenate([y[:full].reshape(-1, width).mean(axis=1), y[full:]]))
-
-
-_X_STEPS = (1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0)
-
-
-def nice_extent(n: float, least: float = 10.0) -> float:
-    """The smallest of 1, 1.5, 2, 3, 4, 5, 6, 8 × 10^k that is at least ``n`` (and ``least``)."""
-    n = max(float(n), least)
-    power = 10.0 ** math.floor(math.log10(n))
-    return next(f * power for f in _X_STEPS if f * power >= n - 1e-9)
-
-
-def _outward(low: float, high: float) -> tuple[float, float]:
-    """[low, high] widened to round numbers (a tenth of its span's power of ten)."""
-    span = high - low if high > low else max(abs(high), 1.0)
-    step = 10.0 ** math.floor(math.log10(span)) / 2.0
-    return math.floor(low / step) * step, math.ceil(high / step) * step
-
-
-def recent(values, window: int = SMOOTH) -> float:
-    """The mean of the last ``window`` values (nan when there are none)."""
-    values = values[-window:]
-    return float(np.mean(values)) if len(values) else math.nan
-
-
-class CurvePlot:
-    """A pyqtgraph PlotItem with one faint (every step) and one bold (mean of the last 20) curve
-    per series, reference lines and a legend."""
-
-    def __init__(self, title: str, ylabel: str, log_y: bool = False, y_range: tuple | None = None,
-                 legend_offset: tuple = (-8, 8), legend_columns: int = 1):
-        self.plot = pg.PlotItem(enableMenu=False)
-        self.plot.setTitle(title, size="10pt")
-        self.plot.setLabel("bottom", "step")
-        self.plot.setLabel("left", ylabel)
-        self.plot.hideButtons()
-        self.plot.setMouseEnabled(x=False, y=False)
-        self.plot.showGrid(x=True, y=True, alpha=0.15)
-        for name in ("left", "bottom"):  # "norm (x0.001)" on a log axis reads badly: plain numbers
-            self.plot.getAxis(name).enableAutoSIPrefix(False)
-        self.legend = self.plot.addLegend(offset=legend_offset, labelTextSize="8pt", colCount=legend_columns)
-        self.log_y = log_y
-        if log_y:
-            self.plot.setLogMode(y=True)
-        # The axes change only when the data leave their round range, not at every step: an axis is
-        # then painted from its cache, and painting the axes is most of what a redraw costs.
-        self.plot.disableAutoRange()
-        self.fixed_y = y_range is not None
-        if y_range is not None:
-            self.plot.setYRange(*y_range, padding=0.02)
-        cache_static(self.plot.getAxis("left"), self.plot.getAxis("bottom"))
-        self._x_max = 0.0
-        self._n = 0
-        self._y_span: tuple[float, float] | None = None
-        self._curves: dict[str, tuple] = {}
-        self.lines: dict[str, pg.InfiniteLine] = {}
-
-    def add_series(self, key: str, label: str, colour: str, style=QtCore.Qt.SolidLine):
-        faint = QtGui.QColor(colour)
-        faint.setAlpha(55)
-        raw = self.plot.plot(pen=pg.mkPen(faint, width=1))
-        bold = self.plot.plot(pen=pg.mkPen(colour, width=2.2, style=style), name=label)
-        self._curves[key] = (raw, bold)
-
-    def add_line(self, key: str, value: float, label: str, angle: int = 0, colour: str = "#555555"):
-        line = pg.InfiniteLine(pos=value, angle=angle, pen=pg.mkPen(colour, width=1.4, style=QtCore.Qt.DashLine),
-                               label=label, labelOpts={"position": 0.06 if angle == 0 else 0.9,
-                                                       "color": colour,
-                                                       # below a horizontal line (it is often the plot's top)
-                                                       "anchors": [(0, 0), (0, 0)] if angle == 0 else [(0, 1), (0, 1)]})
-        self.plot.addItem(line)
-        self.lines[key] = line
-        return line
-
-    def set(self, key: str, values) -> None:
-        """Show ``values`` (one per step) as series ``key``."""
-        raw, bold = self._curves[key]
-        y = np.asarray(values, dtype=float)
-        if self.log_y:
-            y = np.where(y > 0, y, np.nan)
-        if y.size == 0:
-            raw.setData([], [])
-            bold.setData([], [])
-            return
-        # Long runs are drawn thinned (`peaks`, `thinned`): what a redraw costs stays bounded.
-        raw.setData(*peaks(y), connect="finite")
-        bold.setData(*thinned(smoothed(np.nan_to_num(y, nan=np.nanmean(y) if np.isfinite(y).any() else 0.0))))
-        self._fit(y)
-
-    def restart(self) -> None:
-        """Forget the ranges (a new run): the next data set them afresh."""
-        self._x_max = 0.0
-        self._y_span = None
-
-    def _fit(self, y: np.ndarray) -> None:
-        if y.size < self._n:  # fewer steps than drawn before: a new run
-            self.restart()
-        self._n = y.size
-        x_max = nice_extent(y.size - 1)
-        if x_max != self._x_max:
-            self._x_max = x_max
-            self.plot.setXRange(0.0, x_max, padding=0.02)
-        if self.fixed_y:
-            return
-        finite = y[np.isfinite(y)]
-        if not finite.size:
-            return
-        values = np.log10(finite) if self.log_y else finite
-        low, high = float(values.min()), float(values.max())
-        if self._y_span is not None and self._y_span[0] <= low and high <= self._y_span[1]:
-            return
-        if self._y_span is not None:
-            low, high = min(low, self._y_span[0]), max(high, self._y_span[1])
-        self._y_span = _outward(low, high) if not self.log_y else (math.floor(low * 2) / 2, math.ceil(high * 2) / 2)
-        if self._y_span[1] <= self._y_span[0]:
-            self._y_span = (self._y_span[0], self._y_span[0] + 0.5)
-        self.plot.setYRange(*self._y_span, padding=0.02)
-
-    def data(self, key: str) -> tuple[np.ndarray, np.ndarray]:
-        """(x, y) of series ``key``'s faint curve as drawn (every step, or `peaks` of a long run)."""
-        x, y = self._curves[key][0].getData()
-        return (np.asarray(x if x is not None else []), np.asarray(y if y is not None else []))
 
 
 class TimedGraphics(pg.GraphicsLayoutWidget):

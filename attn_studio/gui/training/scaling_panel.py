@@ -17,7 +17,8 @@ from ...training.experiment import check_int
 from ...training.scaling import MAX_D_K, T
 from ...training.settings import D_K_CHOICES, DEFAULT_D_K
 from .._pg import cache_static, pg
-from .panel import COLOURS, CurvePlot, LabPanel, _outward, nice_extent, recent
+from .curves import COLOURS, CurvePlot, nice_extent, outward, recent
+from .panel import LabPanel
 
 __all__ = ["ScalingPanel", "D_K_CHOICES"]
 
@@ -155,7 +156,7 @@ class ScalingPanel(LabPanel):
             last = (exp, None, None)
         _, x_span, y_high = last
         if x_span is None or low < x_span[0] or high > x_span[1] or high - low < (x_span[1] - x_span[0]) / 4:
-            x_span = _outward(low, high)
+            x_span = outward(low, high)
             self.hist_plot.setXRange(*x_span, padding=0.02)
         if y_high is None or top > y_high or top < y_high / 4:
             y_high = nice_extent(top, least=1.0)

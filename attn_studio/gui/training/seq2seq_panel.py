@@ -19,7 +19,8 @@ from ...training import Seq2SeqExperiment
 from ...training.seq2seq import MAX_LENGTH, SYMBOLS
 from .._pg import pg
 from ..views.heatmap import Heatmap
-from .panel import COLOURS, CurvePlot, LabPanel, recent
+from .curves import COLOURS, CurvePlot, recent
+from .panel import LabPanel
 
 __all__ = ["Seq2SeqPanel", "parse_symbols"]
 
