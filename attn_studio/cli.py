@@ -291,11 +291,13 @@ def _trained_studio(args, model):
 def _draw_training_figures(figures, folder, prefix):
     """``attn-studio train --png``: the run's figures drawn offscreen (fonts need a QGuiApplication)."""
     os.environ["QT_QPA_PLATFORM"] = "offscreen"
-    from PySide6 import QtGui
+    from PySide6 import QtWidgets
 
     from .gui.training.figures import write_figures
 
-    app = QtGui.QGuiApplication.instance() or QtGui.QGuiApplication([PROG])  # noqa: F841 (kept alive)
+    # A QApplication, as the other commands make, not only a QGuiApplication: called from a console
+    # or a test, it is the process's one application, and a window made afterwards needs widgets.
+    app = QtWidgets.QApplication.instance() or QtWidgets.QApplication([PROG])  # noqa: F841 (kept alive)
     return write_figures(figures, folder, prefix=prefix)
 
 
