@@ -60,13 +60,14 @@ _JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
 
 
 def _depth_ok(text: str) -> bool:
-    # Cheap pre-check of bracket nesting, so that a hostile file cannot make the
-    # JSON parser recurse thousands of levels deep. Strings are removed first
-    # (brackets inside them do not nest); the rest runs in C and NumPy, so a
-    # 60 MB file is checked in a fraction of a second.
-    # The brackets are picked out of the bytes by NumPy (a regular expression deleting
-    # everything else took twice as long); a character beyond ASCII is never one of them.
+    # Cheap pre-checks of the text outside its strings, before the JSON parser sees it: bracket
+    # nesting, so that a hostile file cannot make the parser recurse thousands of levels deep,
+    # and whole numbers of absurd length. Strings are removed first (brackets and digits inside
+    # them mean nothing); the rest runs in C and NumPy, so a 60 MB file is checked in a fraction
+    # of a second. The brackets are picked out of the bytes by NumPy (a regular expression
+    # deleting everything else took twice as long); a character beyond ASCII is never one of them.
     codes = np.frombuffer(_JSON_STRING.sub("", text).encode("utf-8", "surrogatepass"), dtype=np.uint8)
+    _refuse_long_integers(codes)
     codes = codes[(codes == ord("[")) | (codes == ord("]")) | (codes == ord("{")) | (codes == ord("}"))]
     if not len(codes):
         return True
@@ -79,6 +80,33 @@ def _depth_ok(text: str) -> bool:
     return int(np.cumsum(steps, dtype=np.int32).max()) <= MAX_JSON_DEPTH
 
 
+_MAX_INTEGER_DIGITS = 20  # no limit of the studio needs more than a few digits
+_NOT_AN_INTEGER = frozenset(b".eE+-")  # beside a run of digits: part of a float's fraction or exponent
+
+
+def _refuse_long_integers(codes: np.ndarray) -> None:
+    # A whole number of thousands of digits would end in Python's own conversion error (or a
+    # slow conversion); it is refused with a message instead. Checked once over the file's bytes
+    # (outside strings) rather than by a hook the parser calls for each of a million numbers.
+    # A long run of digits in a float (its fraction or exponent) is left to the parser.
+    digit = ((codes >= ord("0")) & (codes <= ord("9"))).view(np.int8)
+    edges = np.diff(digit, prepend=np.int8(0), append=np.int8(0))
+    starts, ends = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
+    for i in np.flatnonzero(ends - starts > _MAX_INTEGER_DIGITS):
+        start, end = int(starts[i]), int(ends[i])
+        before = start - 1
+        if before >= 0 and int(codes[before]) == ord("-"):  # a negative number's sign, unless an exponent's
+            before -= 1
+            if before >= 0 and int(codes[before]) in b"eE":
+                continue
+        elif before >= 0 and int(codes[before]) in _NOT_AN_INTEGER:
+            continue
+        if end < len(codes) and int(codes[end]) in _NOT_AN_INTEGER:
+            continue
+        raise SessionError(f"the file is not valid JSON (a whole number with {end - start:,} digits "
+                           "is far beyond any limit)")
+
+
 def _parse_json(text: str):
     """The checked JSON value of a session's text (size, depth, duplicates, constants); ``SessionError``."""
     if len(text) > MAX_FILE_BYTES:
@@ -86,8 +114,7 @@ def _parse_json(text: str):
     if not _depth_ok(text):
         raise SessionError(f"the file nests deeper than {MAX_JSON_DEPTH} levels; it is not an Attention Studio session")
     try:
-        return json.loads(text, parse_constant=_refuse_constant, object_pairs_hook=_refuse_duplicates,
-                          parse_int=_parse_int)
+        return json.loads(text, parse_constant=_refuse_constant, object_pairs_hook=_refuse_duplicates)
     except _DuplicateKey as exc:
         raise SessionError(str(exc)) from None
     except (json.JSONDecodeError, RecursionError, ValueError) as exc:
@@ -192,17 +219,6 @@ def _refuse_duplicates(pairs: list) -> dict:
                 raise _DuplicateKey(f"the file names “{key[:60]}” twice in one object; keep one of them")
             seen.add(key)
     return data
-
-
-def _parse_int(digits: str) -> int:
-    # No limit of the studio needs more than a few digits; thousands of digits
-    # would otherwise end in Python's own conversion error. Called for every
-    # whole number of a file (three per edited cell): the common case is one test.
-    if len(digits) <= 20:
-        return int(digits)
-    if len(digits.lstrip("-")) > 20:
-        raise ValueError(f"a whole number with {len(digits.lstrip('-')):,} digits is far beyond any limit")
-    return int(digits)
 
 
 def _refuse_constant(name: str):

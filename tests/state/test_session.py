@@ -380,6 +380,24 @@ def test_huge_integer_literal_is_a_session_error(key):
         state_from_json(text)
 
 
+@pytest.mark.parametrize("literal", ["-" + "7" * 25, "1" * 21, "0" * 30])
+def test_a_whole_number_past_twenty_digits_is_refused_by_its_length(literal):
+    d = _valid()
+    d["weights"]["w_q"][0][0][0] = 12345
+    with pytest.raises(SessionError, match=f"whole number with {len(literal.lstrip('-'))} digits"):
+        state_from_json(json.dumps(d).replace("12345", literal))
+
+
+@pytest.mark.parametrize("literal", ["0.25" + "0" * 40, "2.5" + "0" * 40 + "e-1", "25e-" + "0" * 30 + "2",
+                                     "-0.25" + "0" * 40])
+def test_long_floats_still_read(literal):
+    # A long fraction or exponent is a float the parser reads; only whole numbers have the limit.
+    d = _valid()
+    d["weights"]["w_q"][0][0][0] = 12345
+    state = state_from_json(json.dumps(d).replace("12345", literal))
+    assert state.w_q[0][0][0] == float(literal)
+
+
 def test_superscript_digit_component_is_a_session_error():
     with pytest.raises(SessionError):
         state_from_json(_with(embeddings={"cat": {"²": 1.0}}))
