@@ -1,9 +1,10 @@
 """``attn-studio export --model``: a trained model's figures and attention matrices from the command line.
 
-Real processes for the figures and the CSV, as in ``test_cli_export``; the usage errors
-(found before Qt starts) and the .npy matrix (no Qt at all) run the command's ``main()``
-in this process. Skipped where all-MiniLM-L6-v2 is not installed (the usage errors that
-need no model run everywhere).
+The CSV comes from a real process, as in ``test_cli_export`` (which also proves that a
+figure is drawn by a process with no display); the figures, the usage errors and the .npy
+matrix run the command's ``main()`` in this process, which saves a second of start-up per
+figure. Skipped where all-MiniLM-L6-v2 is not installed (the usage errors that need no
+model run everywhere).
 """
 
 from __future__ import annotations
@@ -49,9 +50,9 @@ def test_npy_from_the_extension(tmp_path, capfd):
 
 @needs_minilm
 @pytest.mark.parametrize("panel", ["model", "drift", "heatmaps"])
-def test_trained_panels_as_png(tmp_path, panel):
+def test_trained_panels_as_png(tmp_path, capfd, panel):
     out = tmp_path / f"{panel}.png"
-    done = run("export", "--model", "all-MiniLM-L6-v2", "--text", ANIMAL, "--layer", "2", "--head", "5",
+    done = run_here(capfd, "export", "--model", "all-MiniLM-L6-v2", "--text", ANIMAL, "--layer", "2", "--head", "5",
                "--panel", panel, "--out", str(out), "--scale", "1")
     assert done.returncode == 0, done.stderr
     width, height = png_size(out.read_bytes())
@@ -88,9 +89,9 @@ def test_usage_errors_need_no_model(tmp_path, capfd, monkeypatch, args, words):
 
 
 @needs_minilm
-def test_meaning_panel_of_two_bank_sentences(tmp_path):
+def test_meaning_panel_of_two_bank_sentences(tmp_path, capfd):
     out = tmp_path / "bank.svg"
-    done = run("export", "--model", "all-MiniLM-L6-v2", "--text", "I sat on the bank of the river.",
+    done = run_here(capfd, "export", "--model", "all-MiniLM-L6-v2", "--text", "I sat on the bank of the river.",
                "--second", "I deposited money at the bank.", "--word", "bank", "--panel", "meaning",
                "--out", str(out))
     assert done.returncode == 0, done.stderr
