@@ -21,6 +21,8 @@ offscreen platform's harmless "does not support propagateSizeHints()".
 
 from __future__ import annotations
 
+import gc
+
 import pytest
 from PySide6 import QtCore, QtTest
 
@@ -47,6 +49,17 @@ def _unexpected(records) -> list[str]:
 def _check_messages(qtlog) -> None:
     unexpected = _unexpected(qtlog.records)
     assert not unexpected, "unexpected Qt messages:\n" + "\n".join(unexpected)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _no_garbage_from_earlier_modules():
+    """The windows earlier modules closed are freed here, on the main thread.
+
+    Python's cycle collector runs in whichever thread allocates when a threshold is crossed; a
+    module that loads a model or computes on a worker thread would otherwise have that thread
+    free an earlier module's Qt objects, and Qt warns (timers stopped from another thread).
+    """
+    gc.collect()
 
 
 @pytest.fixture

@@ -57,6 +57,36 @@ def test_a_visible_table_fits_a_wide_matrix_over_several_turns(qtbot, monkeypatc
     assert all(table.columnWidth(c) >= needed for c in range(30))
 
 
+def test_a_fitted_column_is_as_wide_as_qts_own_fit_makes_it(qtbot):
+    # Numbers of every kind the tables show: negative, scientific, zero, long and short, so the
+    # widest text of a column is not always the longest one.
+    rng = np.random.default_rng(7)
+    values = rng.normal(size=(40, 9)) * 10.0 ** rng.integers(-9, 8, size=(40, 9))
+    values[rng.random(values.shape) < 0.15] = 0.0
+    values[:, 4] = 1.0  # a narrow column: its header is wider than its numbers
+    table, model, _ = _table(qtbot, values)
+    table.show()
+    qtbot.waitExposed(table)
+    for column in range(values.shape[1]):
+        table.fit_column(column)
+        fitted = table.columnWidth(column)
+        table.resizeColumnToContents(column)  # Qt's own: every cell's size asked of the delegate
+        assert fitted == table.columnWidth(column), column
+
+
+def test_an_edit_refits_the_columns_from_its_own(qtbot, monkeypatch):
+    table, model, holder = _table(qtbot, np.zeros((4, 6)))
+    table.show()
+    qtbot.waitExposed(table)
+    fitted = []
+    monkeypatch.setattr(table, "fit_column", lambda column: fitted.append(column))
+    holder["a"] = holder["a"].copy()
+    holder["a"][2, 3] = -98765.4321
+    model.refresh()  # one cell changed: one dataChanged for it
+    table.finish_fitting()
+    assert fitted == [3, 4, 5]
+
+
 def test_the_head_lab_draws_a_model_set_while_hidden_when_shown(qtbot):
     from attn_studio.gui.heads import HeadsTab
 
