@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import numpy as np
-from PySide6 import QtCore
+import pytest
+from PySide6 import QtCore, QtWidgets
 
 from attn_studio.formatting import MINUS, format_number
-from gui_helpers import settle
+from gui_helpers import find, settle
 
 Qt = QtCore.Qt
 
@@ -70,3 +71,59 @@ def test_geometry_and_positional_texts_follow_the_digits(window):
     positional.set_digits(4)
     assert positional.cell_formula(positional.heatmap, 3, 1).endswith(f"= {format_number(value, 4, fixed=True)}")
     assert "/ 10000^(0/" in positional.cell_formula(positional.heatmap, 3, 1)
+
+
+@pytest.fixture
+def reset_precision():
+    yield
+    from attn_studio.gui import presentation
+    presentation.STYLE.digits = None
+
+
+def test_one_precision_setting_reaches_every_number(window, reset_precision):
+    # Here, among new windows, not beside a shared one: the setting reaches every open window, and
+    # once set it cannot be undone in a window's tables (each view's own number of decimals is gone).
+    from attn_studio.gui import presentation
+    from attn_studio.gui.views.heatmap import format_value
+
+    w = window
+    w.load_preset("bank")
+    w.studio.update(projections=True, heads=2)
+    settle(w)
+    with pytest.raises(ValueError):
+        presentation.set_digits(3)
+    view = w.heatmap_view
+    head = w.studio.state.shown_head
+    for digits in (4, 2, 4):
+        presentation.set_digits(digits)
+        settle(w)
+        result = w.studio.result
+        # Cells of the stages and of every head.
+        scores = view.stages["scores"]
+        assert scores.overlay.cell_text(1, 2) == format_value(result.scores[head, 1, 2], digits)
+        assert view.head_maps[1].overlay.cell_text(0, 1) == format_value(result.weights[1, 0, 1], digits)
+        # Tooltips and the pinned formula.
+        weights = view.stages["weights"]
+        tip = view.tooltip_for(weights, 1, 2)
+        assert tip.endswith(f"= {format_number(result.weights[head, 1, 2], digits)}")
+        view.pin_formula("weights", 1, 2)
+        assert tip in find(w, QtWidgets.QPlainTextEdit, "formulaPanel").toPlainText()
+        # The step view.
+        steps = {s.key: s for s in w.pipeline_view.steps}
+        query = w.studio.state.query_index
+        assert steps["weights"].cell_text(0) == format_number(result.weights[head, query, 0], digits)
+        # The tables.
+        model = w.models["output"]
+        assert model.data(model.index(0, 0), Qt.DisplayRole) == format_number(result.output[0, 0], digits)
+        # Geometry's readout, Heads → output, Compare, Positions.
+        geometry = w.geometry_view
+        geometry.render()
+        dot = geometry.pair_numbers[0]
+        assert f"= {format_number(dot, digits, fixed=True)} ;" in geometry.readout.text()
+        summary = w.heads_summary_view
+        summary.render()
+        out = summary.maps["output"]
+        assert out.overlay.cell_text(0, 0) == format_value(out.data.values[0, 0], digits)
+        positional = w.positional_view
+        positional.render()
+        assert positional.heatmap.overlay.cell_text(3, 1) == format_value(positional.matrix[3, 1], digits)
