@@ -42,6 +42,24 @@ def fresh_trained(window, qtbot, minilm):
     window.trained.room.use_toy()
 
 
+@pytest.fixture
+def toy_window(shared_window, qtbot):
+    """The module's window on its toy model, nothing loading, no message: for a test that tries to load
+    a model that is not there (and so changes nothing). Checked."""
+    w = shared_window
+    wait_idle(qtbot, w)
+    panel = w.trained.room.panel
+    panel.show_message("")
+    w.clear_message()
+    settle(w)
+    assert not w.studio.is_trained and not w.studio.can_undo and not w.studio.can_redo
+    assert w.findChild(QtWidgets.QComboBox, "modelCombo").currentText().startswith("Toy")
+    assert not panel.status.isVisibleTo(w) and not w.message_label.isVisible()
+    assert panel.choose_folder == panel._choose_folder_dialog  # the dialog, not a test's stand-in
+    yield w
+    wait_idle(qtbot, w)
+
+
 @pytest.fixture(scope="module")
 def _loaded(_module_window, minilm):
     """The module's window as it is right after MiniLM was loaded into it: what each test starts from."""
@@ -246,9 +264,10 @@ def test_back_to_toy_brings_the_toy_session_back_exactly(window, qtbot, minilm):
     assert window.studio.state.d_model == toy_state.d_model - 2
 
 
-def test_a_bad_model_folder_keeps_the_current_model(window, qtbot, tmp_path):
+def test_a_bad_model_folder_keeps_the_current_model(toy_window, qtbot, tmp_path, monkeypatch):
+    window = toy_window
     panel = window.trained.room.panel
-    panel.choose_folder = lambda: str(tmp_path)
+    monkeypatch.setattr(panel, "choose_folder", lambda: str(tmp_path))
     choose(window, "Open model folder")
     wait_idle(qtbot, window)
     assert not window.studio.is_trained
@@ -287,7 +306,7 @@ def test_save_writes_a_version_4_session_and_open_brings_it_back(trained, qtbot,
     assert lab["panel"] == "induction" and lab["induction"]["seed"] == 9
 
 
-def test_a_session_whose_model_is_missing_says_so_and_changes_nothing(window, qtbot, tmp_path):
+def test_a_session_whose_model_is_missing_says_so_and_changes_nothing(toy_window, qtbot, tmp_path):
     import json
 
     from attn_studio.schema import ModelRef
@@ -297,6 +316,7 @@ def test_a_session_whose_model_is_missing_says_so_and_changes_nothing(window, qt
     state = TrainedState(ref, "bert", 2, 2, 8, 4, 16, tokens=("[CLS]",), sentence="hi")
     path = tmp_path / "missing.attn.json"
     path.write_text(json.dumps(state.to_dict()))
+    window = toy_window
     before = window.studio.state
     window.open_file(path)
     wait_idle(qtbot, window)
