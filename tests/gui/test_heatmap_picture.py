@@ -11,9 +11,32 @@ from PySide6 import QtGui, QtWidgets
 
 from attn_studio.gui.files import export
 from attn_studio.gui.views.heatmap import SCORES_CMAP, WEIGHTS_CMAP, Heatmap
-from attn_studio.gui.views.heatmap_image import block_mean
+from attn_studio.gui.views.heatmap_canvas import HeatmapCanvas
+from attn_studio.gui.views.heatmap_image import MAX_IMAGE_SIDE, block_mean
 
 from gui_helpers import finish
+from window_reset import quiet
+
+
+@pytest.fixture
+def window(shared_window, qtbot):
+    # One window serves the module: its state undone (the shared reset), nothing left computing or
+    # fitting, and every heatmap's largest picture back to a screen's (tests shrink it). Checked.
+    w = shared_window
+    quiet(w, qtbot)
+    qtbot.waitUntil(lambda: not any(table.fitting() for table in w.tables.values()), timeout=10_000)
+    heatmaps = [canvas.heatmap for canvas in w.findChildren(HeatmapCanvas)]
+    for heatmap in heatmaps:
+        if heatmap.max_image_side not in (MAX_IMAGE_SIDE, None):  # None: a figure's, every cell drawn
+            heatmap.max_image_side = MAX_IMAGE_SIDE
+    w.heatmap_view.render()
+    finish(w, qtbot)
+    assert all(heatmap.max_image_side in (MAX_IMAGE_SIDE, None) for heatmap in heatmaps)
+    assert all(heatmap.max_image_side == MAX_IMAGE_SIDE for heatmap in w.heatmap_view.stages.values())
+    assert all(heatmap.image.factor == 1 for heatmap in w.heatmap_view.stages.values())
+    assert len(w.studio.state.tokens) < 100 and not w.studio.computing()
+    yield w
+    quiet(w, qtbot)
 
 
 def _argb(qimage: QtGui.QImage) -> np.ndarray:

@@ -15,6 +15,7 @@ from PySide6 import QtCore, QtWidgets
 from attn_studio.gui import MainWindow, settings
 from attn_studio.session import DATA_DIR_ENV, is_temporary, read_session, write_session
 from attn_studio.state import StudioState
+from window_reset import document_start, quiet, reset_document
 
 
 def leftovers(folder: Path, name: str = "talk.attn.json") -> dict[str, Path]:
@@ -36,11 +37,29 @@ def leftovers(folder: Path, name: str = "talk.attn.json") -> dict[str, Path]:
 
 
 def window(qtbot) -> MainWindow:
+    """A new window: for what the app does when it starts, or a test that closes it."""
     w = MainWindow()
     qtbot.addWidget(w)
     w.show()
     w.bridge.flush()
     return w
+
+
+@pytest.fixture(scope="module")
+def _document_start(_module_window):
+    return document_start(_module_window[0])
+
+
+@pytest.fixture
+def win(_module_window, _document_start, qtbot, shared_window):
+    # One window serves the tests that open files in a running app: its state undone (the shared
+    # reset), then its document (file, example, recent files, message, title) put back and checked.
+    w = shared_window
+    quiet(w, qtbot)
+    reset_document(w, _document_start)
+    w.bridge.flush()
+    yield w
+    quiet(w, qtbot)
 
 
 def test_start_removes_temporaries_beside_the_recent_files_and_never_offers_them(qtbot, tmp_path):
@@ -54,9 +73,9 @@ def test_start_removes_temporaries_beside_the_recent_files_and_never_offers_them
     assert [a.text() for a in w.files.recent_menu.actions()] == ["talk.attn.json"]
 
 
-def test_opening_a_session_removes_temporaries_beside_it(qtbot, tmp_path):
+def test_opening_a_session_removes_temporaries_beside_it(win, tmp_path):
     files = leftovers(tmp_path / "elsewhere")
-    w = window(qtbot)
+    w = win
     assert files["stale"].exists()  # not a recent folder: left alone until a file there is opened
     assert w.open_file(files["session"])
     assert not files["stale"].exists() and files["fresh"].exists() and files["bystander"].exists()
@@ -64,10 +83,10 @@ def test_opening_a_session_removes_temporaries_beside_it(qtbot, tmp_path):
 
 
 @pytest.mark.parametrize("how", ["open", "drop", "recent"])
-def test_a_temporary_is_refused_with_a_message(qtbot, tmp_path, how):
+def test_a_temporary_is_refused_with_a_message(win, tmp_path, how):
     files = leftovers(tmp_path)
     temp = files["fresh"]
-    w = window(qtbot)
+    w = win
     before = w.studio.state
     if how == "open":
         assert not w.open_file(temp)

@@ -6,22 +6,49 @@ from PySide6 import QtCore, QtWidgets
 
 from attn_studio.engine import additive_scores, attention, multi_head_attention, softmax
 from attn_studio.formatting import format_number
-from attn_studio.gui import MainWindow
+from gui_helpers import settle
+from window_reset import document_start, quiet, reset_document
 
 
 WINDOW_PRESET = "animal"
 WINDOW_SIZE = (1366, 768)
+PNG_SCALE = 2.0  # what a new window exports PNGs at
+
+
+@pytest.fixture(scope="module")
+def _document_start(_module_window):
+    return document_start(_module_window[0])
 
 
 @pytest.fixture
-def win(shared_window):
-    # One window serves the module: it is put back to the animal example before each test,
-    # and the compare view's own controls to how they open.
-    view = shared_window.compare_view
+def win(_module_window, _document_start, qtbot, shared_window):
+    # One window serves the module: it is put back to the animal example before each test (the
+    # shared reset), its document too (a test may load another example), the compare view's own
+    # controls to how they open, the PNG resolution, and no tooltip left up. Checked.
+    w = shared_window
+    quiet(w, qtbot)
+    reset_document(w, _document_start)
+    view = w.compare_view
     view.mode_combo.setCurrentIndex(0)
     view.temp_a.setValue(1.0)
     view.temp_b.setValue(5.0)
-    return shared_window
+    w.png_scale = PNG_SCALE
+    QtWidgets.QToolTip.hideText()
+    qtbot.waitUntil(lambda: not QtWidgets.QToolTip.isVisible())
+    w.bridge.flush()
+    assert w.studio.state.sentence == _document_start["preset_state"].sentence and not w.studio.state.cross
+    assert w.findChild(QtWidgets.QLineEdit, "targetSentenceEdit").text() == ""
+    assert view.mode_combo.currentIndex() == 0 and (view.temp_a.value(), view.temp_b.value()) == (1.0, 5.0)
+    assert w.png_scale == PNG_SCALE
+    yield w
+    quiet(w, qtbot)
+
+
+def _example(w, name):
+    """The shared window showing example ``name``, as a new window opened on it would."""
+    assert w.load_preset(name)
+    w.bridge.flush()
+    assert w.document.preset_name == name and not w.studio.is_modified
 
 
 def _show(win, view):
@@ -145,10 +172,9 @@ def test_additive_scores_from_the_combo_show_additive_weights(win):
     assert win.studio.state.v_a[h, 0] == 2.0
 
 
-def test_naive_softmax_overflow_is_shown_as_overflow_beside_the_stable_result(qtbot):
-    w = MainWindow(preset="bank")
-    qtbot.addWidget(w)
-    w.show()
+def test_naive_softmax_overflow_is_shown_as_overflow_beside_the_stable_result(win):
+    w = win
+    _example(w, "bank")
     w.studio.update(softmax="naive")
     w.studio.set_embedding("bank", 2, "40")
     w.bridge.flush()
@@ -170,13 +196,9 @@ def test_naive_softmax_overflow_is_shown_as_overflow_beside_the_stable_result(qt
     assert not w.heatmap_view.stages["weights"].overflow.any()
 
 
-def test_hovering_a_heatmap_cell_shows_its_formula_with_the_numbers(qtbot):
-    w = MainWindow(preset="journey")
-    qtbot.addWidget(w)
-    w.resize(1366, 768)
-    w.show()
-    qtbot.waitExposed(w)
-    w.bridge.flush()
+def test_hovering_a_heatmap_cell_shows_its_formula_with_the_numbers(win):
+    w = win  # 1366×768
+    _example(w, "journey")
     canvas = w.heatmap_view.canvases["logits"]
     hm = canvas.heatmap
     # the centre of cell (query 2 "journey", key 3 "starts"), in the canvas's pixels
@@ -213,10 +235,9 @@ def test_table_cells_explain_their_number(win):
     assert f"{q:.4g}".replace("-", "−") in text
 
 
-def test_step_view_tab_follows_edits_with_the_engine_numbers(qtbot):
-    w = MainWindow(preset="bank")
-    qtbot.addWidget(w)
-    w.show()
+def test_step_view_tab_follows_edits_with_the_engine_numbers(win):
+    w = win
+    _example(w, "bank")
     w.view_tabs.setCurrentWidget(w.pipeline_view)
     w.bridge.flush()
     table = w.pipeline_view.table.model()
@@ -273,11 +294,11 @@ def test_table_right_click_saves_the_matrix_as_npy(win, tmp_path, monkeypatch):
     np.testing.assert_array_equal(np.load(target, allow_pickle=False), win.studio.state.w_q[win.studio.state.head_index])
 
 
-def test_steps_figure_holds_the_whole_table(qtbot, tmp_path):
-    w = MainWindow(preset="bank")
-    qtbot.addWidget(w)
+def test_steps_figure_holds_the_whole_table(win, tmp_path):
+    w = win
+    _example(w, "bank")
     w.resize(1000, 700)  # too narrow to show every key on screen
-    w.show()
+    settle(w)
     w.view_tabs.setCurrentWidget(w.pipeline_view)
     w.bridge.flush()
     assert w.pipeline_view.table.horizontalScrollBar().maximum() > 0  # the screen scrolls...
@@ -289,10 +310,9 @@ def test_steps_figure_holds_the_whole_table(qtbot, tmp_path):
     assert "−0.1061" in svg
 
 
-def test_a_second_sentence_makes_it_cross_attention(qtbot):
-    w = MainWindow(preset="journey")
-    qtbot.addWidget(w)
-    w.show()
+def test_a_second_sentence_makes_it_cross_attention(win, qtbot):
+    w = win
+    _example(w, "journey")
     target = w.findChild(QtWidgets.QLineEdit, "targetSentenceEdit")
     qtbot.keyClicks(target, "Ton voyage commence")
     w.bridge.flush()

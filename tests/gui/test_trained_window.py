@@ -16,6 +16,16 @@ pytestmark = pytest.mark.skipif(default_model_zip() is None, reason="all-MiniLM-
 ANIMAL = "The animal didn't cross the street because it was too tired."
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _garbage_collected_here():
+    """Earlier modules' closed windows collected now, on the GUI thread. This module loads models on a
+    worker thread; a garbage collection that ran there (the first import of scipy.special starts one)
+    would finalize their Qt objects off their thread, and Qt warns for each of their timers."""
+    import gc
+
+    gc.collect()
+
+
 @pytest.fixture(scope="module")
 def minilm():
     from attn_studio.pretrained import load_pretrained
@@ -40,6 +50,24 @@ def fresh_trained(window, qtbot, minilm):
     wait_idle(qtbot, window)
     yield window
     window.trained.room.use_toy()
+
+
+@pytest.fixture
+def toy_window(shared_window, qtbot):
+    """The module's window on its toy model, nothing loading, no message: for a test that tries to load
+    a model that is not there (and so changes nothing). Checked."""
+    w = shared_window
+    wait_idle(qtbot, w)
+    panel = w.trained.room.panel
+    panel.show_message("")
+    w.clear_message()
+    settle(w)
+    assert not w.studio.is_trained and not w.studio.can_undo and not w.studio.can_redo
+    assert w.findChild(QtWidgets.QComboBox, "modelCombo").currentText().startswith("Toy")
+    assert not panel.status.isVisibleTo(w) and not w.message_label.isVisible()
+    assert panel.choose_folder == panel._choose_folder_dialog  # the dialog, not a test's stand-in
+    yield w
+    wait_idle(qtbot, w)
 
 
 @pytest.fixture(scope="module")
@@ -246,9 +274,10 @@ def test_back_to_toy_brings_the_toy_session_back_exactly(window, qtbot, minilm):
     assert window.studio.state.d_model == toy_state.d_model - 2
 
 
-def test_a_bad_model_folder_keeps_the_current_model(window, qtbot, tmp_path):
+def test_a_bad_model_folder_keeps_the_current_model(toy_window, qtbot, tmp_path, monkeypatch):
+    window = toy_window
     panel = window.trained.room.panel
-    panel.choose_folder = lambda: str(tmp_path)
+    monkeypatch.setattr(panel, "choose_folder", lambda: str(tmp_path))
     choose(window, "Open model folder")
     wait_idle(qtbot, window)
     assert not window.studio.is_trained
@@ -287,7 +316,7 @@ def test_save_writes_a_version_4_session_and_open_brings_it_back(trained, qtbot,
     assert lab["panel"] == "induction" and lab["induction"]["seed"] == 9
 
 
-def test_a_session_whose_model_is_missing_says_so_and_changes_nothing(window, qtbot, tmp_path):
+def test_a_session_whose_model_is_missing_says_so_and_changes_nothing(toy_window, qtbot, tmp_path):
     import json
 
     from attn_studio.schema import ModelRef
@@ -297,6 +326,7 @@ def test_a_session_whose_model_is_missing_says_so_and_changes_nothing(window, qt
     state = TrainedState(ref, "bert", 2, 2, 8, 4, 16, tokens=("[CLS]",), sentence="hi")
     path = tmp_path / "missing.attn.json"
     path.write_text(json.dumps(state.to_dict()))
+    window = toy_window
     before = window.studio.state
     window.open_file(path)
     wait_idle(qtbot, window)

@@ -6,10 +6,40 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from attn_studio.gui import MainWindow
 from attn_studio.session import read_session_file, write_session
 from attn_studio.state import StudioState
 from gui_helpers import settle
+from window_reset import document_start, quiet, reset_document
+
+
+@pytest.fixture(scope="module")
+def _start(_module_window):
+    w = _module_window[0]
+    return {**document_start(w), "lab": w.training.settings()}
+
+
+@pytest.fixture
+def window(_module_window, _start, qtbot, shared_window):
+    # One window serves the module: its state undone (the shared reset), then the lab's settings, the
+    # document (file, example, recent files, message, title) and the recovery file put back. Checked.
+    w = shared_window
+    quiet(w, qtbot)
+    w.files.autosave_timer.stop()  # a test's edit may have started it
+    if w.training.settings() != _start["lab"]:
+        w.training.apply_settings(_start["lab"])  # each panel's run starts again from them
+    reset_document(w, _start)
+    w.document.recovery.clear()
+    settle(w)
+    assert w.training.settings() == _start["lab"]
+    if w.training.built:
+        assert lab_as_shown(w) == _start["lab"]
+        assert not any(panel.play_button.isChecked() for panel in w.training.tab.panels.values())
+    assert not w.recovery.path.exists() and not w.files.autosave_timer.isActive()
+    yield w
+    quiet(w, qtbot)
 
 
 def choose(combo, value) -> None:
