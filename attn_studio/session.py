@@ -41,7 +41,7 @@ from .safe_files import (  # noqa: F401 (re-exported: first defined here)
 )
 from .schema import TRAINED_SCHEMA_VERSION, TrainedSession, trained_session_from_dict
 from .schema.lab import check_lab_settings
-from .state import StateError, StudioState
+from .state import EditedCells, StateError, StudioState
 
 if TYPE_CHECKING:
     from .trained import TrainedState
@@ -56,7 +56,10 @@ MAX_JSON_CONTAINERS = MAX_WEIGHT_EDITS + 200_000
 _log = logging.getLogger(__name__)
 
 
-_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+# A JSON string, written as a run of plain characters between escapes ("unrolled"): the regular
+# expression engine takes a run in one step. As "(?:[^"\\]|\\.)*" (one step per character,
+# the same strings), a 10 MB name took a second and a gigabyte of the engine's stack.
+_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 
 
 def _depth_ok(text: str) -> bool:
@@ -89,7 +92,18 @@ def _refuse_long_integers(codes: np.ndarray) -> None:
     # slow conversion); it is refused with a message instead. Checked once over the file's bytes
     # (outside strings) rather than by a hook the parser calls for each of a million numbers.
     # A long run of digits in a float (its fraction or exponent) is left to the parser.
-    digit = ((codes >= ord("0")) & (codes <= ord("9"))).view(np.int8)
+    digit = (codes >= ord("0")) & (codes <= ord("9"))
+    # Nearly every file has no run of more than 20 digits at all. Whether it has one is found by
+    # ANDing the mask with itself shifted (runs of 2, 4, 8, 16, then 21 digits: a few passes in
+    # C); the runs are located, and each is looked at, only when there is one.
+    run, length = digit, 1
+    while length <= _MAX_INTEGER_DIGITS:
+        step = min(length, _MAX_INTEGER_DIGITS + 1 - length)
+        run = run[:-step] & run[step:]
+        length += step
+    if not run.any():
+        return
+    digit = digit.view(np.int8)
     edges = np.diff(digit, prepend=np.int8(0), append=np.int8(0))
     starts, ends = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
     for i in np.flatnonzero(ends - starts > _MAX_INTEGER_DIGITS):
@@ -257,7 +271,8 @@ def state_to_json(state: StudioState | TrainedState, training: dict | None = Non
     """The JSON text of a session file for ``state`` (a toy or a trained-model state) and, when
     given, the training lab's settings; ``SessionError`` if it could not be opened again."""
     try:
-        data = state.to_dict()
+        # A toy state's edited cells stay arrays: _dumps writes them without a list per cell.
+        data = state._to_dict(state._weight_edit_arrays()) if isinstance(state, StudioState) else state.to_dict()
         if training is not None:
             data[TRAINING_SECTION] = check_lab_settings(training)
         text = _dumps(data) + "\n"
@@ -275,12 +290,13 @@ def _dumps(data: dict) -> str:
     """``json.dumps(data, indent=1, ensure_ascii=False, allow_nan=False)``, byte for byte, fast for edited cells.
 
     json writes indented text in pure Python (its C encoder writes compact text only):
-    a million edited cells took about six seconds. Their ``[i, j, k, value]`` lists are
-    written by the C encoder instead and indented by replacing its separators, which is
-    exact because cells hold numbers only (no strings, no nesting).
+    a million edited cells took about six seconds. Their ``[i, j, k, value]`` rows, given
+    as :class:`~attn_studio.state.EditedCells` arrays, are written by :func:`_indented_cells`
+    instead, as json writes their lists.
     """
     edits = data.get("weight_edits")
-    if not isinstance(edits, dict) or not edits:
+    if not isinstance(edits, dict) or not edits \
+            or not all(isinstance(entry["cells"], EditedCells) for entry in edits.values()):
         return json.dumps(data, indent=1, ensure_ascii=False, allow_nan=False)
     # The cells stand aside as unique placeholder strings while the rest is written as usual.
     token = secrets.token_hex(16)
@@ -299,18 +315,35 @@ def _dumps(data: dict) -> str:
     return "".join(parts) + text
 
 
-def _indented_cells(cells: list, level: int) -> str:
-    """A list of number lists as ``json.dumps(..., indent=1)`` writes it at indentation ``level``."""
-    if not cells:
+def _indented_cells(cells: EditedCells, level: int) -> str:
+    """Edited cells as ``json.dumps(cells.tolist(), indent=1)`` writes them at indentation ``level``."""
+    if not len(cells.values):
         return "[]"
+    return "[\n" + ",\n".join(_cell_rows(cells, level)) + "\n" + " " * level + "]"
+
+
+def _cell_rows(cells: EditedCells, level: int) -> list[str]:
+    # Each distinct index and value is turned into text once, as json writes it (int and float
+    # repr: a float's shortest round-trip form), and the rows are filled in from those texts:
+    # no list and no number object per cell. Values are told apart by their bits, so that 0.0
+    # and -0.0 keep their own texts; json refuses what is not finite, and so does this.
+    values = np.ascontiguousarray(cells.values, dtype=np.float64)
+    if not np.all(np.isfinite(values)):
+        raise ValueError("Out of range float values are not JSON compliant")
+    index = np.asarray(cells.index, dtype=np.int64)
+    whole = np.array([str(n) for n in range(int(index.min()), int(index.max()) + 1)], dtype=object)
+    index = index - int(index.min())
+    distinct, which = np.unique(values.view(np.int64), return_inverse=True)
+    texts = np.array([float.__repr__(v) for v in distinct.view(np.float64).tolist()], dtype=object)
     item, number = "\n" + " " * (level + 1), "\n" + " " * (level + 2)
+    row = item[1:] + "[" + number + "%s," + number + "%s," + number + "%s," + number + "%s" + item + "]"
     slices = []
-    for start in range(0, len(cells), _CELL_SLICE):
-        compact = json.dumps(cells[start:start + _CELL_SLICE], ensure_ascii=False, allow_nan=False)
-        inner = (compact[2:-2].replace("], [", "\0").replace(", ", "," + number)
-                 .replace("\0", item + "]," + item + "[" + number))
-        slices.append(item[1:] + "[" + number + inner + item + "]")
-    return "[\n" + ",\n".join(slices) + "\n" + " " * level + "]"
+    for start in range(0, len(values), _CELL_SLICE):  # slices: saves run beside the window's thread
+        rows = index[start:start + _CELL_SLICE]
+        columns = (whole[rows[:, 0]].tolist(), whole[rows[:, 1]].tolist(), whole[rows[:, 2]].tolist(),
+                   texts[which[start:start + _CELL_SLICE]].tolist())
+        slices.append(",\n".join(map(row.__mod__, zip(*columns))))
+    return slices
 
 
 def session_bytes(state: StudioState | TrainedState, training: dict | None = None) -> bytes:

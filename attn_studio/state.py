@@ -18,6 +18,7 @@ import dataclasses
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
@@ -62,6 +63,29 @@ from .schema import (  # noqa: F401 (re-exported)
 )
 
 SCORE_KINDS = ("dot", "additive")
+
+
+class EditedCells(NamedTuple):
+    """A store's edited cells as arrays: ``index`` ``(n, 3)`` whole numbers, ``values`` ``(n,)`` floats.
+
+    The session writer formats them as text without a Python list per cell
+    (:meth:`StudioState.weight_edits` gives the lists, through :meth:`tolist`).
+    """
+
+    index: np.ndarray
+    values: np.ndarray
+
+    def tolist(self) -> list:
+        """``[[i, j, k, value], ...]``: whole numbers and floats, as a session file holds them."""
+        cells = []
+        # In slices: one tolist() of a million cells holds the interpreter for a quarter
+        # of a second, and saves run beside the window's thread.
+        for start in range(0, len(self.index), 1 << 16):
+            part = self.index[start:start + (1 << 16)].tolist()
+            for cell, value in zip(part, self.values[start:start + (1 << 16)].tolist()):
+                cell.append(value)  # [i, j, k] becomes [i, j, k, value] in place: half the time of new lists
+            cells += part
+        return cells
 _MAX_AXIS = max(MAX_D_MODEL, MAX_D_HEAD)
 
 # Fields that say what the lecturer is looking at, not what the model is:
@@ -407,6 +431,13 @@ class StudioState:
         part of a grown store was drawn: a cell's fan-in is that of the first
         layer whose box holds it. Unedited models therefore save as a few bytes.
         """
+        out = self._weight_edit_arrays()
+        for entry in out.values():
+            entry["cells"] = entry["cells"].tolist()
+        return out
+
+    def _weight_edit_arrays(self) -> dict:
+        """:meth:`weight_edits` with each store's cells as :class:`EditedCells` arrays, not lists."""
         out = {}
         fans, shapes = self.fan_ins(), self.weight_shapes()
         edited = {name: getattr(self, f"{name}_store") != self._reference(name) for name in WEIGHT_NAMES}
@@ -420,23 +451,18 @@ class StudioState:
             layers = self._layers[name]
             plain = layers == ((*store.shape, fans[name]),)
             if len(index) or store.shape != shapes[name] or not plain:
-                cells = []
-                # In slices: one tolist() of a million cells holds the interpreter for a quarter
-                # of a second, and saves run beside the window's thread.
-                for start in range(0, len(index), 1 << 16):
-                    rows = index[start:start + (1 << 16)]
-                    part = rows.tolist()
-                    for cell, value in zip(part, store[tuple(rows.T)].tolist()):
-                        cell.append(value)  # [i, j, k] becomes [i, j, k, value] in place: half the time of new lists
-                    cells += part
                 out[name] = {"shape": list(store.shape),
                              **({} if plain else {"layers": [list(layer) for layer in layers]}),
-                             "cells": cells}
+                             "cells": EditedCells(index, store[tuple(index.T)])}
         return out
 
     # -- files -------------------------------------------------------------
     def to_dict(self) -> dict:
         """A plain, JSON-ready dict: the session and preset file format."""
+        return self._to_dict(self.weight_edits())
+
+    def _to_dict(self, edits: dict) -> dict:
+        # ``edits``: weight_edits(), or _weight_edit_arrays() for the session writer.
         return {
             "schema_version": SCHEMA_VERSION,
             "name": self.name,
@@ -462,7 +488,7 @@ class StudioState:
                if sum(math.prod(s) for s in self.weight_shapes().values()) <= DENSE_WEIGHT_CELLS else {}),
             # The edited cells, visible and hidden (hidden by shrinking d_model, heads
             # or d_head, so that growing back after reopening restores them).
-            **({"weight_edits": edits} if (edits := self.weight_edits()) else {}),
+            **({"weight_edits": edits} if edits else {}),
             "selection": {"query": self.query_index, "head": self.head_index},
             **({"pinned": self.pinned.to_dict()} if self.pinned is not None else {}),
         }

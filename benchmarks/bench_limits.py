@@ -12,12 +12,13 @@ does not inherit another's memory. Operations:
   5 ms timer ticks on the event loop: the time until the save is recorded, and
   the longest stall of the event loop meanwhile (the gap between two ticks).
 
-A last row saves the largest session file the studio writes (every dimension
-at its maximum and nearly a million edited weight cells) the same way.
+The last rows save, open and save in the background the largest session file the
+studio writes (every dimension at its maximum and nearly a million edited weight
+cells); ``--largest`` runs these rows alone.
 
 Saving and opening start from a cold cache of the seed's weight values.
 
-    python benchmarks/bench_limits.py [--repeats N]
+    python benchmarks/bench_limits.py [--repeats N] [--largest]
 
 Budget (limits.py): nothing the state allows should take more than a few
 seconds or 2 GB.
@@ -109,6 +110,7 @@ def measure(op: str, tokens: int, d_model: int, heads: int, d_head: int, score: 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--largest", action="store_true", help="only the largest session file: save, open, bg save")
     args = parser.parse_args(argv)
     import numpy as np
 
@@ -125,8 +127,9 @@ def main(argv=None) -> None:
           f"repeats {args.repeats}; times in s, peak resident memory of the process in MB")
     print(f"{'T, d_model, heads, d_head, score':>38}  {'op':>8}  {'median':>7}  {'p95':>7}  {'peak MB':>8}  "
           f"{'est. MB':>8}  {'file kB':>8}  {'stall s':>7}")
-    rows = [(model, op, "some") for model in models for op in ("compute", "save", "open", "bg save")]
-    rows.append(((3, *dims, "dot"), "bg save", "max-edits"))  # the largest session file
+    rows = [] if args.largest else [(model, op, "some") for model in models
+                                    for op in ("compute", "save", "open", "bg save")]
+    rows += [((3, *dims, "dot"), op, "max-edits") for op in ("save", "open", "bg save")]  # the largest file
     for (tokens, d_model, heads, d_head, score), op, edits in rows:
         cost = estimate_cost(tokens, tokens, d_model, heads, d_head, additive=score == "additive")
         r = measure(op, tokens, d_model, heads, d_head, score, args.repeats, edits)

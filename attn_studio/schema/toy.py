@@ -70,9 +70,18 @@ def seeded_reference(seed: int, name: str, shape, layers, fan_in: int) -> np.nda
     layers = tuple(tuple(layer) for layer in layers)
     if layers == ((*shape, fan_in),):
         return seeded_store(seed, name, shape, fan_in)
-    ref = np.array(seeded_store(seed, name, shape, fan_in))
-    for a, b, c, fan in reversed(layers):  # the first layer wins: paint it last
-        box = (min(a, shape[0]), min(b, shape[1]), min(c, shape[2]))
+    boxes = [((min(a, shape[0]), min(b, shape[1]), min(c, shape[2])), fan) for a, b, c, fan in layers]
+    # A layer that covers the whole store hides whatever is painted before it (the values at
+    # fan_in, the later layers): start from the first such layer, taken from the cache, where the
+    # store it was drawn for usually still is (a model shrunk after it was large: a save and an
+    # open then draw no store anew). Smaller boxes are drawn as before, outside the cache.
+    whole = next((i for i, (box, _) in enumerate(boxes) if box == shape), None)
+    if whole is None:
+        ref = np.array(seeded_store(seed, name, shape, fan_in))
+    else:
+        ref = np.array(seeded_store(seed, name, shape, boxes[whole][1]))
+        boxes = boxes[:whole]
+    for box, fan in reversed(boxes):  # the first layer wins: paint it last
         ref[: box[0], : box[1], : box[2]] = seeded_weights(seed, name, box, fan)
     ref.flags.writeable = False
     return ref

@@ -343,3 +343,18 @@ def test_quitting_after_copying_a_figure_exits_cleanly(tmp_path):
                           timeout=120)
     assert "copied True True" in done.stdout, done.stderr
     assert done.returncode == 0, done.stderr
+
+
+def test_an_opaque_figure_is_written_as_rgb_and_a_transparent_one_keeps_its_alpha(qapp):
+    # PNG colour type (byte 25): 2 is RGB, 6 is RGB with alpha. The pixels read back are the same.
+    opaque = QtGui.QImage(6, 4, QtGui.QImage.Format_ARGB32_Premultiplied)
+    opaque.fill(QtGui.QColor(30, 120, 200))
+    opaque.setPixelColor(2, 1, QtGui.QColor(250, 10, 0))
+    see_through = QtGui.QImage(opaque)
+    see_through.setPixelColor(3, 2, QtGui.QColor(0, 0, 0, 0))
+    for image, colour_type in ((opaque, 2), (see_through, 6)):
+        data = figures._png_bytes(QtGui.QImage(image), 192)
+        assert data[25] == colour_type
+        back = QtGui.QImage.fromData(data)
+        assert back.convertToFormat(QtGui.QImage.Format_ARGB32) == image.convertToFormat(QtGui.QImage.Format_ARGB32)
+        assert round(back.dotsPerMeterX() * 0.0254) == 192

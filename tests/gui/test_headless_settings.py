@@ -8,6 +8,7 @@ import sys
 
 from PySide6 import QtWidgets
 
+from attn_studio import cli
 from attn_studio.gui import presentation, settings
 
 
@@ -28,21 +29,15 @@ def _start_export(folder, out) -> subprocess.Popen:
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
-def _exports(*jobs) -> list[bytes]:
-    """Run ``attn-studio export`` for each (settings folder, out file) at once; the files' bytes."""
-    started = [(_start_export(folder, out), out) for folder, out in jobs]
-    figures = []
+def _finish(process: subprocess.Popen) -> str:
+    """Wait for an export process (killed if it hangs); its standard error."""
     try:
-        for process, out in started:
-            _, stderr = process.communicate(timeout=120)
-            assert process.returncode == 0, stderr
-            figures.append(out.read_bytes())
+        _, stderr = process.communicate(timeout=120)
     finally:
-        for process, _ in started:  # none outlives a failure
-            if process.poll() is None:
-                process.kill()
-                process.communicate()
-    return figures
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    return stderr
 
 
 def test_export_ignores_saved_theme_and_zoom(tmp_path, monkeypatch, qtbot):
@@ -61,8 +56,18 @@ def test_export_ignores_saved_theme_and_zoom(tmp_path, monkeypatch, qtbot):
     window.restore_settings = False  # closing this test window must not rewrite the file
     window.close()
 
-    # Two separate processes (started together: each spends most of its time starting up).
-    plain, themed = _exports((tmp_path / "plain", tmp_path / "plain.png"), (tmp_path / "dark", tmp_path / "dark.png"))
+    # With the saved settings: a fresh process (nothing read at start-up either). Without any:
+    # the command's main() in this process, drawn while that process starts up.
+    themed_export = _start_export(tmp_path / "dark", tmp_path / "dark.png")
+    try:
+        monkeypatch.setenv("ATTN_STUDIO_DATA_DIR", str(tmp_path / "plain"))
+        assert cli.main(["export", "--preset", "journey", "--panel", "heatmaps",
+                         "--out", str(tmp_path / "plain.png"), "--scale", "1"]) == 0
+        plain = (tmp_path / "plain.png").read_bytes()
+    finally:
+        stderr = _finish(themed_export)
+    assert themed_export.returncode == 0, stderr
+    themed = (tmp_path / "dark.png").read_bytes()
     assert themed == plain
     assert dark.read_bytes() == before  # the export wrote nothing into the user's settings
     assert not (tmp_path / "plain" / "settings.ini").exists()

@@ -69,6 +69,12 @@ def _session(**fields) -> str:
     return json.dumps({"schema_version": 2, **fields})
 
 
+def _many_cells(n: int) -> str:
+    """``json.dumps`` of a session with ``n`` edited cells [0, 0, 0, 1.5], written as that text directly."""
+    cells = ", ".join(["[0, 0, 0, 1.5]"] * n)
+    return '{"schema_version": 3, "weight_edits": {"w_q": {"shape": [1, 3, 3], "cells": [' + cells + ']}}}'
+
+
 def _largest_edited(tmp: Path) -> Path:
     import numpy as np
 
@@ -99,9 +105,7 @@ CORPUS = {
     "40MB-whitespace-around-a-session": (
         lambda t: _write(t, "w.attn.json", " " * 20_000_000 + state_to_json(StudioState(causal=True)) + " " * 20_000_000),
         "loaded", None),
-    "1.1M-edited-cells": (lambda t: _write(t, "c.attn.json", json.dumps(
-        {"schema_version": 3, "weight_edits": {"w_q": {"shape": [1, 3, 3], "cells": [[0, 0, 0, 1.5]] * 1_100_000}}})),
-        "refused", "weights"),
+    "1.1M-edited-cells": (lambda t: _write(t, "c.attn.json", _many_cells(1_100_000)), "refused", "weights"),
     "max-tokens-at-max-dims": (lambda t: _write(t, "m.attn.json", _session(
         sentence=" ".join(["tok"] * MAX_TOKENS), d_model=MAX_D_MODEL, heads=MAX_HEADS, d_head=MAX_D_HEAD)),
         "refused", "fewer tokens"),

@@ -59,34 +59,50 @@ def test_stale_temporaries_are_removed_and_nothing_else(tmp_path):
         [fresh.name, other.name, session_file.name, folder_like.name])
 
 
-_WRITER = textwrap.dedent("""
-    import sys
+_WRITERS = textwrap.dedent("""
+    # For each line read, a writer process forked from this one (imported once, not per writer)
+    # saves in a loop until it is killed; once it is dead, "killed" is printed.
+    import os, signal, sys
     from attn_studio.session import write_session
     from attn_studio.state import StudioState
     import numpy as np
     path = sys.argv[1]
     base = StudioState(d_model=64, heads=4, d_head=32)
-    i = 0
-    print("ready", flush=True)
-    while True:
-        i += 1
-        w = np.full((4, 64, 32), float(i % 97) / 8)
-        write_session(path, base.replace(w_q=w, name=str(i)))
+    for _ in sys.stdin:
+        pid = os.fork()
+        if pid == 0:
+            print("ready", os.getpid(), flush=True)
+            i = 0
+            while True:
+                i += 1
+                w = np.full((4, 64, 32), float(i % 97) / 8)
+                write_session(path, base.replace(w_q=w, name=str(i)))
+        _, status = os.waitpid(pid, 0)
+        killed = os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
+        print("killed" if killed else f"ended with status {status}", flush=True)
 """)
 
 
 def test_kill_9_during_saves_never_leaves_a_broken_session(tmp_path):
     path = tmp_path / "lecture.attn.json"
     write_session(path, StudioState(name="first"))
-    for round_ in range(8):
-        proc = subprocess.Popen([sys.executable, "-c", _WRITER, str(path)], stdout=subprocess.PIPE)
-        assert proc.stdout.readline().strip() == b"ready"
-        time.sleep(0.05 + 0.04 * round_)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=10)
-        proc.stdout.close()
-        state = read_session(path)  # always a whole session, the old or a new one
-        assert state.name == "first" or state.d_model == 64
+    writers = subprocess.Popen([sys.executable, "-c", _WRITERS, str(path)],
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        for round_ in range(8):
+            writers.stdin.write("start\n")
+            writers.stdin.flush()
+            ready, pid = writers.stdout.readline().split()
+            assert ready == "ready"
+            time.sleep(0.05 + 0.04 * round_)
+            os.kill(int(pid), signal.SIGKILL)
+            assert writers.stdout.readline().strip() == "killed"  # dead: nothing writes any more
+            state = read_session(path)  # always a whole session, the old or a new one
+            assert state.name == "first" or state.d_model == 64
+    finally:
+        writers.stdin.close()
+        writers.wait(timeout=10)
+        writers.stdout.close()
     leftovers = [p for p in tmp_path.iterdir() if p.name != path.name]
     assert all(is_temporary(p) for p in leftovers)
     remove_stale_temporaries(tmp_path, older_than=time.time() + 1)

@@ -106,14 +106,16 @@ def test_round_trip_keeps_hidden_weights():
 
 
 def test_the_edited_cells_are_written_as_json_indents_them(monkeypatch):
-    # The cells are encoded in slices and indented by replacing separators: the text must be
-    # json's own indented text, across slice boundaries and for every store (visible and hidden).
+    # The cells are written in slices from their arrays, each distinct number turned into text
+    # once: the text must be json's own indented text, across slice boundaries, for every store
+    # (visible and hidden) and for numbers of every size and sign (-0.0 is not 0.0).
     monkeypatch.setattr(session, "_CELL_SLICE", 7)
     state = StudioState(sentence="a b c d", d_model=6, heads=2, d_head=4)
     rng = np.random.default_rng(3)
     for name in ("w_q", "w_k", "w_o"):
         w = np.array(getattr(state, name))
         w.flat[::3] = rng.normal(size=w.size)[::3] * 10.0 ** rng.integers(-300, 6, size=w.size)[::3]
+        w.flat[1::5], w.flat[2::5] = -0.0, 0.0
         state = state.replace(**{name: w})
     state = state.replace(d_model=4, heads=1)  # hidden edited cells, and stores of several layers
     data = state.to_dict()
