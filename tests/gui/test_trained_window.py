@@ -16,16 +16,6 @@ pytestmark = pytest.mark.skipif(default_model_zip() is None, reason="all-MiniLM-
 ANIMAL = "The animal didn't cross the street because it was too tired."
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _garbage_collected_here():
-    """Earlier modules' closed windows collected now, on the GUI thread. This module loads models on a
-    worker thread; a garbage collection that ran there (the first import of scipy.special starts one)
-    would finalize their Qt objects off their thread, and Qt warns for each of their timers."""
-    import gc
-
-    gc.collect()
-
-
 @pytest.fixture(scope="module")
 def minilm():
     from attn_studio.pretrained import load_pretrained
