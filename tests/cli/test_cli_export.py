@@ -3,7 +3,8 @@
 The figures come from a real process (``python -m attn_studio``) with no display at all:
 no DISPLAY, no WAYLAND_DISPLAY and no QT_QPA_PLATFORM, so the command itself must
 choose the offscreen platform. Kept few: each process costs about a second. The usage
-errors, found before Qt starts, run the same ``main()`` in this process (``run_here``).
+errors, found before Qt starts, and the other formats run the same ``main()`` in this
+process (``run_here``).
 """
 
 from __future__ import annotations
@@ -58,9 +59,10 @@ def test_export_png_without_a_display(tmp_path):
 
 
 @pytest.mark.parametrize("ext", ["svg", "pdf"])
-def test_export_format_follows_the_extension(tmp_path, ext):
+def test_export_format_follows_the_extension(tmp_path, capfd, ext):
+    # In this process: that a figure is drawn by a process with no display is the PNG test's.
     out = tmp_path / f"fig.{ext}"
-    done = run("export", "--preset", "animal", "--panel", "head:2", "--out", str(out))
+    done = run_here(capfd, "export", "--preset", "animal", "--panel", "head:2", "--out", str(out))
     assert done.returncode == 0, done.stderr
     data = out.read_bytes()
     if ext == "pdf":
