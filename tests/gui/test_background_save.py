@@ -17,17 +17,6 @@ from gui_helpers import finish, settle
 from window_reset import document_start, quiet, reset_document
 
 
-@pytest.fixture
-def own_win(qtbot):
-    """A new window for this test alone."""
-    w = MainWindow()
-    qtbot.addWidget(w)
-    w.show()
-    w.bridge.flush()
-    yield w
-    w.files.saves.wait()
-
-
 @pytest.fixture(scope="module")
 def _document_start(_module_window):
     return document_start(_module_window[0])
@@ -35,9 +24,10 @@ def _document_start(_module_window):
 
 @pytest.fixture
 def win(_module_window, _document_start, qtbot, shared_window):
-    # One window serves the small saves: no save left running, its state undone (the shared reset),
-    # its document (file, example, recent files, message, title), status bar and recovery file put
-    # back. Checked.
+    # One window serves every test but the closing one: no save left running, its state undone (the
+    # shared reset; undoing the largest session is one cheap recompute of the opening model), its
+    # document (file, example, recent files, message, title), status bar and recovery file put back.
+    # Checked.
     w = shared_window
     w.files.saves.wait()
     quiet(w, qtbot)
@@ -89,9 +79,7 @@ class Gate:
         monkeypatch.setattr(document, "write_session", gated)
 
 
-def test_the_window_keeps_ticking_while_the_largest_session_is_saved(own_win, qtbot, tmp_path):
-    # A window of its own: the largest model would stay in the shared window's undo history and views.
-    win = own_win
+def test_the_window_keeps_ticking_while_the_largest_session_is_saved(win, qtbot, tmp_path):
     state = largest_session()
     win.studio.set_state(state)  # a large model: computed off the GUI thread
     finish(win, qtbot)  # installed, and the views draw it before the clock starts
