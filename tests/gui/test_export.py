@@ -29,8 +29,12 @@ SVG_NS = "{http://www.w3.org/2000/svg}"
 
 
 @pytest.fixture
-def window(shared_window):
-    # Figures change nothing but the Studio's state: one window serves the module.
+def window(_module_window, shared_window):
+    # Figures change nothing but the Studio's state and the window's size: one window serves the
+    # module, put back by the shared reset. Checked.
+    start = _module_window[1]
+    assert shared_window.size() == start["size"] and shared_window.studio.state == start["state"]
+    assert not shared_window.studio.can_undo and not shared_window.studio.is_modified
     return shared_window
 
 
@@ -284,9 +288,7 @@ def svg_texts(svg: bytes) -> list[str]:
     return ["".join(t.itertext()).strip() for t in ET.fromstring(svg).iter(f"{SVG_NS}text")]
 
 
-def test_a_figure_has_every_token_label_and_no_on_screen_marks(fresh_window):
-    # A window of its own: the test makes it small.
-    window = fresh_window
+def test_a_figure_has_every_token_label_and_no_on_screen_marks(window):
     # More tokens than a small window's heads can label at full size.
     window.studio.update(projections=True, heads=4,
                          sentence="the quick brown fox jumps over the lazy dog while seven tired cats "

@@ -6,10 +6,41 @@ from __future__ import annotations
 import csv
 
 import numpy as np
+import pytest
 from PySide6 import QtGui, QtWidgets
 
 from attn_studio.gui.files import figures
 from attn_studio.training.report import history_table
+from gui_helpers import settle
+from window_reset import quiet
+
+
+@pytest.fixture(scope="module")
+def _lab_start(_module_window):
+    return _module_window[0].training.settings()
+
+
+@pytest.fixture
+def window(_module_window, _lab_start, qtbot, shared_window):
+    # One window serves the module: its state undone and its tab shown (the shared reset), then no
+    # message, and once the lab is built every panel paused with its run started again from the
+    # settings the window opened with (no step taken), the panel it opened with in front. Checked.
+    w = shared_window
+    quiet(w, qtbot)
+    w.clear_message()
+    if w.training.built:
+        w.training.apply_settings(_lab_start)  # pauses each panel and rebuilds its run
+        for panel in w.training.tab.panels.values():
+            assert panel.runner.wait_idle()
+    settle(w)
+    assert w.training.settings() == _lab_start
+    assert not w.message_label.isVisible()
+    assert w.view_tabs.currentIndex() == _module_window[1]["tab"]
+    if w.training.built:
+        for panel in w.training.tab.panels.values():
+            assert not panel.play_button.isChecked() and panel.runner.snapshot().steps == 0
+    yield w
+    quiet(w, qtbot)
 
 
 def pixels(path) -> np.ndarray:
@@ -75,7 +106,7 @@ def test_the_shown_training_panel_exports_through_file_export(window, tmp_path):
 
 def test_a_panel_not_shown_exports_by_name_and_a_bad_name_is_refused(window, tmp_path):
     table = tmp_path / "seq2seq.csv"
-    assert window.export_panel("training:seq2seq", table)  # builds the lab; no step taken yet
+    assert window.export_panel("training:seq2seq", table)  # builds the lab if not yet built; no step taken yet
     with table.open(newline="", encoding="utf-8") as f:
         rows = list(csv.reader(f))
     assert rows[0][0] == "step" and "attention/loss" in rows[0] and len(rows) == 1

@@ -9,14 +9,25 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from attn_studio.engine import attention, tokenize
 from attn_studio.session import load_preset, preset_names
 from gui_helpers import stage_maps, assert_result_matches, expected_embeddings, expected_inputs, expected_result, find, settle, shown_image
+from window_reset import document_start, quiet, reset_document
 
 Qt = QtCore.Qt
 
 
+@pytest.fixture(scope="module")
+def _document_start(_module_window):
+    return document_start(_module_window[0])
+
+
 @pytest.fixture
-def window(shared_window):
-    # One window serves the module: undone to how it opened before each test.
-    return shared_window
+def window(_module_window, _document_start, qtbot, shared_window):
+    # One window serves the module: undone to how it opened before each test (the shared reset),
+    # then its document put back, so the preset box shows the example it opened with. Checked.
+    w = shared_window
+    quiet(w, qtbot)
+    reset_document(w, _document_start)
+    assert find(w, QtWidgets.QComboBox, "presetCombo").currentData() == _document_start["preset_name"]
+    return w
 
 
 def test_undo_redo_restore_state_and_widgets(window, qtbot):
@@ -155,10 +166,10 @@ def test_bank_preset_shows_the_seed_numbers(window):
     assert texts[0] == "\u22120.1061"  # a true minus sign, as the seed prints it
 
 
-def test_presets_by_keyboard(fresh_window, qtbot):
+def test_presets_by_keyboard(window, qtbot):
     """Arrow keys on the focused preset box load each preset in turn."""
-    # A new window: the preset combo starts on the example the window opened with.
-    w = fresh_window
+    # The preset combo starts on the example the window opened with (the reset puts it back).
+    w = window
     combo = find(w, QtWidgets.QComboBox, "presetCombo")
     combo.setFocus()
     names = preset_names()
