@@ -9,7 +9,9 @@ and strings. Check a new comparison on another CPU's paths with, for example,
 ``OPENBLAS_CORETYPE=Sandybridge NPY_DISABLE_CPU_FEATURES=X86_V3 python -m pytest``.
 """
 
+import compileall
 import os
+from pathlib import Path
 
 import pytest
 
@@ -18,6 +20,15 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 # Set before NumPy loads, as the app's entry points do: the suite runs on two worker
 # processes, and two BLAS threads in each fought over two cores (a training step 6x slower).
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+
+def pytest_configure(config):
+    # Once per run, before the workers start (xdist's controller, or the only process): the
+    # package's bytecode is written, so that the workers and the ninety-odd processes the tests
+    # start (command lines, hostile files, imports without Qt) read it instead of each compiling
+    # the package again, also where PYTHONDONTWRITEBYTECODE is set (about 0.1 s a process).
+    if not hasattr(config, "workerinput"):
+        compileall.compile_dir(Path(__file__).resolve().parents[1] / "attn_studio", quiet=1)
 
 
 @pytest.fixture(autouse=True)
