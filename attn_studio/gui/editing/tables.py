@@ -224,7 +224,7 @@ def parse_clipboard(text: str) -> list[list[str]]:
 
 FIT_COLUMNS_UP_TO = 128  # wider tables keep their columns' widths (fitting costs time)
 FIT_SAMPLE_ROWS = 200  # rows measured to fit a column
-FIT_BUDGET = 0.015  # seconds of column fitting per event-loop turn
+FIT_BUDGET = 0.008  # seconds of column fitting per event-loop turn (it shares a turn with a drawing step)
 
 
 class MatrixTable(QtWidgets.QTableView):
