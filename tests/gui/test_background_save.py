@@ -6,7 +6,7 @@ import threading
 
 import numpy as np
 import pytest
-from PySide6 import QtCore, QtWidgets
+from PySide6 import QtCore
 
 from attn_studio import document, session
 from attn_studio.gui import MainWindow

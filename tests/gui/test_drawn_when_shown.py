@@ -6,7 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-from PySide6 import QtWidgets
 
 from attn_studio.gui.editing.tables import MatrixModel, MatrixTable
 from attn_studio.pretrained import load_pretrained

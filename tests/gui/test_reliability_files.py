@@ -10,10 +10,9 @@ import time
 from pathlib import Path
 
 import pytest
-from PySide6 import QtCore, QtWidgets
 
 from attn_studio.gui import MainWindow, settings
-from attn_studio.session import DATA_DIR_ENV, is_temporary, read_session, write_session
+from attn_studio.session import DATA_DIR_ENV, read_session, write_session
 from attn_studio.state import StudioState
 from window_reset import document_start, quiet, reset_document
 
