@@ -27,6 +27,7 @@ import pytest
 from PySide6 import QtCore, QtTest
 
 from gui_helpers import settle
+from window_reset import document_start, quiet, reset_document
 
 # What the offscreen platform logs on show() (see DESIGN.md, "Known traps") and when a
 # menu pops up: it has no window stacking and no keyboard to grab. Harmless there.
@@ -97,7 +98,8 @@ def _module_window(request, qapp, tmp_path_factory):
         w.show()
         QtTest.QTest.qWaitForWindowExposed(w)
         settle(w)
-        start = {"state": w.studio.state, "size": w.size(), "tab": w.view_tabs.currentIndex()}
+        start = {"state": w.studio.state, "size": w.size(), "tab": w.view_tabs.currentIndex(),
+                 "document": document_start(w)}
         yield w, start
         w.studio.mark_saved()  # nothing to ask about on closing
         w.close()
@@ -126,3 +128,19 @@ def shared_window(_module_window, qtlog):
     settle(w)
     _check_messages(qtlog)
 
+
+@pytest.fixture(scope="module")
+def opening_document(_module_window) -> dict:
+    """What the module's window's document opened as (``window_reset.document_start``)."""
+    return _module_window[1]["document"]
+
+
+@pytest.fixture
+def document_window(shared_window, opening_document, qtbot):
+    """The module's window (``shared_window``) with nothing left running from the last test and its
+    document (file, example, recent files, message, title) put back as it opened. Checked."""
+    w = shared_window
+    quiet(w, qtbot)
+    reset_document(w, opening_document)
+    yield w
+    quiet(w, qtbot)

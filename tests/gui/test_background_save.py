@@ -14,33 +14,23 @@ from attn_studio.limits import MAX_D_HEAD, MAX_D_MODEL, MAX_HEADS, MAX_WEIGHT_ED
 from attn_studio.session import read_session
 from attn_studio.state import StudioState
 from gui_helpers import finish, settle
-from window_reset import document_start, quiet, reset_document
-
-
-@pytest.fixture(scope="module")
-def _document_start(_module_window):
-    return document_start(_module_window[0])
 
 
 @pytest.fixture
-def win(_module_window, _document_start, qtbot, shared_window):
+def win(document_window):
     # One window serves every test but the closing one: no save left running, its state undone (the
     # shared reset; undoing the largest session is one cheap recompute of the opening model), its
     # document (file, example, recent files, message, title), status bar and recovery file put back.
     # Checked.
-    w = shared_window
-    w.files.saves.wait()
-    quiet(w, qtbot)
+    w = document_window
     w.files.autosave_timer.stop()  # a test's edit may have started it
-    reset_document(w, _document_start)
     w.statusBar().clearMessage()
     w.document.recovery.clear()
     settle(w)
     assert not w.files.saves.busy and not w.files.autosave_timer.isActive()
     assert not w.studio.is_modified and w.statusBar().currentMessage() == ""
     assert not w.recovery.path.exists()
-    yield w
-    w.files.saves.wait()
+    return w
 
 
 def largest_session() -> StudioState:

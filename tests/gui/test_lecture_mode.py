@@ -7,35 +7,31 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from attn_studio.gui import MainWindow, presentation
 from attn_studio.gui._pg import pg
 from gui_helpers import finish
-from window_reset import activate, document_start, quiet, reset_document, reset_presentation
+from window_reset import activate, reset_presentation
 
 
 WINDOW_PRESET = "animal"
 WINDOW_SIZE = (1366, 768)
 
 
-@pytest.fixture(scope="module")
-def _document_start(_module_window):
-    w = _module_window[0]
-    yield document_start(w)
+@pytest.fixture(scope="module", autouse=True)
+def _look_put_back(_module_window):
+    yield
     # The look is application-wide: put back for the modules that follow.
-    presentation.apply(QtWidgets.QApplication.instance(), w, theme="light", zoom=1.0)
+    presentation.apply(QtWidgets.QApplication.instance(), _module_window[0], theme="light", zoom=1.0)
     presentation.set_weights_colormap("viridis")
 
 
 @pytest.fixture
-def win(_module_window, _document_start, qtbot, shared_window):
+def win(document_window, qtbot):
     # One window serves the module. Before each test: nothing left running, then (after the shared
     # reset of the state, size and tab) the text size, theme, colour map, full screen, play walk
     # and document put back and checked, and the window made the active one again.
-    w = shared_window
-    quiet(w, qtbot)
+    w = document_window
     reset_presentation(w, qtbot)
-    reset_document(w, _document_start)
     activate(w, qtbot)
     w.bridge.flush()
-    yield w
-    quiet(w, qtbot)
+    return w
 
 
 def _tick_point_size(w):

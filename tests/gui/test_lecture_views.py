@@ -10,29 +10,26 @@ from PySide6 import QtCore, QtGui, QtTest, QtWidgets
 from attn_studio.gui import presentation
 from attn_studio.gui.views.heatmap_view import TOOLTIP_MS
 from gui_helpers import find, settle
-from window_reset import activate, document_start, quiet, reset_document, reset_presentation
+from window_reset import activate, reset_presentation
 
 Qt = QtCore.Qt
 
 
-@pytest.fixture(scope="module")
-def _document_start(_module_window):
-    w = _module_window[0]
-    yield document_start(w)
+@pytest.fixture(scope="module", autouse=True)
+def _look_put_back(_module_window):
+    yield
     # The look is application-wide: put back for the modules that follow.
-    presentation.apply(QtWidgets.QApplication.instance(), w, theme="light", zoom=1.0)
+    presentation.apply(QtWidgets.QApplication.instance(), _module_window[0], theme="light", zoom=1.0)
     presentation.set_weights_colormap("viridis")
 
 
 @pytest.fixture
-def window(_module_window, _document_start, qtbot, shared_window):
+def window(document_window, qtbot):
     # One window serves the module. Before each test: nothing left running, then (after the shared
     # reset of the state, size and tab) the theme, the document, the pointer (the highlighted row
     # and column) and the pinned formula put back and checked, and the window made the active one.
-    w = shared_window
-    quiet(w, qtbot)
+    w = document_window
     reset_presentation(w, qtbot)
-    reset_document(w, _document_start)
     view = w.heatmap_view
     view.highlight.clear()
     view.pinned = None
@@ -43,8 +40,7 @@ def window(_module_window, _document_start, qtbot, shared_window):
     assert view.formula_text().startswith("Click a cell to keep its formula here")
     activate(w, qtbot)
     w.bridge.flush()
-    yield w
-    quiet(w, qtbot)
+    return w
 
 
 def shown_heatmaps(view):

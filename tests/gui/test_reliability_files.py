@@ -14,7 +14,6 @@ import pytest
 from attn_studio.gui import MainWindow, settings
 from attn_studio.session import DATA_DIR_ENV, read_session, write_session
 from attn_studio.state import StudioState
-from window_reset import document_start, quiet, reset_document
 
 
 def leftovers(folder: Path, name: str = "talk.attn.json") -> dict[str, Path]:
@@ -44,21 +43,12 @@ def window(qtbot) -> MainWindow:
     return w
 
 
-@pytest.fixture(scope="module")
-def _document_start(_module_window):
-    return document_start(_module_window[0])
-
-
 @pytest.fixture
-def win(_module_window, _document_start, qtbot, shared_window):
+def win(document_window):
     # One window serves the tests that open files in a running app: its state undone (the shared
     # reset), then its document (file, example, recent files, message, title) put back and checked.
-    w = shared_window
-    quiet(w, qtbot)
-    reset_document(w, _document_start)
-    w.bridge.flush()
-    yield w
-    quiet(w, qtbot)
+    document_window.bridge.flush()
+    return document_window
 
 
 def test_start_removes_temporaries_beside_the_recent_files_and_never_offers_them(qtbot, tmp_path):

@@ -7,32 +7,22 @@ import pytest
 from PySide6 import QtCore, QtGui, QtWidgets
 from PySide6.QtTest import QTest
 
-from attn_studio.gui import MainWindow
 from attn_studio.gui.editing.controls import LARGE_INPUT_NOTE
 from attn_studio.limits import MAX_SENTENCE_CHARS
 from attn_studio.state import StudioState
-from window_reset import document_start, quiet, reset_document
-
-
-@pytest.fixture(scope="module")
-def _document_start(_module_window):
-    return document_start(_module_window[0])
 
 
 @pytest.fixture
-def win(_module_window, _document_start, qtbot, shared_window):
+def win(document_window):
     # One window serves the module. Before each test: no typing waiting for its pause and no large
     # change computing, the state undone (the shared reset), the document and the count of stale
     # results thrown away put back, all checked.
-    w = shared_window
-    quiet(w, qtbot)
-    reset_document(w, _document_start)
+    w = document_window
     w.background.dropped = 0
     w.bridge.flush()
     assert not w.studio.computing() and w.background.dropped == 0
     assert not note(w).isVisible() and not w.drawing()
-    yield w
-    quiet(w, qtbot)
+    return w
 
 
 def changes(studio) -> list:

@@ -9,24 +9,14 @@ from attn_studio.gui import MainWindow
 from attn_studio.gui.window import data_dir
 from attn_studio.session import RecoveryStore, read_session, write_session
 from attn_studio.state import StudioState
-from window_reset import document_start, quiet, reset_document
-
-
-@pytest.fixture(scope="module")
-def _document_start(_module_window):
-    return document_start(_module_window[0])
 
 
 @pytest.fixture
-def win(_module_window, _document_start, qtbot, shared_window):
+def win(document_window):
     # One window serves the tests that do not close it: its state undone (the shared reset), then
     # its document (file, example, recent files, message, title) put back and checked.
-    w = shared_window
-    quiet(w, qtbot)
-    reset_document(w, _document_start)
-    w.bridge.flush()
-    yield w
-    quiet(w, qtbot)
+    document_window.bridge.flush()
+    return document_window
 
 
 @pytest.fixture

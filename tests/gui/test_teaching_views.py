@@ -7,7 +7,6 @@ from PySide6 import QtCore, QtWidgets
 from attn_studio.engine import additive_scores, attention, multi_head_attention, softmax
 from attn_studio.formatting import format_number
 from gui_helpers import settle
-from window_reset import document_start, quiet, reset_document
 
 
 WINDOW_PRESET = "animal"
@@ -15,19 +14,12 @@ WINDOW_SIZE = (1366, 768)
 PNG_SCALE = 2.0  # what a new window exports PNGs at
 
 
-@pytest.fixture(scope="module")
-def _document_start(_module_window):
-    return document_start(_module_window[0])
-
-
 @pytest.fixture
-def win(_module_window, _document_start, qtbot, shared_window):
+def win(document_window, opening_document, qtbot):
     # One window serves the module: it is put back to the animal example before each test (the
     # shared reset), its document too (a test may load another example), the compare view's own
     # controls to how they open, the PNG resolution, and no tooltip left up. Checked.
-    w = shared_window
-    quiet(w, qtbot)
-    reset_document(w, _document_start)
+    w = document_window
     view = w.compare_view
     view.mode_combo.setCurrentIndex(0)
     view.temp_a.setValue(1.0)
@@ -36,12 +28,11 @@ def win(_module_window, _document_start, qtbot, shared_window):
     QtWidgets.QToolTip.hideText()
     qtbot.waitUntil(lambda: not QtWidgets.QToolTip.isVisible())
     w.bridge.flush()
-    assert w.studio.state.sentence == _document_start["preset_state"].sentence and not w.studio.state.cross
+    assert w.studio.state.sentence == opening_document["preset_state"].sentence and not w.studio.state.cross
     assert w.findChild(QtWidgets.QLineEdit, "targetSentenceEdit").text() == ""
     assert view.mode_combo.currentIndex() == 0 and (view.temp_a.value(), view.temp_b.value()) == (1.0, 5.0)
     assert w.png_scale == PNG_SCALE
-    yield w
-    quiet(w, qtbot)
+    return w
 
 
 def _example(w, name):

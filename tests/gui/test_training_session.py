@@ -12,13 +12,12 @@ from attn_studio.gui import MainWindow
 from attn_studio.session import read_session_file, write_session
 from attn_studio.state import StudioState
 from gui_helpers import settle
-from window_reset import document_start, quiet, reset_document
+from window_reset import quiet, reset_document
 
 
 @pytest.fixture(scope="module")
-def _start(_module_window):
-    w = _module_window[0]
-    return {**document_start(w), "lab": w.training.settings()}
+def _start(_module_window, opening_document):
+    return {**opening_document, "lab": _module_window[0].training.settings()}
 
 
 @pytest.fixture

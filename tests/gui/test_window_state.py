@@ -9,24 +9,16 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from attn_studio.engine import attention, tokenize
 from attn_studio.session import load_preset, preset_names
 from gui_helpers import stage_maps, assert_result_matches, expected_embeddings, expected_inputs, expected_result, find, settle, shown_image
-from window_reset import document_start, quiet, reset_document
 
 Qt = QtCore.Qt
 
 
-@pytest.fixture(scope="module")
-def _document_start(_module_window):
-    return document_start(_module_window[0])
-
-
 @pytest.fixture
-def window(_module_window, _document_start, qtbot, shared_window):
+def window(document_window, opening_document):
     # One window serves the module: undone to how it opened before each test (the shared reset),
     # then its document put back, so the preset box shows the example it opened with. Checked.
-    w = shared_window
-    quiet(w, qtbot)
-    reset_document(w, _document_start)
-    assert find(w, QtWidgets.QComboBox, "presetCombo").currentData() == _document_start["preset_name"]
+    w = document_window
+    assert find(w, QtWidgets.QComboBox, "presetCombo").currentData() == opening_document["preset_name"]
     return w
 
 

@@ -24,8 +24,10 @@ def document_start(w) -> dict:
 
 
 def quiet(w, qtbot) -> None:
-    """Nothing left running from the last test: no typing waiting for its pause, no play walk,
-    no change computing off the GUI thread, no heatmap half drawn, no dialog left open."""
+    """Nothing left running from the last test: no save being written, no typing waiting for its
+    pause, no play walk, no change computing off the GUI thread, no heatmap half drawn, no dialog
+    left open."""
+    w.files.saves.wait()
     w.controls.typing_timer.stop()
     w.play_button.setChecked(False)
     qtbot.waitUntil(lambda: not w.studio.computing(), timeout=60_000)
