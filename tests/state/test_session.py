@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from attn_studio import session
+from attn_studio import session, session_json
 from attn_studio.session import SessionError, read_session, state_from_json, state_to_json, write_session
 from attn_studio.state import StateError, StudioState
 from attn_studio.studio import Studio
@@ -109,7 +109,7 @@ def test_the_edited_cells_are_written_as_json_indents_them(monkeypatch):
     # The cells are written in slices from their arrays, each distinct number turned into text
     # once: the text must be json's own indented text, across slice boundaries, for every store
     # (visible and hidden) and for numbers of every size and sign (-0.0 is not 0.0).
-    monkeypatch.setattr(session, "_CELL_SLICE", 7)
+    monkeypatch.setattr(session_json, "_CELL_SLICE", 7)
     state = StudioState(sentence="a b c d", d_model=6, heads=2, d_head=4)
     rng = np.random.default_rng(3)
     for name in ("w_q", "w_k", "w_o"):
