@@ -42,6 +42,9 @@ class Tile:
     bar: bool = True
     title: str | None = None
     vlines: list = field(default_factory=list)  # x positions of separators (the heads' blocks of a concatenation)
+    rows: tuple | None = None  # (start, stop): only these rows are shown (a stage's window of a long sentence)
+    cols: tuple | None = None  # (start, stop): only these columns
+    selected_row: int | None = None  # a row outlined (the stage shows its query; a page figure none)
 
 
 @dataclass
@@ -97,7 +100,9 @@ class FigureSheet(pg.GraphicsLayoutWidget):
     is laid out offscreen (``lay_out``) and drawn by the figure code.
     """
 
-    def __init__(self, blocks: list[Block]):
+    def __init__(self, blocks: list[Block], cell: tuple[float, float] | None = None):
+        """``cell``: (width, height) of every cell in pixels, as a stage sizes them for its screen;
+        None: sized from the content for the page."""
         super().__init__()
         # The views' own canvas colour: the labels are drawn in the theme's ink.
         self.setBackground(presentation.STYLE.theme.canvas)
@@ -116,24 +121,25 @@ class FigureSheet(pg.GraphicsLayoutWidget):
             columns = block.columns or len(tiles)
             if block.small:
                 limit = min(limit, HEAD_BLOCK_WIDTH / columns - 90)
-            cell = max(label_cell, min(value_cell, limit / max(n_max, 1)))
-            cell = min(cell, max(MAX_LABELLED_SIDE / max(n_max, 1), 2.0))
+            side = max(label_cell, min(value_cell, limit / max(n_max, 1)))
+            side = min(side, max(MAX_LABELLED_SIDE / max(n_max, 1), 2.0))
+            sizes = cell if cell is not None else (side, side)
             sub = self.ci.addLayout(row=b, col=0)
             sub.setSpacing(2)
             sub.layout.setHorizontalSpacing(10)
             rows_used = -(-len(tiles) // columns)
             for i, tile in enumerate(tiles):
                 r, c = divmod(i, columns)
-                hm = self._heatmap(tile, cell)
+                hm = self._heatmap(tile, sizes)
                 sub.addItem(hm.plot, row=r, col=2 * c)
                 if tile.bar and not block.shared_bar:
                     sub.addItem(self._bar(hm), row=r, col=2 * c + 1)
             if block.shared_bar:
                 sub.addItem(self._bar(self.heatmaps[-1]), row=0, col=2 * columns, rowspan=rows_used)
 
-    def _heatmap(self, tile: Tile, cell: float) -> Heatmap:
+    def _heatmap(self, tile: Tile, cell: tuple[float, float]) -> Heatmap:
         src = tile.source
-        data = src.data
+        data = _windowed(src.data, tile.rows, tile.cols)
         title = tile.title if tile.title is not None else src.title
         if title.endswith(SHOWN_MARK):
             title = title[: -len(SHOWN_MARK)]
@@ -146,9 +152,10 @@ class FigureSheet(pg.GraphicsLayoutWidget):
         cols_title = src.bottom_axis.labelText or "key"
         hm.set_axis_titles(rows_title, cols_title)
         hm.set_data(data.values, masked=data.masked, row_labels=list(data.row_labels),
-                    col_labels=list(data.col_labels), levels=tuple(src.levels), selected_row=None)
+                    col_labels=list(data.col_labels), levels=tuple(src.levels),
+                    selected_row=_row_in(tile, data.values.shape[0]))
         rows, cols = data.values.shape
-        width, height = max(cols, 1) * cell, max(rows, 1) * cell
+        width, height = max(cols, 1) * cell[0], max(rows, 1) * cell[1]
         # The title is whole: the heatmap is at least as wide as it (less its row labels).
         title_w = hm.plot.titleLabel.item.boundingRect().width()
         width = max(width, title_w - hm.left_axis.minimumWidth() + 4)
@@ -162,6 +169,9 @@ class FigureSheet(pg.GraphicsLayoutWidget):
         for set_size in (hm.plot.setMinimumSize, hm.plot.setPreferredSize, hm.plot.setMaximumSize):
             set_size(plot_w, plot_h)
         for x in tile.vlines:
+            x -= tile.cols[0] if tile.cols else 0
+            if not -0.5 < x < cols - 0.5:
+                continue
             hm.plot.addItem(pg.InfiniteLine(pos=x, angle=90, pen=pg.mkPen("k", width=2)))
         self.heatmaps.append(hm)
         return hm
@@ -183,6 +193,24 @@ class FigureSheet(pg.GraphicsLayoutWidget):
         self.ci.setGeometry(QtCore.QRectF(0, 0, size.width(), size.height()))
         layout.activate()
         return size
+
+
+def _row_in(tile: Tile, rows: int) -> int | None:
+    """The tile's selected row counted within its window of rows, None when outside it."""
+    if tile.selected_row is None:
+        return None
+    row = tile.selected_row - (tile.rows[0] if tile.rows else 0)
+    return row if 0 <= row < rows else None
+
+
+def _windowed(data, rows: tuple | None, cols: tuple | None):
+    """``data`` (a HeatmapData) cut to rows ``rows`` and columns ``cols`` ((start, stop) or None: all)."""
+    if rows is None and cols is None:
+        return data
+    r = slice(*rows) if rows else slice(None)
+    c = slice(*cols) if cols else slice(None)
+    return type(data)(data.values[r, c], data.masked[r, c], list(data.row_labels)[r], list(data.col_labels)[c],
+                      data.levels, None)
 
 
 def lay_out_offscreen(widget: QtWidgets.QWidget, size: QtCore.QSize | None = None) -> None:

@@ -65,6 +65,7 @@ class VectorLayer(pg.GraphicsObject):
         self.arc: tuple[int, int, str] | None = None
         self._label_rects: list[tuple[QtCore.QRectF, int]] = []
         self.digits = CELL_DIGITS  # decimals of the hover text
+        self.text_scale = 1.0  # the labels' size relative to LABEL_PX (a stage for the room: larger)
         self.setAcceptHoverEvents(True)
 
     def set_data(self, tips: np.ndarray, labels: list[str], roles: list[str], vectors: list[np.ndarray],
@@ -192,6 +193,14 @@ class VectorLayer(pg.GraphicsObject):
         painter.setBrush(colour)
         painter.drawPolygon(polygon)
 
+    def set_presentation(self, zoom: float, outline) -> None:
+        """The text zoom in force (``presentation.restyle``): labels grow with it past the size a
+        tick label has at that zoom, never below LABEL_PX."""
+        scale = max(1.0, zoom * 12.0 / LABEL_PX)
+        if scale != self.text_scale:
+            self.text_scale = scale
+            self.update()
+
     def _font(self, painter_font: QtGui.QFont, px: float, bold: bool) -> QtGui.QFont:
         font = QtGui.QFont(painter_font)
         font.setPixelSize(max(1, int(round(px))))
@@ -219,7 +228,7 @@ class VectorLayer(pg.GraphicsObject):
             sweep = 180.0
         radius = min(max(0.3 * min(la, lb), 26.0 * s), 0.75 * min(la, lb), 90.0 * s)
         box = QtCore.QRectF(origin.x() - radius, origin.y() - radius, 2 * radius, 2 * radius)
-        font = self._font(QtGui.QFont(), LABEL_PX * s, True)
+        font = self._font(QtGui.QFont(), LABEL_PX * s * self.text_scale, True)
         metrics = QtGui.QFontMetricsF(font)
         w, h = metrics.horizontalAdvance(text) + 6 * s, metrics.height()
         mid = math.radians(ang_a + sweep / 2.0)
@@ -272,7 +281,8 @@ class VectorLayer(pg.GraphicsObject):
                     avoid.append(QtCore.QPointF(origin.x() + t * (ends[i].x() - origin.x()),
                                                 origin.y() + t * (ends[i].y() - origin.y())))
         base_font = QtGui.QFont()
-        fonts = {False: self._font(base_font, LABEL_PX * s, False), True: self._font(base_font, PAIR_LABEL_PX * s, True)}
+        fonts = {False: self._font(base_font, LABEL_PX * s * self.text_scale, False),
+                 True: self._font(base_font, PAIR_LABEL_PX * s * self.text_scale, True)}
         out = []
         placed = list(placed)
         for i in order:

@@ -27,9 +27,9 @@ from ..editing.numbers import NumbersPanel
 from ..files.export_actions import ExportActions
 from ..files.file_actions import FileActions
 from ..heads import HeadsTab
-from ..lecture.focus import FocusMode
 from ..lecture.mode import Lecture
 from ..lecture.mode import keys as lecture_keys
+from ..lecture.present import Present
 from ..settings import data_dir
 from ..trained.wiring import TrainedWiring
 from ..training.wiring import TrainingWiring
@@ -131,8 +131,9 @@ class MainWindow(QtWidgets.QMainWindow):
         self.variance_dock = self.layout_room.dock("Why divide by √d_k", "varianceDock", self.variance_plot,
                                         QtCore.Qt.BottomDockWidgetArea)
         self.variance_dock.visibilityChanged.connect(lambda on: on and self._render_visible())
-        self.focus = FocusMode(self)
-        self.focus_action = self.focus.action
+        # Present (F5): the current view as a stage for the room; F presents the panel under the pointer.
+        self.present = self.focus = Present(self)
+        self.present_action, self.focus_action = self.present.action, self.present.focus_action
         self._build_menus()
         # The names scripts and tests reach the rooms' parts by, on the window (the rooms own them).
         for room, names in (
@@ -259,8 +260,10 @@ class MainWindow(QtWidgets.QMainWindow):
         view = bar.addMenu("&View")
         self.lecture.fill_view_menu(view)
         view.addSeparator()
+        view.addAction(self.present_action)
+        view.addMenu(self.present.menu)
         view.addAction(self.focus_action)
-        view.addMenu(self.focus.menu)
+        view.addMenu(self.present.focus_menu)
         view.addSeparator()
         for dock in (self.controls_dock, self.tables_dock, self.variance_dock):
             view.addAction(dock.toggleViewAction())
@@ -389,7 +392,7 @@ class MainWindow(QtWidgets.QMainWindow):
         if not self.confirm_discard():
             event.ignore()
             return
-        self.focus.leave()  # the layout kept is the window's, not focus mode's
+        self.present.leave()  # a view lent to the stage goes back before the layout is kept
         self.lecture.stop()
         self.files.close()
         self.save_settings()

@@ -1,0 +1,63 @@
+"""What a viewer sees of a widget: every text it draws with its size in pixels, read from an SVG rendering.
+
+The widget is rendered into ``QSvgGenerator`` at 96 dpi: each ``<text>``'s ``font-size`` is then its
+pixel size, times the scale of the transform of the group that holds it (a rotated label keeps its
+size: the scale is the length of the transform's first column).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import xml.etree.ElementTree as ET
+
+from PySide6 import QtCore, QtGui, QtSvg
+
+SVG = "{http://www.w3.org/2000/svg}"
+_MATRIX = re.compile(r"matrix\(([^)]*)\)")
+
+
+def _scale(transform: str | None) -> float:
+    if not transform:
+        return 1.0
+    m = _MATRIX.search(transform)
+    if not m:
+        return 1.0
+    a, b, *_ = (float(v) for v in m.group(1).replace(",", " ").split())
+    return math.hypot(a, b)
+
+
+def _px(value: str | None) -> float | None:
+    if not value:
+        return None
+    m = re.match(r"\s*([0-9.]+)", value)
+    return float(m.group(1)) if m else None
+
+
+def drawn_texts(widget) -> list[tuple[str, float]]:
+    """(text, pixel size) of every text ``widget`` draws, as the viewer sees it."""
+    buffer = QtCore.QBuffer()
+    buffer.open(QtCore.QIODevice.WriteOnly)
+    generator = QtSvg.QSvgGenerator()
+    generator.setOutputDevice(buffer)
+    generator.setResolution(96)
+    generator.setSize(widget.size())
+    generator.setViewBox(QtCore.QRect(QtCore.QPoint(0, 0), widget.size()))
+    painter = QtGui.QPainter(generator)
+    widget.render(painter, QtCore.QPoint(0, 0))
+    painter.end()
+    root = ET.fromstring(bytes(buffer.data()))
+    found = []
+
+    def walk(node, size, scale):
+        size = _px(node.get("font-size")) or size
+        scale = scale * _scale(node.get("transform"))
+        if node.tag == SVG + "text":
+            text = "".join(node.itertext()).strip()
+            if text and size:
+                found.append((text, size * scale))
+        for child in node:
+            walk(child, size, scale)
+
+    walk(root, None, 1.0)
+    return found
