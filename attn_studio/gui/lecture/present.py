@@ -185,6 +185,9 @@ class ControlStrip(QtWidgets.QFrame):
         for widget in self.widgets.values():
             widget.setFocusPolicy(QtCore.Qt.ClickFocus)  # the keys stay the stage's until a control is clicked
             widget.setFixedHeight(height)
+            widget.show()  # now, not a turn later (as a layout would): the body is measured with the strip in place
+        for label in self.findChildren(QtWidgets.QLabel):
+            label.show()
         self.sync()
 
     def _training_controls(self, row, panel) -> None:
@@ -433,6 +436,13 @@ class _Lent:
                 if child is not None and child.isVisibleTo(widget):
                     child.hide()
                     self.hidden_controls.append(child)
+        # Items painted from a pixmap cache at the window's size: drawn afresh on the stage, text as text.
+        self.cached = []
+        for view in widget.findChildren(QtWidgets.QGraphicsView):
+            for item in view.scene().items():
+                if item.cacheMode() != QtWidgets.QGraphicsItem.NoCache:
+                    self.cached.append((item, item.cacheMode()))
+                    item.setCacheMode(QtWidgets.QGraphicsItem.NoCache)
         graphics = getattr(widget, "graphics", None)
         self.items = []
         if graphics is not None:
@@ -473,6 +483,9 @@ class _Lent:
         if not shiboken6.isValid(w):
             return
         w.hide()
+        for item, mode in self.cached:
+            if shiboken6.isValid(item):
+                item.setCacheMode(mode)
         for item, largest, least in self.items:
             item.setVisible(True)
             item.setMaximumSize(largest)
@@ -689,8 +702,8 @@ class Present(QtCore.QObject):
         if not self.active:
             return
         self._timer.stop()
+        self._give_back()  # while the stage is there to let go of it
         stage, self.stage = self.stage, None
-        self._give_back()
         if getattr(self, "_esc", None) is not None:
             self._esc.setParent(None)
             self._esc.deleteLater()
@@ -898,6 +911,33 @@ class Present(QtCore.QObject):
         holder.sheet = sheet
         return holder
 
+    def _fit(self, tiles, cell, zoom, room, q, fit_rows=None, fit_cols=None):
+        """The sheet of ``tiles`` with cells ``cell``, each tile cut to a window of its rows and columns
+        around the query ``q`` small enough that the sheet fits ``room``; (sheet, rows, cols, n_rows, n_cols)."""
+        n_rows, n_cols = tiles[0].source.data.values.shape
+        fit_rows = fit_rows or n_rows
+        fit_cols = fit_cols or n_cols
+        for _ in range(8):
+            rows = token_window(n_rows, fit_rows, q)
+            cols = token_window(n_cols, fit_cols, q if n_cols == n_rows else 0)
+            windowed = []
+            for t in tiles:
+                r_n, c_n = t.source.data.values.shape
+                r = token_window(r_n, fit_rows, q) if r_n == n_rows else (0, r_n)
+                c = token_window(c_n, fit_cols, q if c_n == n_rows else 0) if c_n == n_cols else (0, c_n)
+                windowed.append(sheets.Tile(t.source, t.bar, t.title, t.vlines, r if r != (0, r_n) else None,
+                                            c if c != (0, c_n) else None, t.selected_row))
+            sheet = self._build_sheet(windowed, cell, zoom)
+            over_h, over_w = sheet.height() - room.height(), sheet.width() - room.width()
+            if (over_h <= 0 and over_w <= 0) or (fit_rows == 1 and fit_cols == 1):
+                return sheet, rows, cols, n_rows, n_cols
+            sheet.deleteLater()
+            if over_h > 0:
+                fit_rows = max(1, (rows[1] - rows[0]) - max(1, math.ceil(over_h / cell[1])))
+            if over_w > 0:
+                fit_cols = max(1, (cols[1] - cols[0]) - max(1, math.ceil(over_w / cell[0] / len(tiles))))
+        return sheet, rows, cols, n_rows, n_cols
+
     def _render_sheet(self, view: str, s: dict, zoom: float) -> None:
         stage, w = self.stage, self.window
         all_tiles = [t for t in self._tiles(view) if t.source.data is not None]
@@ -911,70 +951,40 @@ class Present(QtCore.QObject):
         stage.title.setText(self._title(self._view_title(view)))
         stage.caption.setText(" ")  # keeps its room while the body is measured
         room = stage.body_size()
-        # One tile alone, whole, tells how wide a tile is and how many rows fit.
-        probe_tile = all_tiles[min(self.page, len(all_tiles) - 1)]
-        rows_n, cols_n = probe_tile.source.data.values.shape
         q = state.query_index if state.query_tokens else 0
-        fit_rows, fit_cols = rows_n, cols_n
-        sheet = None
-        for _ in range(4):
-            rows = token_window(rows_n, fit_rows, q)
-            cols = token_window(cols_n, fit_cols, q if cols_n == rows_n else 0)
-            probe = sheets.Tile(probe_tile.source, probe_tile.bar, probe_tile.title, probe_tile.vlines,
-                                rows if rows != (0, rows_n) else None, cols if cols != (0, cols_n) else None,
-                                probe_tile.selected_row)
-            sheet = self._build_sheet([probe], cell, zoom)
-            over_h = sheet.height() - room.height()
-            over_w = sheet.width() - room.width()
-            if over_h <= 0 and over_w <= 0:
-                break
-            if over_h > 0:
-                fit_rows = max(1, (rows[1] - rows[0]) - math.ceil(over_h / cell[1]))
-            if over_w > 0:
-                fit_cols = max(1, (cols[1] - cols[0]) - math.ceil(over_w / cell[0]))
-            sheet.deleteLater()
-            sheet = None
-        if sheet is not None:
-            # Room to spare: larger cells (and with them the values, up to the text size of the labels).
-            shown_r, shown_c = rows[1] - rows[0], cols[1] - cols[0]
-            spare_h = (room.height() - sheet.height()) / max(shown_r, 1)
-            spare_w = (room.width() / max(len(all_tiles), 1) - sheet.width()) / max(shown_c, 1)
-            if spare_w < 0:
-                spare_w = (room.width() - sheet.width()) / max(shown_c, 1)
-            grow = min(1.0 + spare_h / cell[1], 1.0 + spare_w / cell[0], 1.5) * 0.97
-            if grow > 1.05 and over_h <= 0 and over_w <= 0:
-                larger = (math.floor(cell[0] * grow), math.floor(cell[1] * grow))
-                bigger = self._build_sheet([probe], larger, zoom)
-                if bigger.height() <= room.height() and bigger.width() <= room.width():
-                    sheet.deleteLater()
-                    sheet, cell = bigger, larger
-                else:
-                    bigger.deleteLater()
-        tile_w = sheet.width() if sheet is not None else room.width()
-        per_page = max(1, min(len(all_tiles), int(room.width() // max(tile_w + 12, 1))))
+        # One tile alone, whole, tells how many rows and columns fit and how wide a tile is.
+        self.page = min(self.page, len(all_tiles) - 1)
+        probe, rows, cols, n_rows, n_cols = self._fit([all_tiles[self.page]], cell, zoom, room, q)
+        # Room to spare: larger cells (and with them the values, up to the labels' size).
+        shown_r, shown_c = rows[1] - rows[0], cols[1] - cols[0]
+        grow = min(1.0 + (room.height() - probe.height()) / max(shown_r, 1) / cell[1],
+                   1.0 + (room.width() - probe.width()) / max(shown_c, 1) / cell[0], 1.5) * 0.97
+        if grow > 1.05 and (rows, cols) == ((0, n_rows), (0, n_cols)):
+            larger = (math.floor(cell[0] * grow), math.floor(cell[1] * grow))
+            bigger = self._build_sheet([all_tiles[self.page]], larger, zoom)
+            if bigger.height() <= room.height() and bigger.width() <= room.width():
+                probe.deleteLater()
+                probe, cell = bigger, larger
+            else:
+                bigger.deleteLater()
+        per_page = max(1, min(len(all_tiles), int(room.width() // max(probe.width() + 12, 1))))
         self.pages = -(-len(all_tiles) // per_page)
-        self.page = min(self.page, self.pages - 1)
-        page_tiles = all_tiles[self.page * per_page:(self.page + 1) * per_page]
-        if sheet is not None and (per_page > 1 or page_tiles[0] is not probe_tile):
-            sheet.deleteLater()
-            sheet = None
-        if sheet is None:
-            windowed = []
-            for t in page_tiles:
-                r_n, c_n = t.source.data.values.shape
-                r = token_window(r_n, fit_rows, q) if r_n == rows_n else (0, r_n)
-                c = token_window(c_n, fit_cols, q if c_n == rows_n else 0) if c_n == cols_n else (0, c_n)
-                windowed.append(sheets.Tile(t.source, t.bar, t.title, t.vlines, r if r != (0, r_n) else None,
-                                            c if c != (0, c_n) else None, t.selected_row))
-            sheet = self._build_sheet(windowed, cell, zoom)
+        first = (self.page // per_page) * per_page if per_page > 1 else self.page
+        self.page = first // per_page if per_page > 1 else self.page
+        page_tiles = all_tiles[first:first + per_page] if per_page > 1 else [all_tiles[self.page]]
+        if per_page > 1:
+            probe.deleteLater()
+            sheet, rows, cols, n_rows, n_cols = self._fit(page_tiles, cell, zoom, room, q, shown_r, shown_c)
+        else:
+            sheet = probe
         self.sheet = sheet.sheet  # the figure itself (tests and the room read its heatmaps)
         stage.set_content(sheet)
         notes = []
-        if rows != (0, rows_n):
-            notes.append(f"queries {rows[0] + 1}–{rows[1]} of {rows_n} (↑ ↓)")
-        if cols != (0, cols_n):
-            what = "keys" if cols_n == rows_n else "columns"
-            notes.append(f"{what} {cols[0] + 1}–{cols[1]} of {cols_n}")
+        if rows != (0, n_rows):
+            notes.append(f"queries {rows[0] + 1}–{rows[1]} of {n_rows} (↑ ↓)")
+        if cols != (0, n_cols):
+            what = "keys" if n_cols == n_rows else "columns"
+            notes.append(f"{what} {cols[0] + 1}–{cols[1]} of {n_cols}")
         if self.pages > 1:
             names = ", ".join(self._tile_name(t) for t in page_tiles)
             notes.append(f"{names}: {self.page + 1} of {self.pages} (← →)")
