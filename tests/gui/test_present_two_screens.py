@@ -35,7 +35,8 @@ SCRIPT = textwrap.dedent("""
     out["window_screen"] = w.screen().name()
     out["window_visible"] = w.isVisible()
     hm = w.present.sheet.heatmaps[0]
-    out["labels"] = [hm.left_axis.style["tickFont"].pixelSize() or hm.left_axis.style["tickFont"].pointSizeF() * 96 / 72]
+    font = hm.left_axis.style["tickFont"]
+    out["labels"] = [font.pixelSize() if font.pixelSize() > 0 else font.pointSizeF() * 96 / 72]
     out["rows_labelled"] = [t for _, t in hm.left_axis.labels()] == list(hm.data.row_labels)
     # An edit in the window (on the laptop) shows on the stage at once.
     w.heads_spin.setValue(3)
