@@ -1,4 +1,4 @@
 """In the lecture hall: lecture mode (``mode``: full screen, text zoom, themes, colour maps,
-the play walk) and focus mode (``focus``: one panel fills the screen, with a soft pointer).
+the play walk) and Present (``present``: the current view as a stage for the room, F5).
 The look they change is ``gui.presentation``'s, which every view follows.
 """

@@ -988,7 +988,21 @@ class Present(QtCore.QObject):
         if self.pages > 1:
             names = ", ".join(self._tile_name(t) for t in page_tiles)
             notes.append(f"{names}: {self.page + 1} of {self.pages} (← →)")
-        stage.caption.setText(" · ".join(notes) if notes else self._hint(view))
+        if view == HEADS:
+            notes.insert(0, self._found())
+        stage.caption.setText(" · ".join(n for n in notes if n) if any(notes) else self._hint(view))
+
+    def _found(self) -> str:
+        """The Head Lab's last find, in words: its three strongest heads ("find: 4.2 0.68, 6.12 0.68")."""
+        table = getattr(getattr(self.window, "heads_tab", None), "found_table", None)
+        if table is None or table.rowCount() == 0:
+            return ""
+        found = []
+        for row in range(min(3, table.rowCount())):
+            head, weight = table.item(row, 0), table.item(row, 1)
+            if head is not None and weight is not None:
+                found.append(f"{head.text()} {weight.text()}")
+        return "find: " + ", ".join(found) if found else ""
 
     def _tile_name(self, tile) -> str:
         title = tile.title if tile.title is not None else tile.source.title

@@ -1,8 +1,8 @@
 """The main window: it assembles the rooms and wires them to the Studio.
 
 Rooms: ``controls`` (the Model panel), ``numbers`` (the tables), ``lecture``
-(full screen, zoom, themes, precision, play), ``focus`` (one panel fills the
-screen, with a pointer), ``export_actions`` (export menus and dialogs), ``files``
+(full screen, zoom, themes, precision, play), ``present`` (the stage for the room, F5,
+on one screen or two), ``export_actions`` (export menus and dialogs), ``files``
 (the File menu's questions and dialogs) over ``document`` (file, recent files,
 autosave and recovery; Qt-free), ``edit`` (undo from anywhere, copy, paste),
 ``layout`` (the central area, sizes for the screen), ``settings`` (what is kept
