@@ -77,7 +77,8 @@ class HeadsPages:
         self.pages.setDocumentMode(True)
         self.pages.setUsesScrollButtons(True)  # the pages' titles scroll rather than widen the window
         self.pages.tabBar().setExpanding(False)
-        self.pages.addTab(self._build_find(), "Find the head")
+        self.find_page = self._build_find()
+        self.pages.addTab(self.find_page, "Find the head")
         self.pages.addTab(self._build_importance(), "Importance")
         self.pages.addTab(self._build_flow(), "Flow vs rollout")
         self.pages.addTab(self._build_silencing(), "What silencing changed")
@@ -85,7 +86,6 @@ class HeadsPages:
         split.setStretchFactor(0, 2)
         split.setStretchFactor(1, 3)
         self.splitter = split
-        self._sized = False
 
     def _export_button(self, name: str) -> QtWidgets.QPushButton:
         button = QtWidgets.QPushButton("Export figure…")
@@ -123,6 +123,7 @@ class HeadsPages:
         lay.addWidget(self.find_message)
         body = QtWidgets.QSplitter(QtCore.Qt.Horizontal)
         body.setChildrenCollapsible(False)
+        self.find_body = body  # the found heads beside the selected head (shared out by the tab's apportion)
         self.found_table = QtWidgets.QTableWidget(0, 3)
         self.found_table.setObjectName("foundHeadsTable")
         self.found_table.setHorizontalHeaderLabels(["Head", "Weight", "Role"])
