@@ -405,12 +405,35 @@ def scrolled(panel: QtWidgets.QWidget) -> QtWidgets.QScrollArea:
     scroll.setWidgetResizable(True)
     scroll.setFrameShape(QtWidgets.QFrame.NoFrame)
     scroll.setHorizontalScrollBarPolicy(QtCore.Qt.ScrollBarAlwaysOff)
+    _Refit(scroll)
     return scroll
+
+
+class _Refit(QtCore.QObject):
+    """Fits ``scroll`` again (``fit_width``, with the limit it was last given) whenever its panel's
+    layout changes: the rows a trained model shows (model, layer, scale, reset) are wider than the
+    toy's, and were cut at the right by the width fitted for the toy."""
+
+    def __init__(self, scroll: QtWidgets.QScrollArea):
+        super().__init__(scroll)
+        self.scroll = scroll
+        self.limit: int | None = None
+        self.fitted = False  # only once the window has fitted it (fit_width) the first time
+        scroll.widget().installEventFilter(self)
+
+    def eventFilter(self, watched, event) -> bool:  # noqa: N802 (Qt's name)
+        if event.type() == QtCore.QEvent.LayoutRequest and self.fitted:
+            fit_width(self.scroll, self.limit)
+        return False
 
 
 def fit_width(scroll: QtWidgets.QScrollArea, limit: int | None = None) -> None:
     """Make ``scroll`` as wide as its panel at the current text size, at most 30% of the screen
-    (or ``limit`` pixels, when the window is laid out for a narrower screen)."""
+    (or ``limit`` pixels, when the window is laid out for a narrower screen). A scroll area made by
+    :func:`scrolled` keeps fitting itself with the same limit when its panel's rows change."""
+    refit = scroll.findChild(_Refit, options=QtCore.Qt.FindDirectChildrenOnly)
+    if refit is not None:
+        refit.limit, refit.fitted = limit, True
     panel = scroll.widget()
     bar = scroll.verticalScrollBar().sizeHint().width()
     panel.layout().activate()
@@ -419,6 +442,7 @@ def fit_width(scroll: QtWidgets.QScrollArea, limit: int | None = None) -> None:
     screen = scroll.screen()
     screen_limit = int(0.3 * max(screen.availableGeometry().width(), 1024)) if screen else wanted
     limit = screen_limit if limit is None else min(limit, screen_limit)
-    scroll.setMinimumWidth(min(wanted, limit))
+    if scroll.minimumWidth() != min(wanted, limit):
+        scroll.setMinimumWidth(min(wanted, limit))
     scroll.setHorizontalScrollBarPolicy(
         QtCore.Qt.ScrollBarAsNeeded if wanted > limit else QtCore.Qt.ScrollBarAlwaysOff)

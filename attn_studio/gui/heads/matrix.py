@@ -95,7 +95,8 @@ class MatrixCanvas(QtWidgets.QWidget):
         self.update()
 
     # -- geometry ------------------------------------------------------------------------
-    def _layout(self):
+    def _frame(self) -> tuple[float, float, float, float]:
+        """(left, top, right, bottom): the pixels the labels, titles, bar and legend take around the cells."""
         fm = self.fontMetrics()
         line = fm.height()
         left = 4
@@ -106,11 +107,40 @@ class MatrixCanvas(QtWidgets.QWidget):
         bar = 0 if self.colours is not None or not self.show_bar else fm.horizontalAdvance("0.000") + 28
         legend = (line + 4) * len(self._legend_lines()) + 2 if self.colours is not None and self.legend else 0
         bottom = bottom_labels + (line if self.col_title else 0) + legend + (line if self.note else 0) + 4
-        w = self.width() - left - bar - 8
+        return left, top, bar + 8, bottom
+
+    def _layout(self):
+        left, top, right, bottom = self._frame()
+        w = self.width() - left - right
         h = self.height() - top - bottom
         n_rows, n_cols = (self.values.shape if self.values is not None else (1, 1))
         cell = max(2.0, min(w / max(n_cols, 1), h / max(n_rows, 1)))
-        return left, top, cell, bar
+        return left, top, cell, right - 8
+
+    def chrome(self) -> QtCore.QSize:
+        """The pixels around the cells (labels, titles, colour bar) at the widget's current labels:
+        the widget must be this much wider and taller than the cells it is to show."""
+        left, top, right, bottom = self._frame()
+        return QtCore.QSize(int(np.ceil(left + right)), int(np.ceil(top + bottom)))
+
+    def plot_rect(self) -> QtCore.QRectF:
+        """Where the cells are drawn, in widget pixels (empty when nothing is shown)."""
+        if self.values is None:
+            return QtCore.QRectF()
+        left, top, cell, _ = self._layout()
+        rows, cols = self.values.shape
+        return QtCore.QRectF(left, top, cols * cell, rows * cell)
+
+    def labelled(self) -> bool:
+        """True when every row and column is named (the labels are not thinned to every n-th)."""
+        if self.values is None:
+            return False
+        return self._label_step() == 1
+
+    def _label_step(self) -> int:
+        # Labels taller than a cell: every step-th one.
+        _, _, cell, _ = self._layout()
+        return max(1, int(np.ceil(self.fontMetrics().height() / cell)))
 
     def _legend_lines(self) -> list[list]:
         # The legend's entries, wrapped to the width of the widget.
@@ -187,7 +217,7 @@ class MatrixCanvas(QtWidgets.QWidget):
             # one drawImage, not 16 000 rectangles.
             p.drawImage(QtCore.QRectF(left, top, cols * cell, rows * cell), self._cells_image())
         # labels: rows at the left, columns turned at the bottom
-        step = max(1, int(np.ceil(line / cell)))  # labels taller than a cell: every step-th one
+        step = self._label_step()
         for r, text in enumerate(self.rows):
             if not self.show_row_labels or r % step:
                 continue

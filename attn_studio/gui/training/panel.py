@@ -28,6 +28,7 @@ from ..widgets import caption_label
 # The curves' names, also where they were first found (panel.X).
 from .curves import (COLOURS, MAX_BOLD_POINTS, MAX_FAINT_POINTS, SMOOTH, CurvePlot, nice_extent,  # noqa: F401
                      outward, peaks, recent, smoothed, thinned)
+from .flow import FlowLayout, group
 from .runner import SPEEDS, Runner
 
 __all__ = ["LabPanel", "CurvePlot", "COLOURS", "SMOOTH", "smoothed", "peaks", "thinned"]
@@ -73,8 +74,9 @@ class LabPanel(QtWidgets.QWidget):
         outer = QtWidgets.QVBoxLayout(self)
         outer.setContentsMargins(4, 4, 4, 4)
         outer.setSpacing(4)
-        self.controls_row = QtWidgets.QHBoxLayout()
-        self.controls_row.setSpacing(6)
+        # The bar wraps onto a second line where the width runs out (a 1280-pixel projector beside the
+        # Model panel): in one row it asked for 1,000 px and widened the whole window.
+        self.controls_row = FlowLayout(spacing=6)
         outer.addLayout(self.controls_row)
         self._build_controls()
         self.message_label = QtWidgets.QLabel()
@@ -151,14 +153,12 @@ class LabPanel(QtWidgets.QWidget):
         self.seed_spin.setToolTip("The seed of the initial weights and of every batch; a new seed starts a new run")
         self.seed_spin.valueChanged.connect(self._seed_chosen)
         for label, widget in (("Speed", self.speed_combo), ("Learning rate", self.lr_combo), ("Seed", self.seed_spin)):
-            row.addWidget(QtWidgets.QLabel(label))
-            row.addWidget(widget)
+            self.add_control(label, widget)
         self._add_controls()
         row.addStretch(1)
         self.step_label = QtWidgets.QLabel("step 0")
         self.step_label.setObjectName("trainingStepCount")
         self.step_label.setMinimumWidth(self.step_label.fontMetrics().horizontalAdvance("step 000000"))
-        row.addWidget(self.step_label)
         self.export_button = QtWidgets.QToolButton()
         self.export_button.setText("Export")
         self.export_button.setObjectName("trainingExport")
@@ -167,10 +167,15 @@ class LabPanel(QtWidgets.QWidget):
         menu.addAction("Figure as PNG, SVG or PDF…", self.export_figure_dialog)
         menu.addAction("History as CSV…", self.export_csv_dialog)
         self.export_button.setMenu(menu)
-        row.addWidget(self.export_button)
+        # The step count and Export stay together at the right end, wrapped or not.
+        row.addWidget(group(self.step_label, self.export_button, spacing=6))
 
     def _add_controls(self):
-        """Subclasses add their own settings to ``self.controls_row`` here."""
+        """Subclasses add their own settings here (:meth:`add_control`)."""
+
+    def add_control(self, label: str, widget: QtWidgets.QWidget) -> None:
+        """``widget`` with its ``label`` in the bar; the two stay together when the bar wraps."""
+        self.controls_row.addWidget(group(QtWidgets.QLabel(label), widget))
 
     def _fill_lr(self, lr: float):
         self.lr_combo.blockSignals(True)

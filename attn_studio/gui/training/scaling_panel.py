@@ -41,8 +41,7 @@ class ScalingPanel(LabPanel):
         self.d_k_combo.setCurrentIndex(D_K_CHOICES.index(self._d_k))
         self.d_k_combo.setToolTip("The size of queries and keys; a new d_k starts a new run")
         self.d_k_combo.currentIndexChanged.connect(self._d_k_chosen)
-        self.controls_row.addWidget(QtWidgets.QLabel("d_k"))
-        self.controls_row.addWidget(self.d_k_combo)
+        self.add_control("d_k", self.d_k_combo)
 
     @property
     def d_k(self) -> int:

@@ -45,6 +45,8 @@ class WindowLayout(QtCore.QObject):
         window.setCentralWidget(self.central_scroll)
         self.default_state: QtCore.QByteArray | None = None  # the docks as first laid out
         self.side_limit: int | None = None  # the Model panel's widest, on a narrow screen
+        self._roomy: dict = {}  # view -> the docks that step aside while it is shown (give_room)
+        self._set_aside: list[QtWidgets.QDockWidget] = []  # the docks stepped aside for the current view
 
     def dock(self, title: str, name: str, widget, area) -> QtWidgets.QDockWidget:
         """A movable, floatable, closable panel ``name`` holding ``widget``, added to the window at ``area``."""
@@ -55,6 +57,36 @@ class WindowLayout(QtCore.QObject):
                          | QtWidgets.QDockWidget.DockWidgetClosable)
         self.window.addDockWidget(area, dock)
         return dock
+
+    def give_room(self, view: QtWidgets.QWidget, docks) -> None:
+        """While ``view`` is the shown tab, the open ``docks`` step aside (they come back when another
+        tab is shown, and before the window closes, so that the layout kept for the next run has them).
+
+        The Heads tab needs the window's height: under the Numbers panel a 1280×720 screen left it
+        about 340 px, four rows of the report card and a 50-80 px heatmap of the selected head.
+        """
+        if not self._roomy:
+            # After the slots connected so far (the training lab's own docks step aside in one of them).
+            self.view_tabs.currentChanged.connect(self._make_room)
+            self.window.installEventFilter(self)
+        self._roomy[view] = tuple(docks)
+        self._make_room(self.view_tabs.currentIndex())
+
+    def _make_room(self, index: int) -> None:
+        self._bring_back()
+        for dock in self._roomy.get(self.view_tabs.widget(index), ()):
+            if dock.isVisible() and not dock.isFloating():
+                dock.hide()
+                self._set_aside.append(dock)
+
+    def _after_close(self) -> None:
+        if self.window.isVisible():
+            self._make_room(self.view_tabs.currentIndex())
+
+    def _bring_back(self) -> None:
+        docks, self._set_aside = self._set_aside, []
+        for dock in docks:
+            dock.show()
 
     def fit_to_screen(self, available: QtCore.QRect | None = None) -> None:
         """Size the window and its panels for the screen (``available``: its free area)."""
@@ -103,6 +135,12 @@ class WindowLayout(QtCore.QObject):
             self.view_tabs.setMinimumSize(wanted)
 
     def eventFilter(self, watched, event) -> bool:
+        if watched is self.window:
+            if event.type() == QtCore.QEvent.Close and self._set_aside:
+                self._bring_back()  # before the window keeps its layout for the next run
+                # Closing may be cancelled (unsaved changes): then the shown tab gets its room again.
+                QtCore.QTimer.singleShot(0, self, self._after_close)
+            return False
         if watched is self.view_tabs:
             if event.type() == QtCore.QEvent.Resize and presentation.STYLE.zoom <= 1.0:
                 self._unzoomed_size = event.size()

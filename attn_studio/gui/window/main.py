@@ -159,6 +159,8 @@ class MainWindow(QtWidgets.QMainWindow):
         self._add_heads_tab()
         self.training = TrainingWiring(self)  # the training lab's tab and menu, after every other tab
         self.document.lab = self.training  # its settings are saved in the session file and reopen with it
+        # The Head Lab needs the window's height: the Numbers (and the √d_k plot) step aside while it is shown.
+        self.layout_room.give_room(self.heads_tab, (self.tables_dock, self.variance_dock))
         self.layout_room.fit_to_screen()
         self.layout_room.remember_default()
         self._apply_preferences(prefs)
