@@ -159,6 +159,13 @@ def restyle(root: QtWidgets.QWidget) -> None:
             elif hasattr(item, "set_presentation"):
                 item.set_presentation(STYLE.zoom, QtGui.QColor(theme.outline))
     for table in root.findChildren(QtWidgets.QTableView):
+        # A table that sizes its own columns to its numbers (``restyled()``) is asked to do it
+        # again at the new text size: setting a header's default size resets every section to
+        # it, and a fitted column put back to 64 × zoom pixels elided "−0.59" to "−0…".
+        restyled = getattr(table, "restyled", None)
+        if callable(restyled):
+            restyled()
+            continue
         metrics = table.fontMetrics()
         table.verticalHeader().setDefaultSectionSize(int(metrics.height() * 1.5) + 2)
         table.horizontalHeader().setDefaultSectionSize(int(64 * STYLE.zoom))

@@ -16,6 +16,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from ...engine import EngineError
 from ...formatting import DEFAULT_DIGITS, format_number
 from ...state import StateError
+from .. import presentation
 
 Qt = QtCore.Qt
 # Role numbers as plain ints: data() is called for every visible cell and role
@@ -321,6 +322,26 @@ class MatrixTable(QtWidgets.QTableView):
             content = max(self.sizeHintForIndex(model.index(widest[text], column)).width() for text in candidates)
             width = max(width, content + (1 if self.showGrid() else 0))
         header.resizeSection(column, width)
+
+    def restyled(self) -> None:
+        """The text size changed (a zoom step): rows as tall and columns as wide as the new font needs.
+
+        Called by :func:`~attn_studio.gui.presentation.restyle` once the new font has reached the
+        table; the columns are fitted at once (as many as the budget allows, the rest in the next
+        event-loop turns), so a zoom never shows a number elided, not even for a frame.
+        """
+        self.verticalHeader().setDefaultSectionSize(int(self.fontMetrics().height() * 1.5) + 2)
+        # Wide tables (past FIT_COLUMNS_UP_TO columns) keep a default width: it grows with the text.
+        self.horizontalHeader().setDefaultSectionSize(int(64 * presentation.STYLE.zoom))
+        self._fit_timer.stop()
+        self._fit_next = 0
+        self.fit_columns()
+
+    def changeEvent(self, event):
+        super().changeEvent(event)
+        if event.type() == QtCore.QEvent.FontChange:
+            # A new font (however it came): the numbers need other widths.
+            self._refit()
 
     def fitting(self) -> bool:
         """True while a visible table's columns are still being fitted (a few per event-loop turn)."""

@@ -28,6 +28,19 @@ MAX_COLUMN_WIDTH = 175     # px; longer vectors wrap onto a second line (the too
 MIN_COLUMN_WIDTH = 70
 RESIZE_COLUMNS_UP_TO = 64  # beyond this many keys, columns keep a fixed width (resizing costs time)
 
+class _StepTable(QtWidgets.QTableView):
+    """The steps' table; after a change of text size (:func:`presentation.restyle`) it fits its columns
+    and rows again (``refit``), instead of taking the default widths that would elide its vectors."""
+
+    def __init__(self, refit):
+        super().__init__()
+        self._refit = refit
+
+    def restyled(self) -> None:
+        """The text size changed: columns as wide and rows as tall as the steps need."""
+        self._refit()
+
+
 _NEXT_KEYS = (Qt.Key_Down, Qt.Key_N)
 _PREV_KEYS = (Qt.Key_Up, Qt.Key_P)
 
@@ -100,7 +113,7 @@ class PipelineView(QtWidgets.QWidget):
         layout.addWidget(self.explanation)
 
         self.model = PipelineModel(self)
-        self.table = QtWidgets.QTableView()
+        self.table = _StepTable(self._fit_columns)
         self.table.setObjectName("pipelineTable")
         self.table.setModel(self.model)
         self.table.setSelectionMode(QtWidgets.QAbstractItemView.NoSelection)
@@ -184,16 +197,18 @@ class PipelineView(QtWidgets.QWidget):
             return
         if n - 1 <= RESIZE_COLUMNS_UP_TO:
             self.table.resizeColumnsToContents()
-            widths = [max(MIN_COLUMN_WIDTH, min(hh.sectionSize(c) + 16, MAX_COLUMN_WIDTH)) for c in range(n)]
+            least = self._least_widths()
+            widths = [max(MIN_COLUMN_WIDTH, least[c], min(hh.sectionSize(c) + 16, MAX_COLUMN_WIDTH)) for c in range(n)]
             self._natural_widths = list(widths)  # what a figure uses: it has no screen to fit
             # On a small screen (a 1280×720 projector) narrow the columns so that every
-            # key shows: vectors wrap onto more lines, numbers still fit. Beyond that the
-            # table scrolls sideways with a visible bar.
+            # key shows: vectors wrap onto more lines, numbers still fit. A column is never
+            # narrower than its longest number: past that the table scrolls sideways with a
+            # visible bar (an elided "(0.44…" tells the room nothing).
             room = self.width() - self.table.verticalHeader().width() - 2 * self.table.frameWidth() - 24
             total = sum(widths)
             if total > room > 0:
                 share = room / total
-                widths = [max(MIN_COLUMN_WIDTH, int(w * share)) for w in widths]
+                widths = [max(MIN_COLUMN_WIDTH, least[c], int(w * share)) for c, w in enumerate(widths)]
             for c, width in enumerate(widths):
                 hh.resizeSection(c, width)
             self.table.resizeRowsToContents()
@@ -203,6 +218,28 @@ class PipelineView(QtWidgets.QWidget):
         else:
             for c in range(n):
                 hh.resizeSection(c, hh.defaultSectionSize())
+
+    def _least_widths(self) -> list[int]:
+        """Each column's least width: its longest unbreakable piece of text (a number with its comma,
+        a bracket) and its header, in the bold font of the highlighted step, with the cell's margins.
+
+        Vectors wrap at their spaces, so a column this wide shows every number whole, however many
+        lines it takes.
+        """
+        font = QtGui.QFont(self.table.font())
+        font.setBold(True)  # the highlighted step is bold, and any step may be highlighted
+        advance = QtGui.QFontMetricsF(font).horizontalAdvance
+        style = self.table.style()
+        # The delegate's text margin on each side (QStyle: the focus frame's margin + 1), the grid line,
+        # and a pixel for rounding.
+        margins = 2 * (style.pixelMetric(QtWidgets.QStyle.PM_FocusFrameHMargin, None, self.table) + 1) + 2
+        hh = self.table.horizontalHeader()
+        widths = []
+        for c in range(self.model.columnCount()):
+            pieces = {piece for r in range(self.model.rowCount()) for piece in self.model.cell_text(r, c).split()}
+            widest = max((advance(piece) for piece in pieces), default=0.0)
+            widths.append(max(int(widest + 0.999) + margins, hh.sectionSizeHint(c)))
+        return widths
 
     def _colour_explanation(self) -> None:
         colours = step_colours()

@@ -135,6 +135,10 @@ class PipelineModel(QtCore.QAbstractTableModel):
             self._texts[(r, c)] = text
         return text
 
+    def cell_text(self, row: int, column: int) -> str:
+        """The text of cell (``row``, ``column``) as shown."""
+        return self._text(row, column)
+
     def data(self, index, role=_DISPLAY):
         if not index.isValid():
             return None
