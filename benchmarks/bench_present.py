@@ -1,0 +1,100 @@
+"""Benchmark: an edit drawn on the Present stage (1280×720), toy views and all-MiniLM-L6-v2.
+
+Prints median and p95 per view: from the edit (the studio's update, as a strip control or the
+window makes it) to the stage drawn again and painted. Runs on Qt's offscreen platform:
+
+    python benchmarks/bench_present.py [--repeats N] [--trained]
+
+Targets (2-core machine, issue "Readable from the back row"): a toy edit in the window's own frame
+budget; a MiniLM edit <= 150 ms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import tempfile
+import time
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("ATTN_STUDIO_DATA_DIR", tempfile.mkdtemp(prefix="attn-bench-"))
+
+from PySide6 import QtCore, QtWidgets  # noqa: E402
+
+TOY_VIEWS = ("Attention", "Step by step", "Heads → output", "Compare", "Positions", "Geometry")
+TRAINED_VIEWS = ("Attention", "Model view", "Heads", "Drift")
+
+
+def _settle(app, w) -> None:
+    w.bridge.flush()
+    w.finish_drawing()
+    app.processEvents()
+
+
+def _measure(app, w, stage, edit, repeats: int) -> list[float]:
+    times = []
+    for i in range(repeats):
+        t0 = time.perf_counter()
+        edit(i)
+        _settle(app, w)
+        stage.repaint()
+        times.append((time.perf_counter() - t0) * 1000)
+    return times
+
+
+def _row(name: str, times: list[float]) -> str:
+    times = sorted(times)
+    p95 = times[min(len(times) - 1, int(round(0.95 * (len(times) - 1))))]
+    return f"{name:<22} median {statistics.median(times):7.1f} ms   p95 {p95:7.1f} ms   (n={len(times)})"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=20)
+    parser.add_argument("--trained", action="store_true", help="also all-MiniLM-L6-v2 (its package installed)")
+    args = parser.parse_args()
+    app = QtWidgets.QApplication([])
+    from attn_studio.gui.window import MainWindow
+
+    w = MainWindow(restore_settings=False, preset="animal")
+    w.show()
+    w.studio.update(heads=2)
+    _settle(app, w)
+    rect = QtCore.QRect(0, 0, 1280, 720)
+    print("toy model, animal sentence, 2 heads, stage 1280x720: temperature edit -> stage drawn")
+    for view in TOY_VIEWS:
+        stage = w.present.enter(view, geometry=rect)
+        _settle(app, w)
+        times = _measure(app, w, stage, lambda i: w.studio.update(temperature=1.0 + 0.05 * ((i % 10) + 1)),
+                         args.repeats)
+        print(_row(view, times))
+        w.present.leave()
+        _settle(app, w)
+    if args.trained:
+        w.trained.room.load_model(None)
+        while not w.studio.is_trained:
+            app.processEvents()
+            time.sleep(0.01)
+        _settle(app, w)
+        room = w.trained.room
+        print("all-MiniLM-L6-v2, animal sentence: silence / restore a head -> stage drawn")
+        for view in TRAINED_VIEWS:
+            stage = w.present.enter(view, geometry=rect)
+            _settle(app, w)
+
+            def edit(i):
+                room.set_head_scale(3, 1, 0.0 if i % 2 == 0 else 1.0)
+                deadline = time.perf_counter() + 10
+                while w.studio.computing() and time.perf_counter() < deadline:
+                    app.processEvents()
+                    time.sleep(0.001)
+
+            print(_row(view, _measure(app, w, stage, edit, max(6, args.repeats // 2))))
+            w.present.leave()
+            _settle(app, w)
+
+
+if __name__ == "__main__":
+    main()
