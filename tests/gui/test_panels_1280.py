@@ -181,12 +181,28 @@ def test_the_numbers_step_aside_for_the_heads_tab_and_come_back(trained):
     w.view_tabs.setCurrentWidget(w.heatmap_view)
     settle(w)
     assert w.tables_dock.isVisible()
-    # Back to the toy model from the Heads tab (the tab goes away): the Numbers come back too.
+    # From the Heads tab to the lab and back: each gets its own room, whatever came before.
+    w.view_tabs.setCurrentWidget(w.heads_tab)
+    w.training.open("scaling")
+    settle(w)
+    assert not any(d.isVisible() for d in (w.controls_dock, w.tables_dock, w.variance_dock))
+    w.view_tabs.setCurrentWidget(w.heads_tab)
+    settle(w)
+    assert w.controls_dock.isVisible() and not w.tables_dock.isVisible()
+    w.view_tabs.setCurrentWidget(w.heatmap_view)
+    settle(w)
+    assert w.controls_dock.isVisible() and w.tables_dock.isVisible()
+    # Back to the toy model from the Heads tab (the tab goes away, the next one is shown): the Numbers
+    # come back with the tab that has room for them.
     w.view_tabs.setCurrentWidget(w.heads_tab)
     settle(w)
     w.trained.room.use_toy()
     settle(w)
-    assert w.tables_dock.isVisible()
+    assert w.view_tabs.currentWidget() is not w.heads_tab
+    assert w.tables_dock.isVisible() == (w.view_tabs.currentWidget() is not w.training.page)
+    w.view_tabs.setCurrentWidget(w.heatmap_view)
+    settle(w)
+    assert w.tables_dock.isVisible() and w.controls_dock.isVisible()
 
 
 @needs_minilm

@@ -3,7 +3,8 @@ runs' settings kept between runs of the app.
 
 The toy model's docks (Model, Numbers, Why divide by √d_k) say nothing about a training run, so
 while the Training tab is shown they step aside (the ones that were open come back when another
-tab is chosen); the lab gets the whole window, which a 1280×720 projector needs.
+tab is chosen); the lab gets the whole window, which a 1280×720 projector needs. ``DOCKS`` names
+them; the window's layout moves them (``WindowLayout.give_room``), as it does for the Heads tab.
 
 The settings of every panel (seed, learning rate, speed, d_k, the panel shown) live in two places:
 
@@ -39,6 +40,8 @@ MAX_SETTINGS_CHARS = 10_000
 __all__ = ["TrainingWiring"]
 
 TAB_TITLE = "Training"
+# The window's docks that step aside while the lab is shown (the window's layout moves them:
+# one mechanism for every tab that needs the room, so that going from one to another is right).
 DOCKS = ("controls_dock", "tables_dock", "variance_dock")
 
 
@@ -69,7 +72,6 @@ class TrainingWiring(QtCore.QObject):
         self.index = tabs.addTab(self.page, TAB_TITLE)
         tabs.setTabToolTip(self.index, "The training lab: small models trained live — why √d_k, why attention, "
                                        "why two layers")
-        self._hidden_docks: list = []
         tabs.currentChanged.connect(self._tab_changed)
         self.menu = self._build_menu(window.menuBar())
 
@@ -134,16 +136,8 @@ class TrainingWiring(QtCore.QObject):
         return panel
 
     def _tab_changed(self, index: int):
-        w = self.window
         if index == self.index:
             self.tab.setVisible(True)  # built at its first showing
-            self._hidden_docks = [name for name in DOCKS if getattr(w, name).isVisible()]
-            for name in self._hidden_docks:
-                getattr(w, name).hide()
-        elif self._hidden_docks:
-            for name in self._hidden_docks:
-                getattr(w, name).show()
-            self._hidden_docks = []
 
     def close(self):
         """Stop every run (the window is closing)."""

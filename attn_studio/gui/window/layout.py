@@ -66,7 +66,8 @@ class WindowLayout(QtCore.QObject):
         about 340 px, four rows of the report card and a 50-80 px heatmap of the selected head.
         """
         if not self._roomy:
-            # After the slots connected so far (the training lab's own docks step aside in one of them).
+            # One slot for every such tab: from one to another, the first's docks come back before
+            # the second's step aside.
             self.view_tabs.currentChanged.connect(self._make_room)
             self.window.installEventFilter(self)
         self._roomy[view] = tuple(docks)
@@ -122,7 +123,10 @@ class WindowLayout(QtCore.QObject):
         for dock in (w.controls_dock, w.tables_dock, w.variance_dock):
             dock.show()
             dock.setFloating(False)
+        self._set_aside = []
         self.fit_to_screen()
+        if self._roomy:
+            self._make_room(self.view_tabs.currentIndex())  # the shown tab keeps its room
 
     def fit_views(self) -> None:
         """At zoom z > 1 the views are z times their size at zoom 1 (the central area scrolls);

@@ -32,6 +32,7 @@ from ..lecture.mode import keys as lecture_keys
 from ..lecture.present import Present
 from ..settings import data_dir
 from ..trained.wiring import TrainedWiring
+from ..training.wiring import DOCKS as TRAINING_DOCKS
 from ..training.wiring import TrainingWiring
 from ..views.compare import CompareView
 from ..views.geometry import GeometryView
@@ -159,7 +160,9 @@ class MainWindow(QtWidgets.QMainWindow):
         self._add_heads_tab()
         self.training = TrainingWiring(self)  # the training lab's tab and menu, after every other tab
         self.document.lab = self.training  # its settings are saved in the session file and reopen with it
-        # The Head Lab needs the window's height: the Numbers (and the √d_k plot) step aside while it is shown.
+        # The training lab gets the whole window, the Head Lab its height: these docks step aside while
+        # they are shown.
+        self.layout_room.give_room(self.training.page, [getattr(self, name) for name in TRAINING_DOCKS])
         self.layout_room.give_room(self.heads_tab, (self.tables_dock, self.variance_dock))
         self.layout_room.fit_to_screen()
         self.layout_room.remember_default()
