@@ -538,6 +538,7 @@ class Present(QtCore.QObject):
         self._lent: _Lent | None = None
         self._rendering = False
         self.geometry: QtCore.QRect | None = None
+        self._last_sheet: dict | None = None  # the figure on the stage and what it was built for
         self.action = QtGui.QAction("&Present", window)
         self.action.setObjectName("presentAction")
         self.action.setCheckable(True)
@@ -911,6 +912,47 @@ class Present(QtCore.QObject):
         holder.sheet = sheet
         return holder
 
+    @staticmethod
+    def _windows(tiles, fit_rows: int, fit_cols: int, q: int) -> list[tuple]:
+        """Each tile's (rows, cols) window for ``fit_rows`` × ``fit_cols`` around the query ``q``."""
+        n_rows, n_cols = tiles[0].source.data.values.shape
+        out = []
+        for t in tiles:
+            r_n, c_n = t.source.data.values.shape
+            r = token_window(r_n, fit_rows, q) if r_n == n_rows else (0, r_n)
+            c = token_window(c_n, fit_cols, q if c_n == n_rows else 0) if c_n == n_cols else (0, c_n)
+            out.append((r, c))
+        return out
+
+    def _update_in_place(self, sig, all_tiles, q) -> bool:
+        """The same figure with new numbers (an edit that keeps the tokens, shapes and titles): its
+        heatmaps are given the numbers; nothing is laid out again. False when it must be rebuilt."""
+        last = self._last_sheet
+        if last is None or last["sig"] != sig or self.stage.content is not last["holder"] \
+                or not shiboken6.isValid(last["holder"]):
+            return False
+        page_tiles = [all_tiles[i] for i in last["page"]]
+        windows = self._windows(page_tiles, *last["fit"], q)
+        if windows != last["windows"]:
+            return False
+        heatmaps = last["holder"].sheet.heatmaps
+        for hm, tile, (r, c) in zip(heatmaps, page_tiles, windows):
+            data = sheets._windowed(tile.source.data, r, c)
+            row = tile.selected_row - r[0] if tile.selected_row is not None else None
+            hm.set_data(data.values, masked=data.masked, row_labels=list(data.row_labels),
+                        col_labels=list(data.col_labels), levels=tuple(tile.source.levels),
+                        selected_row=row if row is not None and 0 <= row < data.values.shape[0] else None)
+            if hm.bar is not None and tuple(hm.bar.levels()) != tuple(tile.source.levels):
+                hm.bar.setLevels(values=tuple(tile.source.levels))
+        return True
+
+    def _signature(self, view, all_tiles, cell, zoom) -> tuple:
+        stage = self.stage
+        return (view, self.page, stage.size().toTuple(), stage.strip.isVisible(), cell, round(zoom, 4),
+                tuple((id(t.source), t.title if t.title is not None else t.source.title, t.source.data.values.shape,
+                       tuple(t.source.data.row_labels), tuple(t.source.data.col_labels), tuple(t.vlines),
+                       t.source._cmap_name) for t in all_tiles))
+
     def _fit(self, tiles, cell, zoom, room, q, fit_rows=None, fit_cols=None):
         """The sheet of ``tiles`` with cells ``cell``, each tile cut to a window of its rows and columns
         around the query ``q`` small enough that the sheet fits ``room``; (sheet, rows, cols, n_rows, n_cols)."""
@@ -928,6 +970,7 @@ class Present(QtCore.QObject):
                 windowed.append(sheets.Tile(t.source, t.bar, t.title, t.vlines, r if r != (0, r_n) else None,
                                             c if c != (0, c_n) else None, t.selected_row))
             sheet = self._build_sheet(windowed, cell, zoom)
+            sheet.tiles, sheet.fit = windowed, (fit_rows, fit_cols)
             over_h, over_w = sheet.height() - room.height(), sheet.width() - room.width()
             if (over_h <= 0 and over_w <= 0) or (fit_rows == 1 and fit_cols == 1):
                 return sheet, rows, cols, n_rows, n_cols
@@ -949,9 +992,15 @@ class Present(QtCore.QObject):
             return
         cell = self._cell(all_tiles, s)
         stage.title.setText(self._title(self._view_title(view)))
+        q = state.query_index if state.query_tokens else 0
+        sig = self._signature(view, all_tiles, cell, zoom)
+        if self._update_in_place(sig, all_tiles, q):
+            if view == HEADS:
+                stage.caption.setText(" · ".join(n for n in [self._found()] + self._last_sheet["notes"] if n))
+            return
+        self._last_sheet = None
         stage.caption.setText(" ")  # keeps its room while the body is measured
         room = stage.body_size()
-        q = state.query_index if state.query_tokens else 0
         # One tile alone, whole, tells how many rows and columns fit and how wide a tile is.
         self.page = min(self.page, len(all_tiles) - 1)
         probe, rows, cols, n_rows, n_cols = self._fit([all_tiles[self.page]], cell, zoom, room, q)
@@ -977,6 +1026,8 @@ class Present(QtCore.QObject):
             sheet, rows, cols, n_rows, n_cols = self._fit(page_tiles, cell, zoom, room, q, shown_r, shown_c)
         else:
             sheet = probe
+            if not hasattr(sheet, "fit"):  # the grown sheet: every row and column shown
+                sheet.fit = (n_rows, n_cols)
         self.sheet = sheet.sheet  # the figure itself (tests and the room read its heatmaps)
         stage.set_content(sheet)
         notes = []
@@ -988,6 +1039,9 @@ class Present(QtCore.QObject):
         if self.pages > 1:
             names = ", ".join(self._tile_name(t) for t in page_tiles)
             notes.append(f"{names}: {self.page + 1} of {self.pages} (← →)")
+        indices = list(range(first, first + len(page_tiles))) if per_page > 1 else [self.page]
+        self._last_sheet = {"sig": sig, "holder": sheet, "fit": sheet.fit, "page": indices,
+                            "windows": self._windows(page_tiles, *sheet.fit, q), "notes": list(notes)}
         if view == HEADS:
             notes.insert(0, self._found())
         stage.caption.setText(" · ".join(n for n in notes if n) if any(notes) else self._hint(view))
