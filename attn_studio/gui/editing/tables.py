@@ -16,7 +16,6 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from ...engine import EngineError
 from ...formatting import DEFAULT_DIGITS, format_number
 from ...state import StateError
-from .. import presentation
 
 Qt = QtCore.Qt
 # Role numbers as plain ints: data() is called for every visible cell and role
@@ -223,7 +222,7 @@ def parse_clipboard(text: str) -> list[list[str]]:
     return [line.split() for line in lines]
 
 
-FIT_COLUMNS_UP_TO = 128  # wider tables keep their columns' widths (fitting costs time)
+FIT_COLUMNS_UP_TO = 128  # wider tables get one width for every column (fitting each costs time)
 FIT_SAMPLE_ROWS = 200  # rows measured to fit a column
 FIT_BUDGET = 0.008  # seconds of column fitting per event-loop turn (it shares a turn with a drawing step)
 
@@ -280,12 +279,15 @@ class MatrixTable(QtWidgets.QTableView):
         384 × 32 weights at once froze the window for a third of a second.
         """
         model = self.model()
-        if model is None or model.columnCount() > FIT_COLUMNS_UP_TO:
+        if model is None:
             return
         if not self.isVisible():
             self._fit_pending = True
             return
         self._fit_pending = False
+        if model.columnCount() > FIT_COLUMNS_UP_TO:
+            self.fit_uniform()
+            return
         end = time.perf_counter() + FIT_BUDGET
         columns = model.columnCount()
         while self._fit_next < columns:
@@ -297,6 +299,44 @@ class MatrixTable(QtWidgets.QTableView):
             self._fit_timer.start()
         else:
             self._fit_next = 0
+
+    def fit_uniform(self) -> None:
+        """Give every column of a wide table (a trained model's 384 dimensions) one width: that of its
+        widest number, found among the few values whose text is longest, not by measuring every cell.
+
+        The longest texts are those of the largest magnitude (more digits before the point), of the
+        nonzero values nearest zero on either side (significant digits or an exponent: "−0.007339",
+        "−6.038e−5") and of any overflow; the delegate is asked for the size of each.
+        """
+        model = self.model()
+        array = np.asarray(model.array(), dtype=np.float64)
+        if array.ndim != 2 or not array.size:
+            return
+        flat = array.ravel()
+        picks = set()
+        finite = np.isfinite(flat)
+        if not finite.all():
+            picks.add(int(np.flatnonzero(~finite)[0]))
+        magnitude = np.where(finite, np.abs(flat), -1.0)
+        if finite.any():
+            picks.add(int(np.argmax(magnitude)))
+        for side in (flat < 0, flat > 0):
+            near_zero = np.where(side & finite, magnitude, np.inf)
+            if np.isfinite(near_zero).any():
+                picks.add(int(np.argmin(near_zero)))
+        columns = array.shape[1]
+        header = self.horizontalHeader()
+        width = max(header.sectionSizeHint(columns - 1), header.minimumSectionSize())
+        for pick in picks:
+            row, column = divmod(pick, columns)
+            width = max(width, self.sizeHintForIndex(model.index(row, column)).width() + (1 if self.showGrid() else 0))
+        if header.defaultSectionSize() != width:
+            header.setDefaultSectionSize(width)  # resets every section to it
+        # Sections sized before the model was reset (a toy model's fitted columns) keep their sizes
+        # when the default does not change: each is set.
+        for column in range(columns):
+            if header.sectionSize(column) != width:
+                header.resizeSection(column, width)
 
     def fit_column(self, column: int) -> None:
         """Make ``column`` as wide as its widest number (of the first FIT_SAMPLE_ROWS rows) and its header.
@@ -331,8 +371,6 @@ class MatrixTable(QtWidgets.QTableView):
         event-loop turns), so a zoom never shows a number elided, not even for a frame.
         """
         self.verticalHeader().setDefaultSectionSize(int(self.fontMetrics().height() * 1.5) + 2)
-        # Wide tables (past FIT_COLUMNS_UP_TO columns) keep a default width: it grows with the text.
-        self.horizontalHeader().setDefaultSectionSize(int(64 * presentation.STYLE.zoom))
         self._fit_timer.stop()
         self._fit_next = 0
         self.fit_columns()

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import numpy as np
-from PySide6 import QtWidgets
+from PySide6 import QtCore, QtWidgets
 
 from ...formatting import DEFAULT_DIGITS, format_number
 from .heatmap import SCORES_CMAP, WEIGHTS_CMAP, Heatmap, symmetric_levels
 from .heatmap_canvas import HeatmapCanvas
 from .highlight import highlight_for
 from ..widgets import caption_label
+
+LABELLED_UP_TO = 24  # up to this many tokens each side keeps every label (the view scrolls if it must)
 
 # mode id -> label shown to the lecturer
 MODES = {
@@ -68,8 +70,17 @@ class CompareView(QtWidgets.QWidget):
         controls.addStretch(1)
         self.caption = caption_label("compareCaption")
         outer.addWidget(self.caption)
-        row = QtWidgets.QHBoxLayout()
-        outer.addLayout(row, 1)
+        # The three sides scroll together when their labels need more room than a small screen gives
+        # (the window's docks keep theirs).
+        self.scroll = QtWidgets.QScrollArea()
+        self.scroll.setObjectName("compareScroll")
+        self.scroll.setFrameShape(QtWidgets.QFrame.NoFrame)
+        self.scroll.setWidgetResizable(True)
+        sides = QtWidgets.QWidget()
+        row = QtWidgets.QHBoxLayout(sides)
+        row.setContentsMargins(0, 0, 0, 0)
+        self.scroll.setWidget(sides)
+        outer.addWidget(self.scroll, 1)
         self.maps = {"a": Heatmap("A", WEIGHTS_CMAP), "b": Heatmap("B", WEIGHTS_CMAP),
                      "diff": Heatmap("B − A", SCORES_CMAP)}
         self.canvases = {}
@@ -91,6 +102,21 @@ class CompareView(QtWidgets.QWidget):
     def pinned(self):
         """The pinned "before" state (it lives in the studio's state), or None."""
         return self.studio.state.pinned
+
+    def _fit_labels(self, t_q: int, t_k: int) -> None:
+        # Up to LABELLED_UP_TO tokens every label shows at its full size (14 px and more): each side is
+        # at least as large as its labels need, and the central area scrolls on a screen too small.
+        for key, canvas in self.canvases.items():
+            hm = self.maps[key]
+            width = height = 0
+            if t_k <= LABELLED_UP_TO:
+                bar = canvas.bar.geometry().width() if canvas.bar is not None else 0
+                width = int(hm.left_axis.minimumWidth() + bar + 16 + t_k * hm.bottom_axis.min_label_spacing()) + 1
+            if t_q <= LABELLED_UP_TO:
+                height = int(40 + hm.bottom_axis.minimumHeight() + 16 + t_q * hm.left_axis.min_label_spacing()) + 1
+            size = QtCore.QSize(width, height)
+            if canvas.minimumSize() != size:
+                canvas.setMinimumSize(size)
 
     def pin(self):
         """Pin the current state as side A of the "pinned vs now" comparison (undoable)."""
@@ -147,6 +173,7 @@ class CompareView(QtWidgets.QWidget):
             levels = (0.0, 1.0) if key == "b" else diff_levels
             if tuple(bar.levels()) != levels:
                 bar.setLevels(values=levels)
+        self._fit_labels(len(q_tokens), len(k_tokens))
         self.caption.setText(
             f"Weights of head {head + 1}. A = {label_a}, B = {label_b}. "
             f"The largest change of a weight is {format_number(c.largest, self.digits)}; "

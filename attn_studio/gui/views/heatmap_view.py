@@ -11,11 +11,14 @@ from ...formatting import DEFAULT_DIGITS
 from .. import presentation
 from .highlight import highlight_for
 from .heatmap import SCORES_CMAP, SHOWN_MARK, WEIGHTS_CMAP, Heatmap, symmetric_levels
+from .token_axis import MIN_LABEL_PX, SMALL_SCREEN_LABEL_PX
 from .heatmap_canvas import TOOLTIP_MS, HeatmapCanvas  # noqa: F401 (TOOLTIP_MS: still importable from here)
 from ..widgets import caption_label, short_token, view_layout
 
-ALL_LABELS_UP_TO = 12  # up to this many tokens the stages keep every label (and scroll if they must)
+ALL_LABELS_UP_TO = 24  # up to this many tokens the stages keep every label (and scroll if they must):
+# a trained model's sentence of a dozen words is 16-20 tokens with [CLS] and [SEP]
 LONG_INPUT = 40  # beyond this many tokens the header says what is thinned or hidden
+SMALL_SCREEN_VIEW_PX = 900  # views narrower than this (1024 × 768: 736 px) let stage labels go below 14 px
 MIN_STAGE_PX = 240  # below this the stages scroll rather than thin a dozen labels
 MIN_HEAD_PX = 200   # side of one head's heatmap in the grid
 SHORT_VIEW_PX = 560  # a view shorter than this (a 720-pixel projector) gives the formula panel's room to the stages
@@ -139,6 +142,12 @@ class HeatmapView(QtWidgets.QWidget):
         self.pinned: tuple[str, int, int] | None = None  # (heatmap key, query, key) of the pinned formula
         self._stage_min: dict[str, tuple[int, int, int]] = {}  # each stage's least size for its labels, its title
         self._title_room = 0  # the rows' title's width, once measured
+        # A zoom step changes the labels' font: the stages' least sizes are measured again once the
+        # axes have it (restyle() gives it to them after the widgets' font, in the same turn).
+        self._refit_timer = QtCore.QTimer(self)
+        self._refit_timer.setSingleShot(True)
+        self._refit_timer.setInterval(0)
+        self._refit_timer.timeout.connect(self._refit_stages)
         self._show_pinned()
 
         self.highlight = highlight_for(studio)
@@ -329,7 +338,20 @@ class HeatmapView(QtWidgets.QWidget):
         self._fit_stages(len(q_tokens), len(k_tokens))
         self._show_pinned()
 
+    def _small_screen(self) -> bool:
+        # Narrower than the views get on a 1280-pixel screen (a 1024 × 768 projector): there the
+        # three stages stay whole with labels below 14 px rather than scroll.
+        return self.scroll.viewport().width() < SMALL_SCREEN_VIEW_PX
+
     def _fit_stages(self, t_q: int, t_k: int) -> None:
+        floor = SMALL_SCREEN_LABEL_PX if self._small_screen() else MIN_LABEL_PX
+        self._small = self._small_screen()
+        for hm in self.stages.values():
+            for axis in (hm.left_axis, hm.bottom_axis):
+                if axis.min_label_px != floor:
+                    axis.min_label_px = floor
+                    axis.picture = None
+                    axis.update()
         # Up to a dozen tokens every label of the chosen head's stages shows: each
         # stage is at least wide and tall enough for its labels, and the panel
         # scrolls (with a visible bar) on a screen too small for that.
@@ -351,6 +373,15 @@ class HeatmapView(QtWidgets.QWidget):
             self._stage_min[key] = (width, height, int(title or self._title_room))
             self._title_room = max(self._title_room, int(title))
         self._size_stages()
+
+    def _refit_stages(self) -> None:
+        state = self.studio.state
+        self._fit_stages(len(state.query_tokens), len(state.key_tokens))
+
+    def changeEvent(self, event):
+        super().changeEvent(event)
+        if event.type() == QtCore.QEvent.FontChange:
+            self._refit_timer.start()
 
     def _size_stages(self) -> None:
         # The stages come first: as tall as square-ish cells make them, up to the whole
@@ -443,6 +474,8 @@ class HeatmapView(QtWidgets.QWidget):
         short = event.size().height() < SHORT_VIEW_PX
         if self.formula_panel.isVisibleTo(self) == short:
             self.formula_panel.setVisible(not short)
+        if getattr(self, "_small", None) is not None and self._small != self._small_screen():
+            self._refit_timer.start()  # the labels' floor changes with the room: their least sizes too
         self._size_stages()
         self._size_heads()
 

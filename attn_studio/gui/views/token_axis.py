@@ -27,7 +27,8 @@ from .._pg import pg
 LABEL_SLACK = 0.06  # labels may be this much closer than their full spacing and still all show
 LABEL_EM = 8  # a token label is elided past this many font heights (the full word is in the tooltip)
 MIN_LABEL_SCALE = 0.65  # labels shrink this far (and then turn upright) before some are left out
-MIN_LABEL_PX = 8.0  # ...and never below this many pixels
+MIN_LABEL_PX = 14.0  # ...and never below this font size in pixels (nor below the font they were given)
+SMALL_SCREEN_LABEL_PX = 8.0  # the floor where a view is narrower than a 1280-pixel screen gives (1024 × 768)
 MIN_EXPORT_LABEL_SCALE = MIN_LABEL_SCALE  # the same floor in a figure
 
 MEASURES_KEPT = 20_000  # token measurements kept per font (then forgotten and measured again)
@@ -81,6 +82,15 @@ def _ticks(labels: list[str]) -> list[list[tuple[int, str]]]:
     return [[(i, label) for i, label in enumerate(labels)]]
 
 
+def font_pixels(font: QtGui.QFont) -> float:
+    """The size of ``font`` in pixels on the screen (a point size at the screen's logical dpi)."""
+    if font.pixelSize() > 0:
+        return float(font.pixelSize())
+    screen = QtGui.QGuiApplication.primaryScreen()
+    dpi = screen.logicalDotsPerInchY() if screen is not None else 96.0
+    return font.pointSizeF() * dpi / 72.0
+
+
 class TokenAxis(pg.AxisItem):
     """An axis of token labels; on the bottom they are drawn at 45° so long words never overlap.
 
@@ -97,11 +107,12 @@ class TokenAxis(pg.AxisItem):
         self.drawn: list[tuple[float, str]] = []  # (position, text) of the labels drawn at the last paint
         self.shown_angle, self.shown_scale = self.ANGLE, 1.0  # of the labels at the last paint
         self.thinned_note = ""  # what the axis said about thinned labels at the last paint
+        self.min_label_px = MIN_LABEL_PX  # the floor of this axis' labels (a view on a small screen lowers it)
         super().__init__(orientation)
         # Token positions need no SI prefix; pyqtgraph would otherwise re-typeset the axis
         # title on every range change (a window build sets ranges hundreds of times).
         self.enableAutoSIPrefix(False)
-        self.setStyle(tickLength=0, tickFont=presentation.tick_font())
+        self.setStyle(tickLength=0, tickFont=presentation.token_font())
 
     def max_label_px(self) -> float:
         """The widest a label may be drawn, in pixels: longer tokens are elided with "…"."""
@@ -151,12 +162,30 @@ class TokenAxis(pg.AxisItem):
         # handed a tick per token, would lay out thousands of empty ones on every paint).
         self.setTicks([[]])
         if self.orientation == "bottom":
-            self.setHeight(int(widest * np.sin(np.radians(self.ANGLE)) + metrics.height() + 8))
+            # The room slanted labels need, and upright ones (when the columns are too narrow
+            # for slanted labels, the axis grows to this at its next paint rather than cut them).
+            self._heights = {self.ANGLE: int(widest * np.sin(np.radians(self.ANGLE)) + metrics.height() + 8),
+                             90: int(widest + metrics.height() + 8)}
+            self.setHeight(self._heights[self._shown_fit_angle()])
             self._adjust_label()
         elif self.style["showValues"]:
             label = self.label.boundingRect().height() + 4 if self.label.isVisible() else 0
             self.setWidth(int(widest + label + 8))
         self.picture = None
+
+    def _shown_fit_angle(self) -> int:
+        # The angle the labels were last drawn at (45 before the first paint).
+        return 90 if self.shown_angle >= 90 else self.ANGLE
+
+    def _fit_height(self, angle: float) -> None:
+        """Make a column axis as tall as its labels need at ``angle`` (upright labels need their whole width)."""
+        heights = getattr(self, "_heights", None)
+        if self.orientation != "bottom" or not heights:
+            return
+        height = heights[90 if angle >= 90 else self.ANGLE]
+        if self.fixedHeight != height:
+            self.setHeight(height)
+            self._adjust_label()
 
     def relabel(self):
         """Recompute the room the slanted labels need (after a font change)."""
@@ -202,12 +231,18 @@ class TokenAxis(pg.AxisItem):
         return metrics.height() / slant - 0.5
 
     def min_label_spacing(self) -> float:
-        """The least room per token in which every label still shows (the floor font, upright)."""
-        return self.label_spacing(angle=90) * self._floor_scale()
+        """The least room per token in which every label still shows (the floor font, upright, the slack
+        that :meth:`fit` allows)."""
+        return self.label_spacing(angle=90) * self._floor_scale() * (1 - LABEL_SLACK)
 
     def _floor_scale(self) -> float:
-        height = QtGui.QFontMetricsF(self.style.get("tickFont") or QtGui.QFont()).height()
-        return min(1.0, max(MIN_LABEL_SCALE, MIN_LABEL_PX / max(height, 1e-6)))
+        # The floor is a font size as the viewer sees it (14 px), not a line height: a label drawn
+        # smaller than that is not read from the back of a room; crowded labels are thinned instead.
+        pixels = font_pixels(self.style.get("tickFont") or QtGui.QFont())
+        # On a small screen (min_label_px lowered) the labels may shrink to that floor in pixels, as
+        # far as they did at 12 px before labels were 14 px.
+        least = MIN_LABEL_SCALE if self.min_label_px >= MIN_LABEL_PX else 0.0
+        return min(1.0, max(least, self.min_label_px / max(pixels, 1e-6)))
 
     def _spacing(self) -> float:
         """Pixels between neighbouring tokens along this axis at the current size (inf: one token)."""
@@ -230,18 +265,17 @@ class TokenAxis(pg.AxisItem):
             return 1.0, self.ANGLE, 1
         floor = self._floor_scale()
         scale = spacing / need
-        if scale >= floor:
-            return scale, self.ANGLE, 1
+        if scale >= floor * (1 - LABEL_SLACK):  # at the floor, a few per cent closer still reads
+            return max(scale, floor), self.ANGLE, 1
         if self.orientation == "bottom":
             need = self.label_spacing(angle=90)
             upright = spacing / need
+            if upright >= 1 - LABEL_SLACK:
+                upright = 1.0  # a few per cent closer still reads, as slanted labels do
+            elif upright >= floor * (1 - LABEL_SLACK):
+                upright = max(upright, floor)
             if upright >= floor:
-                # Upright, the longest label should also fit the axis' height (set for slanted
-                # ones): smaller still if the floor allows, else it is elided a little.
-                widest = self.widest_label_px()
-                if widest > 0:
-                    height = QtGui.QFontMetricsF(self.style.get("tickFont") or QtGui.QFont()).height()
-                    upright = min(upright, max(floor, (self.height() - height - 6) / widest))
+                # Upright, the axis grows to the longest label (see _fit_height): never elided.
                 return min(1.0, upright), 90, 1
             return floor, 90, max(2, int(np.ceil(need * floor / spacing)))
         return floor, self.ANGLE, max(2, int(np.ceil(need * floor / spacing)))
@@ -264,7 +298,7 @@ class TokenAxis(pg.AxisItem):
         scale, angle, step = self.fit()
         if scale < 1.0:
             if font.pixelSize() > 0:
-                font.setPixelSize(max(1, int(font.pixelSize() * scale)))
+                font.setPixelSize(max(1, int(font.pixelSize() * scale + 1e-6)))
             else:
                 font.setPointSizeF(font.pointSizeF() * scale)
         p.setFont(font)
@@ -272,6 +306,7 @@ class TokenAxis(pg.AxisItem):
         metrics = QtGui.QFontMetricsF(p.font())
         bounds = self.boundingRect()
         self.shown_step, self.shown_angle, self.shown_scale = step, angle, scale
+        self._fit_height(angle)
         self.drawn = []
         self.thinned_note = ""
         # Upright column labels are cut to the axis' height (the whole word is in the tooltip).
