@@ -148,6 +148,11 @@ def _tokens(text: str) -> tuple[str, ...]:
     for cluster in grapheme_clusters(text):
         if cluster[0].isspace() or cluster[0] == _ZWSP:
             end_word()  # a zero-width space separates words as a space does
+            # A combining mark typed after a space joins the space's cluster: it is kept, as a
+            # token of its own (a lone accent), not lost with the space.
+            rest = "".join(ch for ch in cluster[1:] if not ch.isspace())
+            if rest and not _is_invisible(rest):
+                tokens.append(rest)
         elif _is_invisible(cluster):
             continue  # removed: it neither joins nor splits what is around it
         elif _is_word(cluster):

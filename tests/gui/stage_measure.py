@@ -11,7 +11,7 @@ import math
 import re
 import xml.etree.ElementTree as ET
 
-from PySide6 import QtCore, QtGui, QtSvg
+from PySide6 import QtCore, QtGui, QtSvg, QtWidgets
 
 SVG = "{http://www.w3.org/2000/svg}"
 _MATRIX = re.compile(r"matrix\(([^)]*)\)")
@@ -44,7 +44,7 @@ def drawn_texts(widget) -> list[tuple[str, float]]:
     generator.setSize(widget.size())
     generator.setViewBox(QtCore.QRect(QtCore.QPoint(0, 0), widget.size()))
     painter = QtGui.QPainter(generator)
-    widget.render(painter, QtCore.QPoint(0, 0))
+    QtWidgets.QWidget.render(widget, painter, QtCore.QPoint(0, 0))  # a graphics view's own render() differs
     painter.end()
     root = ET.fromstring(bytes(buffer.data()))
     found = []

@@ -11,7 +11,7 @@ import re
 
 import numpy as np
 import pytest
-from PySide6 import QtCore, QtWidgets
+from PySide6 import QtCore, QtGui, QtWidgets
 from PySide6.QtTest import QTest
 
 from attn_studio.gui.lecture import present as present_module
@@ -259,3 +259,22 @@ def test_stage_sizes_follow_the_screen_height():
     assert large["label"] == pytest.approx(3 * small["label"], abs=3)
     assert present_module.token_window(20, 7, 14) == (11, 18)
     assert present_module.token_window(5, 7, 3) == (0, 5)
+
+
+def test_a_soft_pointer_follows_the_mouse_on_the_stage(window):
+    w = window
+    stage = present(w, "Attention")
+    pointer = stage.findChild(QtWidgets.QWidget, "presentPointer")
+    assert pointer.centre is None and pointer.geometry() == stage.rect()
+    body = stage.findChild(QtWidgets.QWidget, "presentBody")
+    # A move sent to the stage's own widget (the offscreen platform has no window stacking for
+    # QTest.mouseMove to find the stage above the window by).
+    local = QtCore.QPointF(200, 150)
+    move = QtGui.QMouseEvent(QtCore.QEvent.MouseMove, local, QtCore.QPointF(body.mapToGlobal(local.toPoint())),
+                             QtCore.Qt.NoButton, QtCore.Qt.NoButton, QtCore.Qt.NoModifier)
+    QtWidgets.QApplication.sendEvent(body, move)
+    settle(w)
+    assert pointer.centre == body.mapTo(stage, QtCore.QPoint(200, 150))
+    image = stage.grab().toImage()
+    colour = image.pixelColor(pointer.centre)
+    assert colour.red() > colour.blue() + 20  # a yellow tint where the pointer is

@@ -21,6 +21,7 @@ SCRIPT = textwrap.dedent("""
     app = QtWidgets.QApplication([])
     from attn_studio.gui.window import MainWindow
     sys.path.insert(0, sys.argv[1])
+    from stage_measure import drawn_texts
     out = {}
     laptop, projector = app.screens()
     w = MainWindow(restore_settings=False, preset="animal")
@@ -35,6 +36,8 @@ SCRIPT = textwrap.dedent("""
     out["window_screen"] = w.screen().name()
     out["window_visible"] = w.isVisible()
     hm = w.present.sheet.heatmaps[0]
+    tokens = set(w.studio.state.query_tokens)
+    out["drawn_labels"] = [px for t, px in drawn_texts(stage) if t in tokens]
     font = hm.left_axis.style["tickFont"]
     out["labels"] = [font.pixelSize() if font.pixelSize() > 0 else font.pointSizeF() * 96 / 72]
     out["rows_labelled"] = [t for _, t in hm.left_axis.labels()] == list(hm.data.row_labels)
@@ -82,6 +85,7 @@ def test_the_stage_fills_the_projector_and_follows_the_laptop(tmp_path):
     assert out["window_screen"] == "laptop" and out["window_visible"]
     assert out["stage_screen"] == "projector" and out["stage_size"] == [1280, 720]
     assert out["labels"] and min(out["labels"]) >= 30 and out["rows_labelled"]
+    assert len(out["drawn_labels"]) > 10 and min(out["drawn_labels"]) >= 30
     assert out["heads"] == 3 and "of 3" in out["stage_title"]
     assert out["stage_changed"] and out["stage_masked"]
     assert out["after_unplug_screen"] == "laptop" and out["after_unplug_size"] == [1920, 1080]

@@ -304,6 +304,44 @@ class ControlStrip(QtWidgets.QFrame):
 
 # -- the stage ------------------------------------------------------------------------------
 
+class PointerOverlay(QtWidgets.QWidget):
+    """A soft translucent circle where the mouse is, so a room sees what the lecturer points at.
+
+    Transparent for the mouse: clicks and hovers reach the stage underneath. ``centre`` is None
+    until the mouse moves over the stage.
+    """
+
+    def __init__(self, parent: QtWidgets.QWidget):
+        super().__init__(parent)
+        self.setObjectName("presentPointer")
+        self.setAttribute(QtCore.Qt.WA_TransparentForMouseEvents)
+        self.setAttribute(QtCore.Qt.WA_NoSystemBackground)
+        self.centre: QtCore.QPoint | None = None
+        self.radius = 34
+
+    def move_to(self, pos: QtCore.QPoint | None) -> None:
+        """Put the circle's centre at ``pos`` (this widget's coordinates); None hides it."""
+        old = self.centre
+        self.centre = None if pos is None else QtCore.QPoint(pos)
+        for centre in (old, self.centre):
+            if centre is not None:
+                r = self.radius + 2
+                self.update(QtCore.QRect(centre.x() - r, centre.y() - r, 2 * r, 2 * r))
+
+    def paintEvent(self, event):  # noqa: N802 (Qt's name)
+        if self.centre is None:
+            return
+        painter = QtGui.QPainter(self)
+        painter.setRenderHint(QtGui.QPainter.Antialiasing)
+        gradient = QtGui.QRadialGradient(QtCore.QPointF(self.centre), self.radius)
+        gradient.setColorAt(0.0, QtGui.QColor(255, 214, 0, 120))
+        gradient.setColorAt(0.7, QtGui.QColor(255, 214, 0, 70))
+        gradient.setColorAt(1.0, QtGui.QColor(255, 214, 0, 0))
+        painter.setPen(QtCore.Qt.NoPen)
+        painter.setBrush(gradient)
+        painter.drawEllipse(QtCore.QPointF(self.centre), self.radius, self.radius)
+
+
 class Stage(QtWidgets.QWidget):
     """The stage window: a title, the view laid out for the room, a caption and the control strip."""
 
@@ -335,6 +373,24 @@ class Stage(QtWidgets.QWidget):
         self.strip = ControlStrip(present)
         layout.addWidget(self.strip)
         self.content: QtWidgets.QWidget | None = None
+        self.pointer = PointerOverlay(self)
+        self.setMouseTracking(True)
+        QtWidgets.QApplication.instance().installEventFilter(self)  # the pointer follows the mouse
+
+    def resizeEvent(self, event):  # noqa: N802 (Qt's name)
+        super().resizeEvent(event)
+        self.pointer.radius = max(20, round(0.047 * self.height()))  # 34 px at 720 px
+        self.pointer.setGeometry(self.rect())
+        self.pointer.raise_()
+
+    def eventFilter(self, watched, event) -> bool:  # noqa: N802 (Qt's name)
+        if event.type() == QtCore.QEvent.MouseMove and isinstance(watched, QtWidgets.QWidget) \
+                and (watched is self or self.isAncestorOf(watched)):
+            self.pointer.move_to(self.mapFromGlobal(event.globalPosition().toPoint()))
+            self.pointer.raise_()
+        elif event.type() == QtCore.QEvent.Leave and watched is self:
+            self.pointer.move_to(None)
+        return False
 
     def sizes(self) -> dict:
         """The stage's text sizes for its present height (the screen's, once full screen)."""
@@ -373,6 +429,9 @@ class Stage(QtWidgets.QWidget):
             self.body_layout.addWidget(widget, 1, QtCore.Qt.AlignCenter if getattr(widget, "fixed", False)
                                        else QtCore.Qt.Alignment())
             widget.show()
+            for child in [widget] + widget.findChildren(QtWidgets.QWidget):
+                child.setMouseTracking(True)  # the pointer follows a mouse moved without a button
+            self.pointer.raise_()
 
     def body_size(self) -> QtCore.QSize:
         """The room the body has for the view: the stage less its title, caption, strip and margins,
@@ -710,6 +769,7 @@ class Present(QtCore.QObject):
             self._esc.deleteLater()
             self._esc = None
         stage.set_content(None)
+        QtWidgets.QApplication.instance().removeEventFilter(stage)
         stage.hide()
         stage.deleteLater()
         self.action.setChecked(False)
@@ -895,6 +955,10 @@ class Present(QtCore.QObject):
             QtWidgets.QVBoxLayout(holder).setContentsMargins(0, 0, 0, 0)
             holder.layout().addWidget(sheet)
             presentation.restyle(holder)  # plots restyle only below their root: the holder is it
+        # Labels drawn afresh, not from a pixmap made at another screen's scale: text stays text
+        # (a recording or a screen reader of the stage sees words) and sharp on every projector.
+        for item in sheet.scene().items():
+            item.setCacheMode(QtWidgets.QGraphicsItem.NoCache)
         # Laid out as a page figure is (its axes measure their labels at the stage's size), then shown.
         size = sheet.lay_out()
         # The key axis' title hangs below its slanted labels, outside the axis' own height: room for it.
