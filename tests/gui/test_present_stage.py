@@ -278,3 +278,37 @@ def test_a_soft_pointer_follows_the_mouse_on_the_stage(window):
     image = stage.grab().toImage()
     colour = image.pixelColor(pointer.centre)
     assert colour.red() > colour.blue() + 20  # a yellow tint where the pointer is
+
+
+def test_a_training_panel_s_heatmaps_are_pages_with_every_token_labelled(window, qtbot):
+    w = window
+    name = next(v for v in w.present.views() if v.startswith("Training: ") and "two layers" in v)
+    stage = present(w, name)
+    panel = w.present.training_panel(name)
+    for _ in range(3):
+        stage.findChild(QtWidgets.QPushButton, "present_step").click()
+        qtbot.wait(50)
+    qtbot.waitUntil(lambda: panel.heatmaps[1][0].data is not None, timeout=20_000)
+    settle(w)
+    w.present.render()
+    pages = w.present.pages
+    assert pages >= 2 + 4  # the curves, then the four heads
+    for _ in range(pages - 1):
+        QTest.keyClick(stage, QtCore.Qt.Key_Right)
+    settle(w)
+    assert not stage.isAncestorOf(panel.graphics) or not panel.graphics.isVisible()
+    hm = w.present.sheet.heatmaps[0]
+    assert hm.title.startswith("two layers: layer 2 head 2")
+    assert len(hm.data.row_labels) < 32 and hm.left_axis.visible_step() == 1 and hm.bottom_axis.visible_step() == 1
+    texts = drawn_texts(stage)
+    letters = [px for t, px in texts if len(t) == 1 and t.isalnum() and t in set(hm.data.row_labels)]
+    assert letters and min(letters) >= 29.5
+    first = list(hm.data.row_labels)
+    QTest.keyClick(stage, QtCore.Qt.Key_Down)
+    settle(w)
+    moved = list(w.present.sheet.heatmaps[0].data.row_labels)
+    assert moved != first or len(first) == 32
+    w.present.leave()
+    settle(w)
+    assert panel.graphics.isVisibleTo(panel)
+    panel.pause()

@@ -504,9 +504,20 @@ class _Lent:
                     item.setCacheMode(QtWidgets.QGraphicsItem.NoCache)
         graphics = getattr(widget, "graphics", None)
         self.items = []
+        # The panel's heatmaps (the heads of "Why two layers", the alignment of "Why attention") go
+        # on the stage as page figures of their own, with every token labelled; the plots that hold
+        # them are folded away on the curves' pages.
+        self.heatmaps = [hm for row in getattr(widget, "heatmaps", []) for hm in row]
+        if getattr(widget, "alignment", None) is not None:
+            self.heatmaps.append(widget.alignment)
+        self.folded = []
         if graphics is not None:
+            plots = {hm.plot for hm in self.heatmaps}
             cells = sorted(graphics.ci.items.items(), key=lambda kv: min(kv[1]))
-            self.items = [(item, item.maximumSize(), item.minimumSize()) for item, _ in cells]
+            for item, _ in cells:
+                inner = set(getattr(item, "items", {}) or {})
+                entry = (item, item.maximumSize(), item.minimumSize())
+                (self.folded if item in plots or inner & plots else self.items).append(entry)
 
     def show_items(self, page: int, per_page: int) -> int:
         """Show plots ``page * per_page`` on of a training panel, the others folded away; the page count."""
@@ -514,6 +525,10 @@ class _Lent:
             return 1
         pages = -(-len(self.items) // per_page)
         page = min(page, pages - 1)
+        for item, largest, least in self.folded:
+            item.setVisible(False)
+            item.setMinimumSize(0, 0)
+            item.setMaximumSize(0, 0)
         for n, (item, largest, least) in enumerate(self.items):
             shown = page * per_page <= n < (page + 1) * per_page
             item.setVisible(shown)
@@ -529,6 +544,17 @@ class _Lent:
     def enlarge(self, px: int) -> None:
         """Every text of the widget at least ``px`` pixels (its own larger sizes kept in proportion)."""
         self.widget.setFont(_font(px))
+        # A style sheet that names a font family (a monospace table of letters) sets the size too:
+        # the stage's size is added to it while the widget is on the stage.
+        if not hasattr(self, "sheets"):
+            self.sheets = [(child, child.styleSheet()) for child in self.widget.findChildren(QtWidgets.QWidget)
+                           if "font" in child.styleSheet()]
+        # Such a table is a line of letters a column each (32 tokens of "Why two layers"): at the
+        # values' least size, 24 px at 720, it fits a 1280-px stage.
+        small = max(24, round(px * 24 / 26))
+        for child, sheet in self.sheets:
+            if shiboken6.isValid(child):
+                child.setStyleSheet(f"{sheet} font-size: {small}px;")
         for child, font in self.own_fonts:
             if shiboken6.isValid(child):
                 own = font.pixelSize() if font.pixelSize() > 0 else font.pointSizeF() * 96 / 72
@@ -542,10 +568,13 @@ class _Lent:
         if not shiboken6.isValid(w):
             return
         w.hide()
+        for child, sheet in getattr(self, "sheets", []):
+            if shiboken6.isValid(child):
+                child.setStyleSheet(sheet)
         for item, mode in self.cached:
             if shiboken6.isValid(item):
                 item.setCacheMode(mode)
-        for item, largest, least in self.items:
+        for item, largest, least in self.items + getattr(self, "folded", []):
             item.setVisible(True)
             item.setMaximumSize(largest)
             item.setMinimumSize(least)
@@ -598,6 +627,7 @@ class Present(QtCore.QObject):
         self._rendering = False
         self.geometry: QtCore.QRect | None = None
         self._last_sheet: dict | None = None  # the figure on the stage and what it was built for
+        self.centre = 0  # the middle of a training heatmap's window of tokens (↑ ↓ move it)
         self.action = QtGui.QAction("&Present", window)
         self.action.setObjectName("presentAction")
         self.action.setCheckable(True)
@@ -623,11 +653,20 @@ class Present(QtCore.QObject):
         app.screenRemoved.connect(self._screen_removed)
         self._timer = QtCore.QTimer(self)  # a training run's curves: the stage's strip follows them
         self._timer.setInterval(250)
-        self._timer.timeout.connect(lambda: self.stage is not None and self.stage.strip.sync())
+        self._timer.timeout.connect(self._tick)
 
     @property
     def active(self) -> bool:
         return self.stage is not None
+
+    def _tick(self) -> None:
+        # A training run goes on by itself: the strip follows its buttons, a heatmap page its numbers.
+        if self.stage is None:
+            return
+        self.stage.strip.sync()
+        if self.view.startswith(TRAINING_PREFIX) and self.stage.content is not None \
+                and getattr(self.stage.content, "fixed", False):
+            self.render()
 
     # -- which views ------------------------------------------------------------------------
     def views(self) -> list[str]:
@@ -790,7 +829,7 @@ class Present(QtCore.QObject):
     def go_to(self, view: str) -> None:
         """Show ``view`` on the stage."""
         if view != self.view and view in self.views():
-            self.view, self.page = view, 0
+            self.view, self.page, self.centre = view, 0, 0
             if self.stage is not None:
                 self._show_view()
 
@@ -832,6 +871,14 @@ class Present(QtCore.QObject):
             return False
         elif k in (QtCore.Qt.Key_Escape, QtCore.Qt.Key_F5):
             self.leave()
+        elif k in (QtCore.Qt.Key_Up, QtCore.Qt.Key_Down) and self.view.startswith(TRAINING_PREFIX):
+            # A training heatmap's window of tokens moves a row at a time, from where it is now.
+            last = self._last_sheet
+            if last is not None and last["windows"]:
+                rows = last["windows"][0][0]
+                self.centre = (rows[0] + rows[1]) // 2
+            self.centre += -1 if k == QtCore.Qt.Key_Up else 1
+            self.render()
         elif k == QtCore.Qt.Key_Up:
             w.move_query(-1)
         elif k == QtCore.Qt.Key_Down:
@@ -1045,19 +1092,34 @@ class Present(QtCore.QObject):
                 fit_cols = max(1, (cols[1] - cols[0]) - max(1, math.ceil(over_w / cell[0] / len(tiles))))
         return sheet, rows, cols, n_rows, n_cols
 
-    def _render_sheet(self, view: str, s: dict, zoom: float) -> None:
+    def _render_sheet(self, view: str, s: dict, zoom: float, tiles=None, centre: int | None = None,
+                      title: str | None = None) -> None:
+        """The view's tiles (or ``tiles``: a training panel's heatmap) as the stage's figure, around the
+        query (or ``centre``)."""
         stage, w = self.stage, self.window
-        all_tiles = [t for t in self._tiles(view) if t.source.data is not None]
+        own = tiles is not None
+        all_tiles = [t for t in (tiles if own else self._tiles(view)) if t.source.data is not None]
         state = w.studio.state
+        saved_page = self.page
+        if own:
+            self.page = 0
         if not all_tiles:
             stage.title.setText(view)
             stage.caption.setText("Nothing to show yet: type a sentence.")
             stage.set_content(None)
             return
         cell = self._cell(all_tiles, s)
-        stage.title.setText(self._title(self._view_title(view)))
-        q = state.query_index if state.query_tokens else 0
-        sig = self._signature(view, all_tiles, cell, zoom)
+        stage.title.setText(title if title is not None else self._title(self._view_title(view)))
+        q = centre if centre is not None else (state.query_index if state.query_tokens else 0)
+        sig = self._signature(view, all_tiles, cell, zoom) + ((saved_page, q) if own else ())
+        try:
+            self._render_figure(view, all_tiles, cell, zoom, q, sig)
+        finally:
+            if own:
+                self.page = saved_page
+
+    def _render_figure(self, view, all_tiles, cell, zoom, q, sig) -> None:
+        stage = self.stage
         if self._update_in_place(sig, all_tiles, q):
             if view == HEADS:
                 stage.caption.setText(" · ".join(n for n in [self._found()] + self._last_sheet["notes"] if n))
@@ -1215,6 +1277,7 @@ class Present(QtCore.QObject):
         table.setFixedSize(label_w + col_w + 4, total + 4)
         stage.set_content(table)
         self.steps_table = table
+        self.pages = steps
         note = f"keys {start + 1}–{stop} of {keys} · " if (start, stop) != (0, keys) else ""
         stage.caption.setText(f"{note}← → step · ↑ ↓ query · Esc leaves")
 
@@ -1253,13 +1316,37 @@ class Present(QtCore.QObject):
                 w.trained.room.render_shown(force=True)
             presentation.restyle(widget)
         stage.title.setText(view if view.startswith(TRAINING_PREFIX) else self._title(view))
+        self.pages = 1
         if view.startswith(TRAINING_PREFIX):
-            self.pages = self._lent.show_items(self.page, TRAINING_PLOTS_PER_PAGE)
-            self.page = min(self.page, self.pages - 1)
-            stage.caption.setText(f"plots {self.page + 1} of {self.pages} (← →) · Play / Pause, Step, Reset below "
-                                  f"· Esc leaves")
+            self._render_training(view, widget, s, zoom)
         else:
             stage.caption.setText(self._hint(view))
+
+    def _render_training(self, view: str, panel, s: dict, zoom: float) -> None:
+        """A training panel: its curves one plot a page, then each of its heatmaps as a page figure."""
+        stage, lent = self.stage, self._lent
+        per = TRAINING_PLOTS_PER_PAGE
+        n_plots = -(-len(lent.items) // per) if lent.items else 0
+        heatmaps = [hm for hm in lent.heatmaps if hm.data is not None]
+        pages = max(n_plots + len(heatmaps), 1)
+        page = self.page = min(self.page, pages - 1)
+        where = f"page {page + 1} of {pages} (← →)"
+        if page < n_plots or not heatmaps:
+            if stage.content is not panel:
+                stage.set_content(panel)
+                self._last_sheet = None
+            lent.show_items(page, per)
+            stage.caption.setText(f"{where} · Play / Pause, Step, Reset below · Esc leaves")
+        else:
+            hm = heatmaps[page - n_plots]
+            n = hm.data.values.shape[0]
+            self.centre = min(max(self.centre, 0), n - 1)
+            title = hm.title.replace(" ◀", "")
+            self._render_sheet(view, s, zoom, tiles=[sheets.Tile(hm)], centre=self.centre,
+                               title=f"{view.removeprefix(TRAINING_PREFIX)}: {title}")
+            caption = stage.caption.text().strip()
+            stage.caption.setText(" · ".join(p for p in (where, caption) if p))
+        self.page, self.pages = page, pages
 
     def _give_back(self) -> None:
         lent, self._lent = self._lent, None
