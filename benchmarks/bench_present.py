@@ -87,7 +87,8 @@ def main() -> None:
             def edit(i):
                 room.set_head_scale(3, 1, 0.0 if i % 2 == 0 else 1.0)
                 deadline = time.perf_counter() + 10
-                while w.studio.computing() and time.perf_counter() < deadline:
+                app.processEvents()
+                while room.worker.is_busy() and time.perf_counter() < deadline:
                     app.processEvents()
                     time.sleep(0.001)
 

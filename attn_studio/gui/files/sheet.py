@@ -140,10 +140,7 @@ class FigureSheet(pg.GraphicsLayoutWidget):
     def _heatmap(self, tile: Tile, cell: tuple[float, float]) -> Heatmap:
         src = tile.source
         data = _windowed(src.data, tile.rows, tile.cols)
-        title = tile.title if tile.title is not None else src.title
-        if title.endswith(SHOWN_MARK):
-            title = title[: -len(SHOWN_MARK)]
-        hm = Heatmap(title, src._cmap_name)
+        hm = Heatmap(shown_title(tile), src._cmap_name)
         hm.max_image_side = None  # the page shows every cell, however many (the screen, block means)
         hm.set_colormap(src._cmap_name)
         hm.show_row_labels(True)
@@ -193,6 +190,12 @@ class FigureSheet(pg.GraphicsLayoutWidget):
         self.ci.setGeometry(QtCore.QRectF(0, 0, size.width(), size.height()))
         layout.activate()
         return size
+
+
+def shown_title(tile: Tile) -> str:
+    """The title a tile's heatmap has in a figure: its own, or its source's without the on-screen mark."""
+    title = tile.title if tile.title is not None else tile.source.title
+    return title[: -len(SHOWN_MARK)] if title.endswith(SHOWN_MARK) else title
 
 
 def _row_in(tile: Tile, rows: int) -> int | None:

@@ -1047,6 +1047,13 @@ class Present(QtCore.QObject):
         if windows != last["windows"]:
             return False
         heatmaps = last["holder"].sheet.heatmaps
+        # A title that changed with the edit ("logits ÷ T = 1.05") is written again; one longer than the
+        # one the figure was laid out for might not fit: then the figure is laid out again.
+        titles = [sheets.shown_title(t) for t in page_tiles]
+        if any(len(new) > len(hm.title) for new, hm in zip(titles, heatmaps)):
+            return False
+        for hm, title in zip(heatmaps, titles):
+            hm.set_title(title)
         for hm, tile, (r, c) in zip(heatmaps, page_tiles, windows):
             data = sheets._windowed(tile.source.data, r, c)
             row = tile.selected_row - r[0] if tile.selected_row is not None else None
@@ -1060,7 +1067,7 @@ class Present(QtCore.QObject):
     def _signature(self, view, all_tiles, cell, zoom) -> tuple:
         stage = self.stage
         return (view, self.page, stage.size().toTuple(), stage.strip.isVisible(), cell, round(zoom, 4),
-                tuple((id(t.source), t.title if t.title is not None else t.source.title, t.source.data.values.shape,
+                tuple((id(t.source), t.source.data.values.shape,
                        tuple(t.source.data.row_labels), tuple(t.source.data.col_labels), tuple(t.vlines),
                        t.source._cmap_name) for t in all_tiles))
 
@@ -1109,6 +1116,9 @@ class Present(QtCore.QObject):
             stage.set_content(None)
             return
         cell = self._cell(all_tiles, s)
+        last = self._last_sheet
+        if last is not None and cell[1] == last["cell"][1] and cell[0] <= last["cell"][0]:
+            cell = last["cell"]  # the numbers still fit the cells they have: no new layout for a narrower one
         stage.title.setText(title if title is not None else self._title(self._view_title(view)))
         q = centre if centre is not None else (state.query_index if state.query_tokens else 0)
         sig = self._signature(view, all_tiles, cell, zoom) + ((saved_page, q) if own else ())
@@ -1120,6 +1130,7 @@ class Present(QtCore.QObject):
 
     def _render_figure(self, view, all_tiles, cell, zoom, q, sig) -> None:
         stage = self.stage
+        sig_cell = cell  # the cell the figure was asked for (before it grew to the room)
         if self._update_in_place(sig, all_tiles, q):
             if view == HEADS:
                 stage.caption.setText(" · ".join(n for n in [self._found()] + self._last_sheet["notes"] if n))
@@ -1166,7 +1177,7 @@ class Present(QtCore.QObject):
             names = ", ".join(self._tile_name(t) for t in page_tiles)
             notes.append(f"{names}: {self.page + 1} of {self.pages} (← →)")
         indices = list(range(first, first + len(page_tiles))) if per_page > 1 else [self.page]
-        self._last_sheet = {"sig": sig, "holder": sheet, "fit": sheet.fit, "page": indices,
+        self._last_sheet = {"sig": sig, "cell": sig_cell, "holder": sheet, "fit": sheet.fit, "page": indices,
                             "windows": self._windows(page_tiles, *sheet.fit, q), "notes": list(notes)}
         if view == HEADS:
             notes.insert(0, self._found())
@@ -1306,15 +1317,19 @@ class Present(QtCore.QObject):
             self._give_back()
             self._lent = _Lent(widget)
             stage.set_content(widget)
-        self._lent.enlarge(s["caption"])
         # Drawn at the stage's text size: what the view makes as it draws (labels, arrows' names)
-        # takes the stage's size, and what it had is restyled.
+        # takes the stage's size; what it had is restyled once, when it comes to the stage (or the
+        # stage's size changes), not on every edit.
+        styled = (round(zoom, 4), s["caption"])
         with _AtZoom(zoom):
             if hasattr(widget, "render") and widget in getattr(w, "views", []):
                 w.render_view(widget)
             elif view in (DRIFT, MEANING):
                 w.trained.room.render_shown(force=True)
-            presentation.restyle(widget)
+            if getattr(self._lent, "styled", None) != styled:
+                self._lent.enlarge(s["caption"])
+                presentation.restyle(widget)
+                self._lent.styled = styled
         stage.title.setText(view if view.startswith(TRAINING_PREFIX) else self._title(view))
         self.pages = 1
         if view.startswith(TRAINING_PREFIX):
