@@ -312,3 +312,29 @@ def test_a_training_panel_s_heatmaps_are_pages_with_every_token_labelled(window,
     settle(w)
     assert panel.graphics.isVisibleTo(panel)
     panel.pause()
+
+
+@pytest.mark.parametrize("rect", [PROJECTOR, FULL_HD], ids=["720p", "1080p"])
+def test_the_root_dk_plots_come_one_at_a_time_with_their_whole_caption(window, rect):
+    w = window
+    stage = present(w, "Why divide by √d_k", rect)
+    p = w.present
+    assert p.pages == 2
+    plot = w.variance_plot
+    titles = []
+    for page in range(2):
+        p.page = page
+        p.render()
+        settle(w)
+        shown = [item for item in (plot.variance, plot.saturation) if item.isVisible()]
+        assert len(shown) == 1
+        titles.append(shown[0])
+        # Nothing of the plot's explanation is cut: its label is as tall as its words need.
+        caption = plot.caption
+        assert caption.height() >= caption.heightForWidth(caption.width())
+        line = stage.findChild(QtWidgets.QLabel, "presentCaption")
+        assert line.fontMetrics().horizontalAdvance(line.text()) <= line.width()
+    assert titles[0] is not titles[1]
+    w.present.leave()
+    settle(w)
+    assert plot.variance.isVisible() and plot.saturation.isVisible()

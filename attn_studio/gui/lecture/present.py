@@ -30,6 +30,7 @@ import shiboken6
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from .. import presentation
+from .._pg import pg
 from ..files import sheet as sheets
 
 # Sizes as a fraction of the stage's height (720 px: labels 31, values 26, titles 36, strip ≤ 86).
@@ -433,6 +434,16 @@ class Stage(QtWidgets.QWidget):
                 child.setMouseTracking(True)  # the pointer follows a mouse moved without a button
             self.pointer.raise_()
 
+    def set_caption(self, text: str) -> None:
+        """One line under the view: what it shows first, then the keys; parts that do not fit the
+        stage's width are left out from the end (a caption is never wrapped, cut or made smaller)."""
+        parts = text.split(" · ")
+        metrics = QtGui.QFontMetrics(self.caption.font())
+        room = self.width() - 2 * self.sizes()["margin"] - 8
+        while len(parts) > 1 and metrics.horizontalAdvance(" · ".join(parts)) > room:
+            parts.pop()
+        self.caption.setText(" · ".join(parts))
+
     def body_size(self) -> QtCore.QSize:
         """The room the body has for the view: the stage less its title, caption, strip and margins,
         as its layout gives them now."""
@@ -502,7 +513,14 @@ class _Lent:
                 if item.cacheMode() != QtWidgets.QGraphicsItem.NoCache:
                     self.cached.append((item, item.cacheMode()))
                     item.setCacheMode(QtWidgets.QGraphicsItem.NoCache)
-        graphics = getattr(widget, "graphics", None)
+        # Labels of a height fixed for the window's text (a two-line caption): free on the stage.
+        self.fixed_heights = [(child, child.minimumHeight()) for child in widget.findChildren(QtWidgets.QLabel)
+                              if child.minimumHeight() == child.maximumHeight() and child.minimumHeight() > 0]
+        for child, _ in self.fixed_heights:
+            child.setMaximumHeight(16777215)
+        graphics = getattr(widget, "graphics", None) or getattr(widget, "canvas", None)
+        self.graphics = graphics if isinstance(graphics, pg.GraphicsLayoutWidget) else None
+        graphics = self.graphics
         self.items = []
         # The panel's heatmaps (the heads of "Why two layers", the alignment of "Why attention") go
         # on the stage as page figures of their own, with every token labelled; the plots that hold
@@ -538,8 +556,15 @@ class _Lent:
             else:
                 item.setMinimumSize(0, 0)
                 item.setMaximumSize(0, 0)
-        self.widget.graphics.ci.layout.invalidate()
+        self.graphics.ci.layout.invalidate()
         return pages
+
+    def fit_labels(self, width: int) -> None:
+        """Labels whose height was fixed for the window: as tall as their text needs at ``width``."""
+        for child, _ in self.fixed_heights:
+            if shiboken6.isValid(child) and child.wordWrap():
+                child.setMaximumHeight(16777215)  # a view may fix it again when its font changes
+                child.setMinimumHeight(child.heightForWidth(width))
 
     def enlarge(self, px: int) -> None:
         """Every text of the widget at least ``px`` pixels (its own larger sizes kept in proportion)."""
@@ -568,6 +593,9 @@ class _Lent:
         if not shiboken6.isValid(w):
             return
         w.hide()
+        for child, height in self.fixed_heights:
+            if shiboken6.isValid(child):
+                child.setFixedHeight(height)
         for child, sheet in getattr(self, "sheets", []):
             if shiboken6.isValid(child):
                 child.setStyleSheet(sheet)
@@ -1112,7 +1140,7 @@ class Present(QtCore.QObject):
             self.page = 0
         if not all_tiles:
             stage.title.setText(view)
-            stage.caption.setText("Nothing to show yet: type a sentence.")
+            stage.set_caption("Nothing to show yet: type a sentence.")
             stage.set_content(None)
             return
         cell = self._cell(all_tiles, s)
@@ -1133,10 +1161,10 @@ class Present(QtCore.QObject):
         sig_cell = cell  # the cell the figure was asked for (before it grew to the room)
         if self._update_in_place(sig, all_tiles, q):
             if view == HEADS:
-                stage.caption.setText(" · ".join(n for n in [self._found()] + self._last_sheet["notes"] if n))
+                stage.set_caption(" · ".join(n for n in [self._found()] + self._last_sheet["notes"] if n))
             return
         self._last_sheet = None
-        stage.caption.setText(" ")  # keeps its room while the body is measured
+        stage.set_caption(" ")  # keeps its room while the body is measured
         room = stage.body_size()
         # One tile alone, whole, tells how many rows and columns fit and how wide a tile is.
         self.page = min(self.page, len(all_tiles) - 1)
@@ -1181,7 +1209,7 @@ class Present(QtCore.QObject):
                             "windows": self._windows(page_tiles, *sheet.fit, q), "notes": list(notes)}
         if view == HEADS:
             notes.insert(0, self._found())
-        stage.caption.setText(" · ".join(n for n in notes if n) if any(notes) else self._hint(view))
+        stage.set_caption(" · ".join(n for n in notes if n) if any(notes) else self._hint(view))
 
     def _found(self) -> str:
         """The Head Lab's last find, in words: its three strongest heads ("find: 4.2 0.68, 6.12 0.68")."""
@@ -1228,7 +1256,7 @@ class Present(QtCore.QObject):
         name = " ".join(step_name.replace("▶", "").split())
         name = name.split(". ", 1)[1] if name[:1].isdigit() and ". " in name else name
         stage.title.setText(f"Step {current + 1} of {steps}: {name}")
-        stage.caption.setText(" ")
+        stage.set_caption(" ")
         table = QtWidgets.QTableWidget()
         table.setObjectName("presentSteps")
         table.fixed = True
@@ -1290,7 +1318,7 @@ class Present(QtCore.QObject):
         self.steps_table = table
         self.pages = steps
         note = f"keys {start + 1}–{stop} of {keys} · " if (start, stop) != (0, keys) else ""
-        stage.caption.setText(f"{note}← → step · ↑ ↓ query · Esc leaves")
+        stage.set_caption(f"{note}← → step · ↑ ↓ query · Esc leaves")
 
     # Views that are not heatmaps: the window's own widget, lent to the stage.
     def _lent_widget(self, view: str):
@@ -1310,7 +1338,7 @@ class Present(QtCore.QObject):
         widget = self._lent_widget(view)
         if widget is None:
             stage.title.setText(view)
-            stage.caption.setText("Not available for this model.")
+            stage.set_caption("Not available for this model.")
             stage.set_content(None)
             return
         if self._lent is None or self._lent.widget is not widget:
@@ -1330,12 +1358,17 @@ class Present(QtCore.QObject):
                 self._lent.enlarge(s["caption"])
                 presentation.restyle(widget)
                 self._lent.styled = styled
+            self._lent.fit_labels(stage.body.width() - 24)
         stage.title.setText(view if view.startswith(TRAINING_PREFIX) else self._title(view))
         self.pages = 1
         if view.startswith(TRAINING_PREFIX):
             self._render_training(view, widget, s, zoom)
         else:
-            stage.caption.setText(self._hint(view))
+            # A view of several plots (the √d_k variance and saturation) shows them one at a time.
+            self.pages = self._lent.show_items(self.page, 1) if len(self._lent.items) > 1 else 1
+            self.page = min(self.page, self.pages - 1)
+            hint = self._hint(view)
+            stage.set_caption(f"plot {self.page + 1} of {self.pages} (← →) · {hint}" if self.pages > 1 else hint)
 
     def _render_training(self, view: str, panel, s: dict, zoom: float) -> None:
         """A training panel: its curves one plot a page, then each of its heatmaps as a page figure."""
@@ -1351,7 +1384,7 @@ class Present(QtCore.QObject):
                 stage.set_content(panel)
                 self._last_sheet = None
             lent.show_items(page, per)
-            stage.caption.setText(f"{where} · Play / Pause, Step, Reset below · Esc leaves")
+            stage.set_caption(f"{where} · Play / Pause, Step, Reset below · Esc leaves")
         else:
             hm = heatmaps[page - n_plots]
             n = hm.data.values.shape[0]
@@ -1360,7 +1393,7 @@ class Present(QtCore.QObject):
             self._render_sheet(view, s, zoom, tiles=[sheets.Tile(hm)], centre=self.centre,
                                title=f"{view.removeprefix(TRAINING_PREFIX)}: {title}")
             caption = stage.caption.text().strip()
-            stage.caption.setText(" · ".join(p for p in (where, caption) if p))
+            stage.set_caption(" · ".join(p for p in (where, caption) if p))
         self.page, self.pages = page, pages
 
     def _give_back(self) -> None:
