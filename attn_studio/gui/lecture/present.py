@@ -1287,6 +1287,16 @@ class Present(QtCore.QObject):
             labels, texts = labels[:-1], texts[:-1]  # no result at this step
             keys = len(texts)
         room = stage.body_size()
+        # The step's explanation in words (the window's step view says the same), under its numbers.
+        explanation = QtWidgets.QLabel()
+        explanation.setObjectName("presentStepExplanation")
+        explanation.setTextFormat(QtCore.Qt.RichText)
+        explanation.setWordWrap(True)
+        explanation.setFont(_font(s["caption"]))
+        text = pipe.explanation.text()
+        explanation.setText(text.split("</b> — ", 1)[1] if "</b> — " in text else text)
+        explanation_h = explanation.heightForWidth(room.width() - 8) if explanation.text() else 0
+        room = QtCore.QSize(room.width(), max(room.height() - explanation_h - 12, 60))
         value_metrics = QtGui.QFontMetrics(value_font)
         label_w = max((QtGui.QFontMetrics(label_font).horizontalAdvance(t) for t in labels), default=40) + 24
         col_w = min(max((value_metrics.horizontalAdvance(t) for t in texts), default=80) + 30,
@@ -1314,8 +1324,18 @@ class Present(QtCore.QObject):
         table.setColumnWidth(0, col_w)
         table.verticalHeader().setFixedWidth(label_w)
         table.setFixedSize(label_w + col_w + 4, total + 4)
-        stage.set_content(table)
+        page = QtWidgets.QWidget()
+        page.fixed = True
+        column = QtWidgets.QVBoxLayout(page)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.setSpacing(12)
+        column.addWidget(table, 0, QtCore.Qt.AlignHCenter)
+        explanation.setFixedSize(room.width() - 8, explanation_h)
+        column.addWidget(explanation, 0, QtCore.Qt.AlignHCenter)
+        page.setFixedSize(room.width(), total + 4 + 12 + explanation_h)
+        stage.set_content(page)
         self.steps_table = table
+        self.steps_explanation = explanation
         self.pages = steps
         note = f"keys {start + 1}–{stop} of {keys} · " if (start, stop) != (0, keys) else ""
         stage.set_caption(f"{note}← → step · ↑ ↓ query · Esc leaves")
