@@ -18,7 +18,6 @@ import dataclasses
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import NamedTuple
 
 import numpy as np
 
@@ -51,6 +50,7 @@ from .limits import (  # noqa: F401 (re-exported: the limits were first defined 
 )
 from .schema import (  # noqa: F401 (re-exported)
     ADDITIVE_NAMES,
+    EditedCells,
     DENSE_WEIGHT_CELLS,
     MAX_LAYERS,
     SCHEMA_VERSION,
@@ -65,27 +65,6 @@ from .schema import (  # noqa: F401 (re-exported)
 SCORE_KINDS = ("dot", "additive")
 
 
-class EditedCells(NamedTuple):
-    """A store's edited cells as arrays: ``index`` ``(n, 3)`` whole numbers, ``values`` ``(n,)`` floats.
-
-    The session writer formats them as text without a Python list per cell
-    (:meth:`StudioState.weight_edits` gives the lists, through :meth:`tolist`).
-    """
-
-    index: np.ndarray
-    values: np.ndarray
-
-    def tolist(self) -> list:
-        """``[[i, j, k, value], ...]``: whole numbers and floats, as a session file holds them."""
-        cells = []
-        # In slices: one tolist() of a million cells holds the interpreter for a quarter
-        # of a second, and saves run beside the window's thread.
-        for start in range(0, len(self.index), 1 << 16):
-            part = self.index[start:start + (1 << 16)].tolist()
-            for cell, value in zip(part, self.values[start:start + (1 << 16)].tolist()):
-                cell.append(value)  # [i, j, k] becomes [i, j, k, value] in place: half the time of new lists
-            cells += part
-        return cells
 _MAX_AXIS = max(MAX_D_MODEL, MAX_D_HEAD)
 
 # Fields that say what the lecturer is looking at, not what the model is:

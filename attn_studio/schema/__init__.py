@@ -6,6 +6,7 @@ Two kinds of file, one module each: :mod:`.toy` (the toy studio's sessions and p
 versions 1 to 3, migrated here) and :mod:`.trained` (sessions of a trained model, version 4).
 """
 
+from .cells import EditedCells
 from .toy import (
     SCHEMA_VERSION,
     WEIGHT_NAMES,
@@ -33,5 +34,5 @@ __all__ = [
     "SCHEMA_VERSION", "WEIGHT_NAMES", "ADDITIVE_NAMES", "MAX_LAYERS", "DENSE_WEIGHT_CELLS",
     "visible_store_shapes", "seeded_store", "seeded_reference", "fan_ins", "migrate",
     "state_kwargs_from_dict", "TRAINED_SCHEMA_VERSION", "MAX_MODEL_NAME_CHARS", "MAX_FOLDER_CHARS",
-    "ModelRef", "TrainedSession", "model_ref_from_dict", "trained_session_from_dict",
+    "ModelRef", "TrainedSession", "model_ref_from_dict", "trained_session_from_dict", "EditedCells",
 ]
