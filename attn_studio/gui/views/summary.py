@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import numpy as np
-from PySide6 import QtWidgets
+from PySide6 import QtCore, QtWidgets
 
 from .._pg import pg
 from .heatmap import SCORES_CMAP, Heatmap, symmetric_levels
 from .heatmap_canvas import HeatmapCanvas
 from .highlight import highlight_for
 from ..widgets import caption_label
+
+# Up to this many columns (or rows) a map keeps every label at its full size: it is at least as wide
+# (tall) as its labels need, and the central area scrolls on a screen too small (as Compare does).
+LABELLED_UP_TO = 24
 
 
 class HeadsSummaryView(QtWidgets.QWidget):
@@ -44,6 +48,34 @@ class HeadsSummaryView(QtWidgets.QWidget):
     def _apply_highlight(self):
         for key in ("concat", "output"):
             self.maps[key].set_highlight(self.highlight.row, None)
+
+    def _fit_labels(self) -> None:
+        """Make each map at least as large as its labels need, every one of them shown.
+
+        The narrow "= output" map at 1280×720 labelled only 1 column in 2 (animal: 8 columns in
+        110 px), and its "1 in 2" note ran into the axis title.
+        """
+        for key, canvas in self.canvases.items():
+            hm = self.maps[key]
+            data = hm.data
+            if data is None or canvas.isHidden():
+                continue
+            rows, cols = data.values.shape
+            width = height = 0
+            if cols <= LABELLED_UP_TO:
+                bar = canvas.bar.geometry().width() if canvas.bar is not None and canvas.bar.geometry().width() > 0 \
+                    else (60 if canvas.bar is not None else 0)
+                width = int(hm.left_axis.minimumWidth() + bar + 16 + cols * hm.bottom_axis.min_label_spacing()) + 1
+            if rows <= LABELLED_UP_TO:
+                height = int(40 + hm.bottom_axis.minimumHeight() + 16 + rows * hm.left_axis.min_label_spacing()) + 1
+            size = QtCore.QSize(width, height)
+            if canvas.minimumSize() != size:
+                canvas.setMinimumSize(size)
+
+    def changeEvent(self, event):  # noqa: N802 (Qt's name)
+        super().changeEvent(event)
+        if event.type() == QtCore.QEvent.FontChange:  # zoomed: the labels take more room
+            self._fit_labels()
 
     @property
     def separators(self) -> list[float]:
@@ -82,6 +114,7 @@ class HeadsSummaryView(QtWidgets.QWidget):
                                      col_labels=[f"out {c + 1}" for c in range(out.shape[1])], levels=lv,
                                      selected_row=selected)
         self.maps["output"].set_axis_titles("query", "output")
+        self._fit_labels()
         for bar_key, levels in (("concat", lv), ("w_o", symmetric_levels(state.w_o) if state.projections else (-1, 1)),
                                 ("output", lv)):
             bar = self.canvases[bar_key].bar
