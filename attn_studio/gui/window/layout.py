@@ -141,7 +141,16 @@ class WindowLayout(QtCore.QObject):
         fitted again whenever the window's width changes them."""
         self._panel_scroll = scroll
         self._fitted_limits = self.panel_limits()
+        before = scroll.minimumWidth()
+        fitted = scroll.width() <= before + 1  # the panel is as wide as last fitted, not dragged wider
         fit_width(scroll, *self._fitted_limits)
+        dock = getattr(self.window, "controls_dock", None)
+        if fitted and scroll.minimumWidth() < before and dock is not None and dock.isVisible() \
+                and not dock.isFloating():
+            # Zoomed back out: the panel gives the views back the width it took (a dock keeps its
+            # width when its least width drops, and MiniLM's stages shrank to 8 px labels beside it).
+            self.window.resizeDocks([dock], [dock.width() - (scroll.width() - scroll.minimumWidth())],
+                                    QtCore.Qt.Horizontal)
 
     def _refit_panel(self) -> None:
         if self._panel_scroll is not None and self.panel_limits() != self._fitted_limits:
