@@ -410,7 +410,7 @@ def scrolled(panel: QtWidgets.QWidget) -> QtWidgets.QScrollArea:
 
 
 class _Refit(QtCore.QObject):
-    """Fits ``scroll`` again (``fit_width``, with the limit it was last given) whenever its panel's
+    """Fits ``scroll`` again (``fit_width``, with the limits it was last given) whenever its panel's
     layout changes: the rows a trained model shows (model, layer, scale, reset) are wider than the
     toy's, and were cut at the right by the width fitted for the toy."""
 
@@ -418,31 +418,89 @@ class _Refit(QtCore.QObject):
         super().__init__(scroll)
         self.scroll = scroll
         self.limit: int | None = None
+        self.widest: int | None = None
         self.fitted = False  # only once the window has fitted it (fit_width) the first time
         scroll.widget().installEventFilter(self)
 
     def eventFilter(self, watched, event) -> bool:  # noqa: N802 (Qt's name)
         if event.type() == QtCore.QEvent.LayoutRequest and self.fitted:
-            fit_width(self.scroll, self.limit)
+            fit_width(self.scroll, self.limit, self.widest)
         return False
 
 
-def fit_width(scroll: QtWidgets.QScrollArea, limit: int | None = None) -> None:
-    """Make ``scroll`` as wide as its panel at the current text size, at most 30% of the screen
-    (or ``limit`` pixels, when the window is laid out for a narrower screen). A scroll area made by
-    :func:`scrolled` keeps fitting itself with the same limit when its panel's rows change."""
+def _forms(panel: QtWidgets.QWidget) -> list[QtWidgets.QFormLayout]:
+    """The form layouts of ``panel``: its own and those of the panels in its rows (a trained model's)."""
+    forms = [panel.layout()] + panel.findChildren(QtWidgets.QFormLayout)
+    return list(dict.fromkeys(f for f in forms if isinstance(f, QtWidgets.QFormLayout)))
+
+
+def side_by_side_width(form: QtWidgets.QFormLayout) -> int:
+    """The width ``form`` asks for with every label beside its field (``DontWrapRows``), whatever its
+    wrap policy now: a column as wide as the widest label, then one as wide as the widest field.
+
+    Computed, not measured by switching the policy: each switch asks for a new layout, and the new
+    layout would fit the panel again, switch again, and so on forever.
+    """
+    role = QtWidgets.QFormLayout.ItemRole
+    labels = fields = spans = 0
+
+    def width(item) -> int:
+        inner = item.widget().layout() if item.widget() is not None else None
+        if isinstance(inner, QtWidgets.QFormLayout) and not item.isEmpty():
+            return side_by_side_width(inner)  # a panel in a row (a trained model's) lays its rows out alike
+        return item.sizeHint().width()
+
+    for row in range(form.rowCount()):
+        if not form.isRowVisible(row):
+            continue
+        span = form.itemAt(row, role.SpanningRole)
+        if span is not None:
+            spans = max(spans, width(span))
+            continue
+        label, field = form.itemAt(row, role.LabelRole), form.itemAt(row, role.FieldRole)
+        labels = max(labels, width(label) if label is not None else 0)
+        fields = max(fields, width(field) if field is not None else 0)
+    spacing = form.horizontalSpacing()
+    if spacing < 0:
+        spacing = form.parentWidget().style().pixelMetric(QtWidgets.QStyle.PM_LayoutHorizontalSpacing) \
+            if form.parentWidget() is not None else 6
+    margins = form.contentsMargins()
+    return margins.left() + margins.right() + max(spans, labels + (spacing if labels else 0) + fields)
+
+
+def fit_width(scroll: QtWidgets.QScrollArea, limit: int | None = None, widest: int | None = None) -> None:
+    """Make ``scroll`` as wide as its panel at the current text size, keeping within ``limit`` pixels
+    (None: 30% of the screen).
+
+    A panel whose labels and fields side by side would be wider than ``limit`` puts each label above its
+    field instead (every form in it wraps its rows); a control that is wider than ``limit`` by itself (a
+    trained model's name at 150 %) widens the panel up to ``widest`` pixels (None: ``limit``). Only a
+    panel that does not fit even then scrolls sideways. A scroll area made by :func:`scrolled` keeps
+    fitting itself with the same limits when its panel's rows change.
+    """
     refit = scroll.findChild(_Refit, options=QtCore.Qt.FindDirectChildrenOnly)
     if refit is not None:
-        refit.limit, refit.fitted = limit, True
+        refit.limit, refit.widest, refit.fitted = limit, widest, True
     panel = scroll.widget()
     bar = scroll.verticalScrollBar().sizeHint().width()
+    if limit is None:
+        screen = scroll.screen()
+        limit = int(0.3 * max(screen.availableGeometry().width(), 1024)) if screen else 1 << 20
+    widest = max(limit, widest or limit)
+    forms = _forms(panel)
+    if forms:
+        panel.layout().activate()  # the rows' hints at the current text size
+        wrap = side_by_side_width(forms[0]) + bar + 4 > limit
+        policy = QtWidgets.QFormLayout.WrapAllRows if wrap else QtWidgets.QFormLayout.DontWrapRows
+        for form in forms:
+            if form.rowWrapPolicy() != policy:
+                form.setRowWrapPolicy(policy)
     panel.layout().activate()
     wanted = panel.sizeHint().width() + bar + 4
-    # At a large zoom on a small screen the panel scrolls sideways rather than push the window off it.
-    screen = scroll.screen()
-    screen_limit = int(0.3 * max(screen.availableGeometry().width(), 1024)) if screen else wanted
-    limit = screen_limit if limit is None else min(limit, screen_limit)
-    if scroll.minimumWidth() != min(wanted, limit):
-        scroll.setMinimumWidth(min(wanted, limit))
+    # Past ``widest`` the controls take less than they would like, down to their least (a combo box's
+    # list is wider than the choice it shows); only below that does the panel scroll sideways.
+    least = panel.minimumSizeHint().width() + bar + 4
+    if scroll.minimumWidth() != min(wanted, widest):
+        scroll.setMinimumWidth(min(wanted, widest))
     scroll.setHorizontalScrollBarPolicy(
-        QtCore.Qt.ScrollBarAsNeeded if wanted > limit else QtCore.Qt.ScrollBarAlwaysOff)
+        QtCore.Qt.ScrollBarAsNeeded if least > widest else QtCore.Qt.ScrollBarAlwaysOff)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 from PySide6 import QtCore, QtGui, QtWidgets
 
+from .. import presentation
 from ..widgets import short_token
 
 # viridis at five stops: dark for 0, yellow for the top of the scale (readable in grey too).
@@ -95,14 +96,26 @@ class MatrixCanvas(QtWidgets.QWidget):
         self.update()
 
     # -- geometry ------------------------------------------------------------------------
+    @staticmethod
+    def label_font() -> QtGui.QFont:
+        """The font of the row and column labels: the window's token labels' (``presentation.token_font``,
+        14 px at 100 %), larger than the widget's own text, which the titles and the colour bar use."""
+        return presentation.token_font()
+
+    def label_metrics(self) -> QtGui.QFontMetrics:
+        """The metrics of :meth:`label_font` (what the labels take, and how tall a cell must be for
+        every row to be named)."""
+        return QtGui.QFontMetrics(self.label_font(), self)
+
     def _frame(self) -> tuple[float, float, float, float]:
         """(left, top, right, bottom): the pixels the labels, titles, bar and legend take around the cells."""
         fm = self.fontMetrics()
+        lm = self.label_metrics()
         line = fm.height()
         left = 4
         if self.show_row_labels:
-            left = max([fm.horizontalAdvance(r) for r in self.rows] + [0]) + 8 + (line if self.row_title else 0)
-        bottom_labels = max([fm.horizontalAdvance(c) for c in self.cols] + [0]) + 8
+            left = max([lm.horizontalAdvance(r) for r in self.rows] + [0]) + 8 + (line if self.row_title else 0)
+        bottom_labels = max([lm.horizontalAdvance(c) for c in self.cols] + [0]) + 8
         top = line * 2 + 4
         bar = 0 if self.colours is not None or not self.show_bar else fm.horizontalAdvance("0.000") + 28
         legend = (line + 4) * len(self._legend_lines()) + 2 if self.colours is not None and self.legend else 0
@@ -140,7 +153,7 @@ class MatrixCanvas(QtWidgets.QWidget):
     def _label_step(self) -> int:
         # Labels taller than a cell: every step-th one.
         _, _, cell, _ = self._layout()
-        return max(1, int(np.ceil(self.fontMetrics().height() / cell)))
+        return max(1, int(np.ceil(self.label_metrics().height() / cell)))
 
     def _legend_lines(self) -> list[list]:
         # The legend's entries, wrapped to the width of the widget.
@@ -216,8 +229,10 @@ class MatrixCanvas(QtWidgets.QWidget):
             # One image, one cell per pixel, drawn scaled without smoothing: a 128-token head costs
             # one drawImage, not 16 000 rectangles.
             p.drawImage(QtCore.QRectF(left, top, cols * cell, rows * cell), self._cells_image())
-        # labels: rows at the left, columns turned at the bottom
+        # labels: rows at the left, columns turned at the bottom, in the token labels' font
         step = self._label_step()
+        lm = self.label_metrics()
+        p.setFont(self.label_font())
         for r, text in enumerate(self.rows):
             if not self.show_row_labels or r % step:
                 continue
@@ -228,11 +243,12 @@ class MatrixCanvas(QtWidgets.QWidget):
             if c % step:
                 continue
             p.save()
-            p.translate(left + (c + 0.5) * cell + line / 2 - 2, base)
+            p.translate(left + (c + 0.5) * cell - (lm.ascent() - lm.descent()) / 2, base)  # centred on its column
             p.rotate(90)
             p.drawText(0, 0, text)
             p.restore()
-        y = base + max([fm.horizontalAdvance(c) for c in self.cols] + [0]) + 8
+        p.setFont(self.font())
+        y = base + max([lm.horizontalAdvance(c) for c in self.cols] + [0]) + 8
         if self.col_title:
             p.drawText(QtCore.QRectF(left, y, cols * cell, line), QtCore.Qt.AlignHCenter, self.col_title)
             y += line

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import numpy as np
-from PySide6 import QtWidgets
+from PySide6 import QtCore, QtWidgets
 
 from .._pg import pg
 from .heatmap import SCORES_CMAP, Heatmap, symmetric_levels
 from .heatmap_canvas import HeatmapCanvas
 from .highlight import highlight_for
 from ..widgets import caption_label
+
+# Up to this many columns a map's share of the row follows the width its labels need, every one shown.
+LABELLED_UP_TO = 24
+DEFAULT_STRETCH = {"concat": 3, "w_o": 2, "output": 2}  # the shares of the row past that
 
 
 class HeadsSummaryView(QtWidgets.QWidget):
@@ -24,12 +28,13 @@ class HeadsSummaryView(QtWidgets.QWidget):
         self.caption = caption_label("headsSummaryCaption")
         outer.addWidget(self.caption)
         row = QtWidgets.QHBoxLayout()
+        self._row = row
         outer.addLayout(row, 1)
         self.maps = {"concat": Heatmap("concat(head outputs)", SCORES_CMAP),
                      "w_o": Heatmap("× W_O", SCORES_CMAP),
                      "output": Heatmap("= output", SCORES_CMAP)}
         self.canvases = {}
-        for key, stretch in (("concat", 3), ("w_o", 2), ("output", 2)):
+        for key, stretch in DEFAULT_STRETCH.items():
             canvas = HeatmapCanvas(self.maps[key])
             self.canvases[key] = canvas
             row.addWidget(canvas, stretch)
@@ -44,6 +49,49 @@ class HeadsSummaryView(QtWidgets.QWidget):
     def _apply_highlight(self):
         for key in ("concat", "output"):
             self.maps[key].set_highlight(self.highlight.row, None)
+
+    def _fit_labels(self) -> None:
+        """Share the row between the maps by the width each needs for every column label to show.
+
+        The narrow "= output" map at 1280×720 labelled only 1 column in 2 (animal: 8 columns in
+        110 px), and its "1 in 2" note ran into the axis title. Shares, not minimum widths: a minimum
+        would raise the whole window's least width (the central area does not scroll at 100 %), and a
+        1024-pixel screen would lose its right edge.
+        """
+        needs = {}
+        for key, canvas in self.canvases.items():
+            hm = self.maps[key]
+            if hm.data is None or canvas.isHidden():
+                continue
+            cols = hm.data.values.shape[1]
+            if cols > LABELLED_UP_TO:
+                needs = {}  # a wide model: its labels are thinned whatever the shares; the usual ones
+                break
+            bar = canvas.bar.geometry().width() if canvas.bar is not None and canvas.bar.geometry().width() > 0 \
+                else (60 if canvas.bar is not None else 0)
+            needs[key] = int(hm.left_axis.minimumWidth() + bar + 16 + cols * hm.bottom_axis.min_label_spacing()) + 1
+        if needs and "concat" in needs:
+            # Each map at least its usual share of the row and what its labels need; the concatenation,
+            # which shows its numbers in its cells where they fit, gets the width left over.
+            room = self.contentsRect().width() - 8
+            shares = sum(DEFAULT_STRETCH[k] for k in needs)
+            for key in needs:
+                if key != "concat":
+                    needs[key] = max(needs[key], room * DEFAULT_STRETCH[key] // shares)
+            needs["concat"] = max(needs["concat"], room - sum(v for k, v in needs.items() if k != "concat"))
+        for key, canvas in self.canvases.items():
+            stretch = needs.get(key, 0) if needs else DEFAULT_STRETCH[key]
+            if self._row.stretch(self._row.indexOf(canvas)) != stretch:
+                self._row.setStretchFactor(canvas, stretch)
+
+    def resizeEvent(self, event):  # noqa: N802 (Qt's name)
+        super().resizeEvent(event)
+        self._fit_labels()  # the concatenation's share is what the others leave
+
+    def changeEvent(self, event):  # noqa: N802 (Qt's name)
+        super().changeEvent(event)
+        if event.type() == QtCore.QEvent.FontChange:  # zoomed: the labels take more room
+            self._fit_labels()
 
     @property
     def separators(self) -> list[float]:
@@ -82,6 +130,7 @@ class HeadsSummaryView(QtWidgets.QWidget):
                                      col_labels=[f"out {c + 1}" for c in range(out.shape[1])], levels=lv,
                                      selected_row=selected)
         self.maps["output"].set_axis_titles("query", "output")
+        self._fit_labels()
         for bar_key, levels in (("concat", lv), ("w_o", symmetric_levels(state.w_o) if state.projections else (-1, 1)),
                                 ("output", lv)):
             bar = self.canvases[bar_key].bar

@@ -11,12 +11,18 @@ from __future__ import annotations
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from .. import presentation
+from ..editing.controls import fit_width
 
 # Screens this wide (a projector's 1280 or 1366 pixels, a 1536-pixel laptop)
 # share the bottom between two panels.
 COMPACT_WIDTHS = (1024, 1600)
 COMPACT_PLOT_DOCK = 310  # px: the √d_k plots' dock on such a screen
 NARROW_WIDTH = 1200  # below this the Model panel gives way to the stages: at most a quarter of the width
+# The Model panel keeps to this share of the window's width, putting its labels above its fields when
+# they do not fit beside them; a control wider than that by itself (a trained model's name at 150 %)
+# widens it up to PANEL_MOST rather than be cut (the zoomed views scroll anyway).
+PANEL_SHARE = 0.3
+PANEL_MOST = 0.4
 
 
 class ZoomScroll(QtWidgets.QScrollArea):
@@ -45,6 +51,10 @@ class WindowLayout(QtCore.QObject):
         window.setCentralWidget(self.central_scroll)
         self.default_state: QtCore.QByteArray | None = None  # the docks as first laid out
         self.side_limit: int | None = None  # the Model panel's widest, on a narrow screen
+        self.screen_width = 1366  # the width of the screen last fitted to (fit_to_screen)
+        self._fitted_limits: tuple[int, int] | None = None  # the Model panel's limits last given
+        self._panel_scroll: QtWidgets.QScrollArea | None = None  # the Model panel's (fit_panel)
+        window.installEventFilter(self)  # its width sets the Model panel's limits
         self._roomy: dict = {}  # view -> the docks that step aside while it is shown (give_room)
         self._set_aside: list[QtWidgets.QDockWidget] = []  # the docks stepped aside for the current view
 
@@ -69,7 +79,6 @@ class WindowLayout(QtCore.QObject):
             # One slot for every such tab: from one to another, the first's docks come back before
             # the second's step aside.
             self.view_tabs.currentChanged.connect(self._make_room)
-            self.window.installEventFilter(self)
         self._roomy[view] = tuple(docks)
         self._make_room(self.view_tabs.currentIndex())
 
@@ -98,9 +107,10 @@ class WindowLayout(QtCore.QObject):
         height = min(900, available.height())
         narrow = available.width() < NARROW_WIDTH
         self.side_limit = int(available.width() * 0.25) if narrow else None
+        self.screen_width = available.width()
+        w.resize(min(1500, available.width()), height)
         if hasattr(w, "fit_controls"):
             w.fit_controls()
-        w.resize(min(1500, available.width()), height)
         w.resizeDocks([w.controls_dock, w.tables_dock], [260, 330], QtCore.Qt.Horizontal)
         w.resizeDocks([w.variance_dock], [int(height * 0.27)], QtCore.Qt.Vertical)
         if COMPACT_WIDTHS[0] <= available.width() < COMPACT_WIDTHS[1]:
@@ -110,6 +120,41 @@ class WindowLayout(QtCore.QObject):
             w.variance_dock.raise_()
             # Tall enough for the plots to read (about 200 pixels of plot under the tabs and caption).
             w.resizeDocks([w.variance_dock], [max(int(height * 0.31), COMPACT_PLOT_DOCK)], QtCore.Qt.Vertical)
+
+    def panel_limits(self) -> tuple[int, int]:
+        """(limit, widest): the Model panel's width in pixels, from the window's own width (the screen's
+        width fitted to, before the window is shown): it keeps within ``limit`` by wrapping its rows
+        and widens up to ``widest`` for a control that is wider by itself (see ``controls.fit_width``).
+
+        The window's width, not the screen's: on a 1920-pixel screen a window made 1280 pixels wide
+        (or a screen reported as 800 pixels wide beside the rectangle the window was fitted to) would
+        otherwise size the panel for the wrong width.
+        """
+        width = self.window.width() if self.window.isVisible() else min(1500, self.screen_width)
+        if self.side_limit is not None:
+            limit = min(self.side_limit, int(width * 0.25))
+            return limit, limit
+        return int(width * PANEL_SHARE), int(width * PANEL_MOST)
+
+    def fit_panel(self, scroll: QtWidgets.QScrollArea) -> None:
+        """Fit the Model panel's ``scroll`` to the current text size within :meth:`panel_limits`; it is
+        fitted again whenever the window's width changes them."""
+        self._panel_scroll = scroll
+        self._fitted_limits = self.panel_limits()
+        before = scroll.minimumWidth()
+        fitted = scroll.width() <= before + 1  # the panel is as wide as last fitted, not dragged wider
+        fit_width(scroll, *self._fitted_limits)
+        dock = getattr(self.window, "controls_dock", None)
+        if fitted and scroll.minimumWidth() < before and dock is not None and dock.isVisible() \
+                and not dock.isFloating():
+            # Zoomed back out: the panel gives the views back the width it took (a dock keeps its
+            # width when its least width drops, and MiniLM's stages shrank to 8 px labels beside it).
+            self.window.resizeDocks([dock], [dock.width() - (scroll.width() - scroll.minimumWidth())],
+                                    QtCore.Qt.Horizontal)
+
+    def _refit_panel(self) -> None:
+        if self._panel_scroll is not None and self.panel_limits() != self._fitted_limits:
+            self.fit_panel(self._panel_scroll)
 
     def remember_default(self) -> None:
         """Keep the docks' first layout for :meth:`reset`."""
@@ -140,7 +185,9 @@ class WindowLayout(QtCore.QObject):
 
     def eventFilter(self, watched, event) -> bool:
         if watched is self.window:
-            if event.type() == QtCore.QEvent.Close and self._set_aside:
+            if event.type() == QtCore.QEvent.Resize:
+                self._refit_panel()  # the Model panel's limits follow the window's width
+            elif event.type() == QtCore.QEvent.Close and self._set_aside:
                 self._bring_back()  # before the window keeps its layout for the next run
                 # Closing may be cancelled (unsaved changes): then the shown tab gets its room again.
                 QtCore.QTimer.singleShot(0, self, self._after_close)

@@ -21,7 +21,7 @@ from ...session import RecoveryStore, SessionError
 from ...studio import Studio
 from .. import settings
 from ..bridge import BackgroundEdits, StudioBridge, StudioProxy, is_large
-from ..editing.controls import ControlsPanel, fit_width, scrolled
+from ..editing.controls import ControlsPanel, scrolled
 from ..editing.edit_actions import EditActions
 from ..editing.numbers import NumbersPanel
 from ..files.export_actions import ExportActions
@@ -290,7 +290,7 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def fit_controls(self):
         """Fit the panels to the current text size: the Model panel's width, and the views' zoomed size."""
-        fit_width(self.controls_scroll, self.layout_room.side_limit)
+        self.layout_room.fit_panel(self.controls_scroll)
         self.layout_room.fit_views()
 
     # -- edits and messages -------------------------------------------------------
