@@ -36,6 +36,7 @@ from . import __version__
 
 PROG = "attn-studio"
 EXPORT_SIZE = (1600, 900)
+DEFAULT_SCALE = 2.0  # a PNG's pixels per screen pixel when neither --scale nor --dpi is given
 SIZE_RANGE = (320, 8000)
 # Messages Qt prints while the export command draws that say nothing to its user:
 # the offscreen platform on show() (see DESIGN.md), and the PDF engine dropping a
@@ -103,7 +104,7 @@ def _export_parser() -> argparse.ArgumentParser:
                         help="the figure format (default: from the --out extension); with --model, csv or npy "
                              "write the selected head's attention weights with the tokens as labels")
     size = parser.add_mutually_exclusive_group()
-    size.add_argument("--scale", type=float, default=2.0, help="PNG only: pixels per screen pixel, 1 to 8 (default 2)")
+    size.add_argument("--scale", type=float, default=None, help="PNG only: pixels per screen pixel, 1 to 8 (default 2)")
     size.add_argument("--dpi", type=float, help="PNG only: resolution, 96 to 768 (sets the scale to DPI/96)")
     parser.add_argument("--width", type=int, default=EXPORT_SIZE[0], help="window width in pixels (default 1600)")
     parser.add_argument("--height", type=int, default=EXPORT_SIZE[1], help="window height in pixels (default 900)")
@@ -123,6 +124,7 @@ def main(argv: list[str] | None = None) -> int:
     if argv and argv[0] == "heads":
         return heads_main(argv[1:])
     try:
+        _check_not_a_mistyped_command(argv)
         args = _parser().parse_args(argv)
     except UsageError as exc:
         return _fail(exc)
@@ -165,6 +167,30 @@ def main(argv: list[str] | None = None) -> int:
     return code
 
 
+COMMANDS = ("export", "train", "heads")
+
+
+def _check_not_a_mistyped_command(argv: list[str]) -> None:
+    """Refuse a first word that is no file but close to a command ("exprot" → "did you mean export?").
+
+    The window takes a session file as its one positional argument, so a misspelt command
+    would otherwise be reported as a file that does not exist. A word that names an existing
+    file, or looks like a path or a session file, is left to be opened.
+    """
+    import difflib
+    from pathlib import Path
+
+    if not argv or argv[0].startswith("-"):
+        return
+    word = argv[0]
+    if Path(word).exists() or os.sep in word or "/" in word or "." in word:
+        return
+    close = difflib.get_close_matches(word.lower(), COMMANDS, n=1, cutoff=0.6)
+    if close:
+        raise UsageError(f"{word!r} is not a command of {PROG}; did you mean {close[0]}? "
+                         f"(commands: {', '.join(COMMANDS)}; a session file to open ends in .attn.json)")
+
+
 def _check_format_matches_extension(out, fmt: str | None) -> None:
     """``--format`` must agree with the extension of ``--out`` when that names a figure format.
 
@@ -179,6 +205,19 @@ def _check_format_matches_extension(out, fmt: str | None) -> None:
                          f"name the file .{fmt} or leave out --format")
 
 
+def _check_png_only(args, fmt: str) -> None:
+    """``--scale`` and ``--dpi`` size a PNG's pixels; an SVG or PDF has none, so asking is a mistake said aloud.
+
+    Fills in the default scale (2) when neither is given.
+    """
+    given = "--dpi" if args.dpi is not None else "--scale" if args.scale is not None else None
+    if given is not None and fmt != "png":
+        what = "file holds numbers, not pixels" if fmt in MATRIX_FORMATS else "figure is drawn as vectors at any size"
+        raise UsageError(f"{given} sizes a PNG's pixels; a .{fmt} {what}: leave out {given}, or write a .png")
+    if args.scale is None:
+        args.scale = DEFAULT_SCALE
+
+
 def _check_export_args(args):
     """Everything that can be checked before Qt starts; returns (state, preset name, panel, format)."""
     from .gui.files.figures import ExportError, check_output_path, check_panel_name, figure_format, resolve_scale
@@ -188,6 +227,7 @@ def _check_export_args(args):
         panel = check_panel_name(args.panel)
         fmt = figure_format(args.out, args.fmt)
         _check_format_matches_extension(args.out, args.fmt)
+        _check_png_only(args, fmt)
         resolve_scale(args.scale, args.dpi)
         check_output_path(args.out)
     except ExportError as exc:
@@ -308,6 +348,7 @@ def export_main(argv: list[str]) -> int:
         matrix_fmt = _matrix_format(args)
         model = _check_model_args(args)
         if matrix_fmt is not None:
+            _check_png_only(args, matrix_fmt)
             return _export_matrix(args, model, matrix_fmt)
         if model is not None:
             trained = _trained_studio(args, model)
