@@ -14,6 +14,9 @@ Examples::
     attn-studio export --model all-MiniLM-L6-v2 --text "..." --layer 3 --head 2 --format csv --out weights.csv
     attn-studio export --model all-MiniLM-L6-v2 --text "I sat on the bank of the river." \
         --second "I deposited money at the bank." --word bank --panel meaning --out bank.png
+    attn-studio export --model all-MiniLM-L6-v2 --text "The animal didn't cross the street because it was too tired." \
+        --silence 4.2 --scale-head 6.12=0.5 --query it --panel steps --out steps.png
+    attn-studio export --session trained.attn.json --panel drift --out drift.png   # a saved trained model's edits
     attn-studio train scaling --d-k 64 --seed 0 --steps 1000 --out runs/scaling   # the training lab
     attn-studio heads --model all-MiniLM-L6-v2 --text "The animal didn't cross the street because it was too tired." \
         --find it animal --importance --out heads.csv
@@ -81,10 +84,14 @@ def _export_parser() -> argparse.ArgumentParser:
         prog=f"{PROG} export",
         description="Write a figure of one panel (or the whole window) without a display.",
         epilog="Examples: attn-studio export --preset animal --panel head:2 --out head2.png --dpi 300; "
-               "attn-studio export --session s.attn.json --panel variance --out var.pdf",
+               "attn-studio export --session s.attn.json --panel variance --out var.pdf; "
+               "attn-studio export --model all-MiniLM-L6-v2 --text \"The animal didn't cross the street because "
+               "it was too tired.\" --silence 4.2 --panel drift --out drift.png",
     )
     source = parser.add_mutually_exclusive_group()
-    source.add_argument("--session", metavar="FILE", help="a session file (.attn.json) to draw")
+    source.add_argument("--session", metavar="FILE",
+                        help="a session file (.attn.json) to draw, of the toy model or of a trained model (its "
+                             "model, sentences, edits and selection)")
     source.add_argument("--preset", metavar="NAME", help="an example to draw (journey, bank, animal, money-bank-2d)")
     source.add_argument("--model", metavar="NAME|FOLDER",
                         help="a trained model: all-MiniLM-L6-v2, a Hugging Face cache name or a model folder "
@@ -93,8 +100,18 @@ def _export_parser() -> argparse.ArgumentParser:
     parser.add_argument("--second", metavar="TEXT", help="with --model: a second sentence with the same word "
                                                          "(the meaning panel)")
     parser.add_argument("--word", help="with --model: the word the meaning panel follows in both sentences")
-    parser.add_argument("--layer", type=int, default=1, help="with --model: the layer shown, from 1 (default 1)")
-    parser.add_argument("--head", type=int, default=1, help="with --model: the head shown, from 1 (default 1)")
+    parser.add_argument("--layer", type=int, default=None,
+                        help="a trained model's layer shown, from 1 (default: 1, or the session's)")
+    parser.add_argument("--head", type=int, default=None,
+                        help="a trained model's head shown, from 1 (default: 1, or the session's)")
+    parser.add_argument("--silence", action="append", metavar="L.H",
+                        help="a trained model: silence head H of layer L (both from 1) before drawing; repeatable")
+    parser.add_argument("--scale-head", action="append", metavar="L.H=F", dest="scale_head",
+                        help="a trained model: scale head H of layer L by F (0 silences, 1 as trained, up to 2) "
+                             "before drawing; repeatable")
+    parser.add_argument("--query", metavar="TOKEN|N",
+                        help="the query the steps and heatmaps follow: a token of the sentence, or its position "
+                             "from 1 (special tokens count: [CLS] is 1)")
     parser.add_argument("--panel", default="heatmaps",
                         help="heatmaps (default), head:N (N from 1), steps, outputs (heads to output), compare, "
                              "geometry, positions, variance, saturation or window; with --model also model, drift "
@@ -218,8 +235,12 @@ def _check_png_only(args, fmt: str) -> None:
         args.scale = DEFAULT_SCALE
 
 
-def _check_export_args(args):
-    """Everything that can be checked before Qt starts; returns (state, preset name, panel, format)."""
+def _check_export_args(args, trained=None):
+    """Everything that can be checked before Qt starts; returns (toy state, preset name, panel, format).
+
+    ``trained`` is the trained studio the figure shows (None: the toy model); the toy state is then
+    only the window's starting point.
+    """
     from .gui.files.figures import ExportError, check_output_path, check_panel_name, figure_format, resolve_scale
     from .session import SessionError, load_preset, read_session
 
@@ -236,22 +257,36 @@ def _check_export_args(args):
         # A lab panel shows a run that plays in the window; headless, the run is `attn-studio train`'s.
         raise UsageError(f"the {panel} panel shows a training run; write its figures and history with "
                          f"attn-studio train {panel.split(':', 1)[1]} --out DIR --png")
+    if panel == "positions" and trained is not None:
+        m = trained.model
+        # The panel draws the sinusoidal encoding of the toy model; a trained model has none to show.
+        raise UsageError(f"{m.name} learns its positions (a table of {m.max_positions} position embeddings of "
+                         f"{m.d_model} numbers, added to each token's vector); the positions panel draws a "
+                         "sinusoidal encoding, which this model does not use")
     lo, hi = SIZE_RANGE
     for name, value in (("width", args.width), ("height", args.height)):
         if not lo <= value <= hi:
             raise UsageError(f"--{name} must be between {lo} and {hi} pixels, got {value}")
     try:
-        if args.session:
+        if args.session and trained is None:
             state, preset = read_session(args.session), ""
         else:
-            preset = args.preset or "journey"
+            preset = (args.preset if trained is None else None) or "journey"
             state = load_preset(preset)
     except SessionError as exc:
         raise UsageError(str(exc)) from None
+    if trained is None and args.query is not None:
+        from .trained.command import CommandError, query_index
+
+        try:
+            state = state.replace(query_index=query_index(state.query_tokens, args.query))
+        except CommandError as exc:
+            raise UsageError(str(exc)) from None
     return state, preset, panel, fmt
 
 
 MATRIX_FORMATS = ("csv", "npy")
+TRAINED_FLAGS = ("layer", "head", "silence", "scale_head")
 
 
 def _matrix_format(args) -> str | None:
@@ -262,47 +297,77 @@ def _matrix_format(args) -> str | None:
     fmt = args.fmt or (suffix if suffix in MATRIX_FORMATS else None)
     if fmt not in MATRIX_FORMATS:
         return None
-    if args.model is None:
-        raise UsageError(f"--format {fmt} writes a trained model's attention weights; give --model and --text")
+    if args.model is None and args.session is None:
+        raise UsageError(f"--format {fmt} writes a trained model's attention weights; give --model and --text, "
+                         "or --session with a trained model's session")
     if suffix in ("png", "svg", "pdf", *MATRIX_FORMATS) and suffix != fmt:
         raise UsageError(f"--format {fmt} contradicts the extension of {Path(args.out).name}; "
                          f"name the file .{fmt} or leave out --format")
     return fmt
 
 
-def _check_model_args(args):
-    """With --model: (model, layer, head) 0-based, checked; ``UsageError`` otherwise. Loads the model."""
+def _flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def _trained_source(args):
+    """The trained studio the export draws (``--model`` and ``--text``, or a trained ``--session``), with the
+    command line's layer, head, edits and query applied; None for the toy model. ``UsageError`` otherwise.
+    Loads the model (slow)."""
+    from .pretrained import ModelError
+    from .trained import TrainedStudio, open_model
+    from .trained.command import CommandError, apply_head_edits, check_text, open_session, query_index
+
     if args.model is None:
         for flag in ("text", "second", "word"):
             if getattr(args, flag) is not None:
-                raise UsageError(f"--{flag} goes with --model")
-        return None
-    if args.text is None:
-        raise UsageError("--model needs --text \"the sentence to run\"")
-    from .pretrained import ModelError
-    from .trained import open_model
-
+                raise UsageError(f"--{flag} goes with --model" + (" (a session draws its own sentence)"
+                                                                  if args.session else ""))
     try:
-        model = open_model(args.model)
-    except ModelError as exc:
+        if args.model is not None:
+            check_text(args.text)
+            model = open_model(args.model)
+            studio = TrainedStudio(model)
+            studio.update(sentence=args.text, second_sentence=args.second or "", word=args.word or "")
+            if args.word and studio.word_message:  # e.g. the word is not in one of the sentences
+                raise UsageError(studio.word_message)
+        elif args.session:
+            studio = open_session(args.session)
+            if studio is not None and not studio.state.sentence.strip():
+                raise UsageError(f"{args.session} has an empty sentence: there is nothing to draw; "
+                                 "type one in the window and save the session again")
+        else:
+            studio = None
+        if studio is None:
+            given = [_flag(name) for name in TRAINED_FLAGS if getattr(args, name)]
+            if given:
+                raise UsageError(f"{given[0]} edits or selects a trained model's heads: give --model, or --session "
+                                 "with a trained model's session (for the toy model's heads, --panel head:N)")
+            return None
+        m = studio.model
+        layer = args.layer if args.layer is not None else (1 if args.model is not None else None)
+        head = args.head if args.head is not None else (1 if args.model is not None else None)
+        for name, value, n in (("layer", layer, m.layers), ("head", head, m.heads)):
+            if value is not None and not 1 <= value <= n:
+                raise UsageError(f"--{name} must be 1 to {n} for {m.name}, got {value}")
+        apply_head_edits(studio, args.silence or (), args.scale_head or ())
+        studio.select(layer=None if layer is None else layer - 1, head=None if head is None else head - 1)
+        if args.query is not None:
+            studio.select(query=query_index(studio.state.query_tokens, args.query, studio.run.word_tokens))
+    except (CommandError, ModelError) as exc:
         raise UsageError(str(exc)) from None
-    for name, value, n in (("layer", args.layer, model.layers), ("head", args.head, model.heads)):
-        if not 1 <= value <= n:
-            raise UsageError(f"--{name} must be 1 to {n} for {model.name}, got {value}")
-    return model
+    return studio
 
 
-def _export_matrix(args, model, fmt: str) -> int:
-    """Write the selected head's attention weights (rows: queries, columns: keys, both tokens)."""
+def _export_matrix(args, trained, fmt: str) -> int:
+    """Write the selected head's attention weights (rows: queries, columns: keys, both tokens), edits included."""
     from .matrices import ExportError as MatrixError
     from .matrices import save_matrix
-    from .pretrained import ModelError
-    from .trained import attention_matrix
 
-    try:
-        weights, rows, cols = attention_matrix(model, args.text, args.layer - 1, args.head - 1)
-    except ModelError as exc:
-        return _fail(exc)
+    if trained is None:
+        return _fail(f"--format {fmt} writes a trained model's attention weights; {args.session} is a session "
+                     "of the toy model")
+    weights, rows, cols = trained.attention_matrix()
     out = args.out
     if not str(out).lower().endswith("." + fmt):
         return _fail(f"--format {fmt} needs a file ending in .{fmt}, got {out}")
@@ -314,18 +379,6 @@ def _export_matrix(args, model, fmt: str) -> int:
         return _fail(f"cannot write {out}: {exc.strerror or exc}", code=1)
     print(f"{PROG}: wrote {out}")
     return 0
-
-
-def _trained_studio(args, model):
-    """The trained studio the figure shows: ``args.text`` at the chosen layer and head."""
-    from .trained import TrainedStudio
-
-    studio = TrainedStudio(model)
-    studio.update(sentence=args.text, second_sentence=args.second or "", word=args.word or "")
-    if args.word and studio.word_message:  # e.g. the word is not in one of the sentences
-        raise UsageError(studio.word_message)
-    studio.select(layer=args.layer - 1, head=args.head - 1)
-    return studio
 
 
 def _draw_training_figures(figures, folder, prefix):
@@ -346,14 +399,12 @@ def export_main(argv: list[str]) -> int:
     try:
         args = _export_parser().parse_args(argv)
         matrix_fmt = _matrix_format(args)
-        model = _check_model_args(args)
         if matrix_fmt is not None:
             _check_png_only(args, matrix_fmt)
-            return _export_matrix(args, model, matrix_fmt)
-        if model is not None:
-            trained = _trained_studio(args, model)
-            args.preset = None
-        state, preset, panel_name, fmt = _check_export_args(args)
+        trained = _trained_source(args)
+        if matrix_fmt is not None:
+            return _export_matrix(args, trained, matrix_fmt)
+        state, preset, panel_name, fmt = _check_export_args(args, trained)
     except UsageError as exc:
         return _fail(exc)
     except ValueError as exc:  # the text refused by the model (too long for its positions...)
@@ -381,11 +432,10 @@ def export_main(argv: list[str]) -> int:
 
     window = None
     try:
-        window = MainWindow(Studio(state), preset=preset or None, restore_settings=False)
-        banner = getattr(window, "recovery_banner", None)
-        if banner is not None:  # another session's crash is not part of this figure
-            banner.hide()
-        if model is not None:
+        # A figure is not work to keep: the window never autosaves (an export slower than the
+        # autosave's few seconds left a recovery file the next start offered) and offers nothing.
+        window = MainWindow(Studio(state), preset=preset or None, restore_settings=False, recovery=False)
+        if trained is not None:
             window.trained.room.set_studio(trained)
         # The layout a screen of this size gets (on 1024-1599 px the Numbers share the bottom).
         window.fit_to_screen(QtCore.QRect(0, 0, args.width, args.height))
@@ -450,14 +500,16 @@ def heads_main(argv: list[str]) -> int:
     from .pretrained.head_table import head_table, summary, table_csv
     from .session import SessionError, write_atomic
     from .trained import open_model
+    from .trained.command import CommandError, check_text
 
     try:
         args = _heads_parser().parse_args(argv)
         if args.top < 1:
             raise UsageError(f"--top must be at least 1, got {args.top}")
+        check_text(args.text)
         model = open_model(args.model)
         table = head_table(model.run(args.text), find=args.find, importance=args.importance)
-    except (UsageError, ModelError) as exc:
+    except (UsageError, ModelError, CommandError) as exc:
         return _fail(exc)
     try:
         write_atomic(args.out, table_csv(table).encode("utf-8"))
