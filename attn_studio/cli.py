@@ -257,12 +257,10 @@ def _check_export_args(args, trained=None):
         # A lab panel shows a run that plays in the window; headless, the run is `attn-studio train`'s.
         raise UsageError(f"the {panel} panel shows a training run; write its figures and history with "
                          f"attn-studio train {panel.split(':', 1)[1]} --out DIR --png")
-    if panel == "positions" and trained is not None:
-        m = trained.model
-        # The panel draws the sinusoidal encoding of the toy model; a trained model has none to show.
-        raise UsageError(f"{m.name} learns its positions (a table of {m.max_positions} position embeddings of "
-                         f"{m.d_model} numbers, added to each token's vector); the positions panel draws a "
-                         "sinusoidal encoding, which this model does not use")
+    if panel == "positions" and trained is not None:  # the panel draws the toy model's sinusoidal encoding
+        from .trained.command import learned_positions
+
+        raise UsageError(learned_positions(trained.model))
     lo, hi = SIZE_RANGE
     for name, value in (("width", args.width), ("height", args.height)):
         if not lo <= value <= hi:
@@ -306,17 +304,12 @@ def _matrix_format(args) -> str | None:
     return fmt
 
 
-def _flag(name: str) -> str:
-    return "--" + name.replace("_", "-")
-
-
 def _trained_source(args):
     """The trained studio the export draws (``--model`` and ``--text``, or a trained ``--session``), with the
     command line's layer, head, edits and query applied; None for the toy model. ``UsageError`` otherwise.
     Loads the model (slow)."""
     from .pretrained import ModelError
-    from .trained import TrainedStudio, open_model
-    from .trained.command import CommandError, apply_head_edits, check_text, open_session, query_index
+    from .trained.command import CommandError, open_model_on, open_session, set_up
 
     if args.model is None:
         for flag in ("text", "second", "word"):
@@ -325,35 +318,18 @@ def _trained_source(args):
                                                                   if args.session else ""))
     try:
         if args.model is not None:
-            check_text(args.text)
-            model = open_model(args.model)
-            studio = TrainedStudio(model)
-            studio.update(sentence=args.text, second_sentence=args.second or "", word=args.word or "")
-            if args.word and studio.word_message:  # e.g. the word is not in one of the sentences
-                raise UsageError(studio.word_message)
-        elif args.session:
-            studio = open_session(args.session)
-            if studio is not None and not studio.state.sentence.strip():
-                raise UsageError(f"{args.session} has an empty sentence: there is nothing to draw; "
-                                 "type one in the window and save the session again")
+            studio = open_model_on(args.model, args.text, args.second, args.word)
         else:
-            studio = None
+            studio = open_session(args.session) if args.session else None
         if studio is None:
-            given = [_flag(name) for name in TRAINED_FLAGS if getattr(args, name)]
+            given = ["--" + name.replace("_", "-") for name in TRAINED_FLAGS if getattr(args, name) is not None]
             if given:
                 raise UsageError(f"{given[0]} edits or selects a trained model's heads: give --model, or --session "
                                  "with a trained model's session (for the toy model's heads, --panel head:N)")
             return None
-        m = studio.model
-        layer = args.layer if args.layer is not None else (1 if args.model is not None else None)
-        head = args.head if args.head is not None else (1 if args.model is not None else None)
-        for name, value, n in (("layer", layer, m.layers), ("head", head, m.heads)):
-            if value is not None and not 1 <= value <= n:
-                raise UsageError(f"--{name} must be 1 to {n} for {m.name}, got {value}")
-        apply_head_edits(studio, args.silence or (), args.scale_head or ())
-        studio.select(layer=None if layer is None else layer - 1, head=None if head is None else head - 1)
-        if args.query is not None:
-            studio.select(query=query_index(studio.state.query_tokens, args.query, studio.run.word_tokens))
+        first = 1 if args.model is not None else None  # a session keeps its own selection
+        set_up(studio, layer=first if args.layer is None else args.layer, head=first if args.head is None else args.head,
+               silence=args.silence or (), scale=args.scale_head or (), query=args.query)
     except (CommandError, ModelError) as exc:
         raise UsageError(str(exc)) from None
     return studio

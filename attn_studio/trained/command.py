@@ -19,7 +19,8 @@ from typing import Callable, Sequence
 from ..pretrained import ModelError
 from ..state import StateError, parse_number
 
-__all__ = ["CommandError", "apply_head_edits", "check_text", "open_session", "parse_head", "query_index"]
+__all__ = ["CommandError", "apply_head_edits", "check_text", "learned_positions", "open_model_on", "open_session",
+           "parse_head", "query_index", "set_up"]
 
 _HEAD = re.compile(r"^\s*(\d+)\s*\.\s*(\d+)\s*$")
 _SHOWN_TOKENS = 24  # tokens listed in a message before "…"
@@ -30,8 +31,11 @@ class CommandError(ValueError):
 
 
 def check_text(text: str | None, flag: str = "--text") -> str:
-    """``text`` when it has something to run; an empty or blank one is refused (nothing to draw or report)."""
-    if text is None or not text.strip():
+    """``text`` when it has something to run; a missing, empty or blank one is refused (nothing to draw
+    or report)."""
+    if text is None:
+        raise CommandError(f"--model needs {flag} \"the sentence to run\"")
+    if not text.strip():
         raise CommandError(f"{flag} is empty: give the sentence to run, e.g. {flag} \"The animal didn't "
                            "cross the street because it was too tired.\"")
     return text
@@ -136,8 +140,52 @@ def open_session(path):
         raise CommandError(str(exc)) from None
     if not isinstance(session, TrainedSession):
         return None
+    if not session.sentence.strip():
+        raise CommandError(f"{path} has an empty sentence: there is nothing to draw; type one in the window "
+                           "and save the session again")
     try:
         model = resolve_model(session.model)
         return TrainedStudio.from_session(session, model)
     except (ModelError, StateError) as exc:
         raise CommandError(f"{path}: {exc}") from None
+
+
+def open_model_on(spec: str | None, text: str | None, second: str | None = None, word: str | None = None):
+    """A :class:`TrainedStudio` of the model ``spec`` names (see :func:`open_model`) on ``text``, with a
+    ``second`` sentence and the ``word`` followed in both; ``CommandError`` for an empty text, a model
+    not found, a text the model refuses or a word missing from a sentence. Slow: loads the model."""
+    from .models import open_model
+    from .studio import TrainedStudio
+
+    check_text(text)
+    try:
+        studio = TrainedStudio(open_model(spec))
+        studio.update(sentence=text, second_sentence=second or "", word=word or "")
+    except (ModelError, StateError) as exc:
+        raise CommandError(str(exc)) from None
+    if word and studio.word_message:  # e.g. the word is not in one of the sentences
+        raise CommandError(studio.word_message)
+    return studio
+
+
+def set_up(studio, *, layer: int | None = None, head: int | None = None, silence: Sequence[str] = (),
+           scale: Sequence[str] = (), query: str | None = None) -> None:
+    """Apply a command line's requests to a trained studio, in the order a person reads them: the layer
+    and head shown (from 1; None keeps the studio's), the heads silenced and scaled, then the query
+    (named in the edited sentence's tokens). ``CommandError`` before the first change when a layer or
+    head is out of range."""
+    m = studio.model
+    for name, value, n in (("layer", layer, m.layers), ("head", head, m.heads)):
+        if value is not None and not 1 <= value <= n:
+            raise CommandError(f"--{name} must be 1 to {n} for {m.name}, got {value}")
+    apply_head_edits(studio, silence, scale)
+    studio.select(layer=None if layer is None else layer - 1, head=None if head is None else head - 1)
+    if query is not None:
+        studio.select(query=query_index(studio.state.query_tokens, query, studio.run.word_tokens))
+
+
+def learned_positions(model) -> str:
+    """Why a trained model has no sinusoidal encoding to draw: it learned a table of positions."""
+    return (f"{model.name} learns its positions (a table of {model.max_positions} position embeddings of "
+            f"{model.d_model} numbers, added to each token's vector); the positions panel draws a sinusoidal "
+            "encoding, which this model does not use")
