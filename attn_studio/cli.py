@@ -14,6 +14,9 @@ Examples::
     attn-studio export --model all-MiniLM-L6-v2 --text "..." --layer 3 --head 2 --format csv --out weights.csv
     attn-studio export --model all-MiniLM-L6-v2 --text "I sat on the bank of the river." \
         --second "I deposited money at the bank." --word bank --panel meaning --out bank.png
+    attn-studio export --model all-MiniLM-L6-v2 --text "The animal didn't cross the street because it was too tired." \
+        --silence 4.2 --scale-head 6.12=0.5 --query it --panel steps --out steps.png
+    attn-studio export --session trained.attn.json --panel drift --out drift.png   # a saved trained model's edits
     attn-studio train scaling --d-k 64 --seed 0 --steps 1000 --out runs/scaling   # the training lab
     attn-studio heads --model all-MiniLM-L6-v2 --text "The animal didn't cross the street because it was too tired." \
         --find it animal --importance --out heads.csv
@@ -36,6 +39,7 @@ from . import __version__
 
 PROG = "attn-studio"
 EXPORT_SIZE = (1600, 900)
+DEFAULT_SCALE = 2.0  # a PNG's pixels per screen pixel when neither --scale nor --dpi is given
 SIZE_RANGE = (320, 8000)
 # Messages Qt prints while the export command draws that say nothing to its user:
 # the offscreen platform on show() (see DESIGN.md), and the PDF engine dropping a
@@ -80,10 +84,14 @@ def _export_parser() -> argparse.ArgumentParser:
         prog=f"{PROG} export",
         description="Write a figure of one panel (or the whole window) without a display.",
         epilog="Examples: attn-studio export --preset animal --panel head:2 --out head2.png --dpi 300; "
-               "attn-studio export --session s.attn.json --panel variance --out var.pdf",
+               "attn-studio export --session s.attn.json --panel variance --out var.pdf; "
+               "attn-studio export --model all-MiniLM-L6-v2 --text \"The animal didn't cross the street because "
+               "it was too tired.\" --silence 4.2 --panel drift --out drift.png",
     )
     source = parser.add_mutually_exclusive_group()
-    source.add_argument("--session", metavar="FILE", help="a session file (.attn.json) to draw")
+    source.add_argument("--session", metavar="FILE",
+                        help="a session file (.attn.json) to draw, of the toy model or of a trained model (its "
+                             "model, sentences, edits and selection)")
     source.add_argument("--preset", metavar="NAME", help="an example to draw (journey, bank, animal, money-bank-2d)")
     source.add_argument("--model", metavar="NAME|FOLDER",
                         help="a trained model: all-MiniLM-L6-v2, a Hugging Face cache name or a model folder "
@@ -92,8 +100,18 @@ def _export_parser() -> argparse.ArgumentParser:
     parser.add_argument("--second", metavar="TEXT", help="with --model: a second sentence with the same word "
                                                          "(the meaning panel)")
     parser.add_argument("--word", help="with --model: the word the meaning panel follows in both sentences")
-    parser.add_argument("--layer", type=int, default=1, help="with --model: the layer shown, from 1 (default 1)")
-    parser.add_argument("--head", type=int, default=1, help="with --model: the head shown, from 1 (default 1)")
+    parser.add_argument("--layer", type=int, default=None,
+                        help="a trained model's layer shown, from 1 (default: 1, or the session's)")
+    parser.add_argument("--head", type=int, default=None,
+                        help="a trained model's head shown, from 1 (default: 1, or the session's)")
+    parser.add_argument("--silence", action="append", metavar="L.H",
+                        help="a trained model: silence head H of layer L (both from 1) before drawing; repeatable")
+    parser.add_argument("--scale-head", action="append", metavar="L.H=F", dest="scale_head",
+                        help="a trained model: scale head H of layer L by F (0 silences, 1 as trained, up to 2) "
+                             "before drawing; repeatable")
+    parser.add_argument("--query", metavar="TOKEN|N",
+                        help="the query the steps and heatmaps follow: a token of the sentence, or its position "
+                             "from 1 (special tokens count: [CLS] is 1)")
     parser.add_argument("--panel", default="heatmaps",
                         help="heatmaps (default), head:N (N from 1), steps, outputs (heads to output), compare, "
                              "geometry, positions, variance, saturation or window; with --model also model, drift "
@@ -103,7 +121,7 @@ def _export_parser() -> argparse.ArgumentParser:
                         help="the figure format (default: from the --out extension); with --model, csv or npy "
                              "write the selected head's attention weights with the tokens as labels")
     size = parser.add_mutually_exclusive_group()
-    size.add_argument("--scale", type=float, default=2.0, help="PNG only: pixels per screen pixel, 1 to 8 (default 2)")
+    size.add_argument("--scale", type=float, default=None, help="PNG only: pixels per screen pixel, 1 to 8 (default 2)")
     size.add_argument("--dpi", type=float, help="PNG only: resolution, 96 to 768 (sets the scale to DPI/96)")
     parser.add_argument("--width", type=int, default=EXPORT_SIZE[0], help="window width in pixels (default 1600)")
     parser.add_argument("--height", type=int, default=EXPORT_SIZE[1], help="window height in pixels (default 900)")
@@ -123,6 +141,7 @@ def main(argv: list[str] | None = None) -> int:
     if argv and argv[0] == "heads":
         return heads_main(argv[1:])
     try:
+        _check_not_a_mistyped_command(argv)
         args = _parser().parse_args(argv)
     except UsageError as exc:
         return _fail(exc)
@@ -165,6 +184,30 @@ def main(argv: list[str] | None = None) -> int:
     return code
 
 
+COMMANDS = ("export", "train", "heads")
+
+
+def _check_not_a_mistyped_command(argv: list[str]) -> None:
+    """Refuse a first word that is no file but close to a command ("exprot" → "did you mean export?").
+
+    The window takes a session file as its one positional argument, so a misspelt command
+    would otherwise be reported as a file that does not exist. A word that names an existing
+    file, or looks like a path or a session file, is left to be opened.
+    """
+    import difflib
+    from pathlib import Path
+
+    if not argv or argv[0].startswith("-"):
+        return
+    word = argv[0]
+    if Path(word).exists() or os.sep in word or "/" in word or "." in word:
+        return
+    close = difflib.get_close_matches(word.lower(), COMMANDS, n=1, cutoff=0.6)
+    if close:
+        raise UsageError(f"{word!r} is not a command of {PROG}; did you mean {close[0]}? "
+                         f"(commands: {', '.join(COMMANDS)}; a session file to open ends in .attn.json)")
+
+
 def _check_format_matches_extension(out, fmt: str | None) -> None:
     """``--format`` must agree with the extension of ``--out`` when that names a figure format.
 
@@ -179,8 +222,25 @@ def _check_format_matches_extension(out, fmt: str | None) -> None:
                          f"name the file .{fmt} or leave out --format")
 
 
-def _check_export_args(args):
-    """Everything that can be checked before Qt starts; returns (state, preset name, panel, format)."""
+def _check_png_only(args, fmt: str) -> None:
+    """``--scale`` and ``--dpi`` size a PNG's pixels; an SVG or PDF has none, so asking is a mistake said aloud.
+
+    Fills in the default scale (2) when neither is given.
+    """
+    given = "--dpi" if args.dpi is not None else "--scale" if args.scale is not None else None
+    if given is not None and fmt != "png":
+        what = "file holds numbers, not pixels" if fmt in MATRIX_FORMATS else "figure is drawn as vectors at any size"
+        raise UsageError(f"{given} sizes a PNG's pixels; a .{fmt} {what}: leave out {given}, or write a .png")
+    if args.scale is None:
+        args.scale = DEFAULT_SCALE
+
+
+def _check_export_args(args, trained=None):
+    """Everything that can be checked before Qt starts; returns (toy state, preset name, panel, format).
+
+    ``trained`` is the trained studio the figure shows (None: the toy model); the toy state is then
+    only the window's starting point.
+    """
     from .gui.files.figures import ExportError, check_output_path, check_panel_name, figure_format, resolve_scale
     from .session import SessionError, load_preset, read_session
 
@@ -188,6 +248,7 @@ def _check_export_args(args):
         panel = check_panel_name(args.panel)
         fmt = figure_format(args.out, args.fmt)
         _check_format_matches_extension(args.out, args.fmt)
+        _check_png_only(args, fmt)
         resolve_scale(args.scale, args.dpi)
         check_output_path(args.out)
     except ExportError as exc:
@@ -196,22 +257,34 @@ def _check_export_args(args):
         # A lab panel shows a run that plays in the window; headless, the run is `attn-studio train`'s.
         raise UsageError(f"the {panel} panel shows a training run; write its figures and history with "
                          f"attn-studio train {panel.split(':', 1)[1]} --out DIR --png")
+    if panel == "positions" and trained is not None:  # the panel draws the toy model's sinusoidal encoding
+        from .trained.command import learned_positions
+
+        raise UsageError(learned_positions(trained.model))
     lo, hi = SIZE_RANGE
     for name, value in (("width", args.width), ("height", args.height)):
         if not lo <= value <= hi:
             raise UsageError(f"--{name} must be between {lo} and {hi} pixels, got {value}")
     try:
-        if args.session:
+        if args.session and trained is None:
             state, preset = read_session(args.session), ""
         else:
-            preset = args.preset or "journey"
+            preset = (args.preset if trained is None else None) or "journey"
             state = load_preset(preset)
     except SessionError as exc:
         raise UsageError(str(exc)) from None
+    if trained is None and args.query is not None:
+        from .trained.command import CommandError, query_index
+
+        try:
+            state = state.replace(query_index=query_index(state.query_tokens, args.query))
+        except CommandError as exc:
+            raise UsageError(str(exc)) from None
     return state, preset, panel, fmt
 
 
 MATRIX_FORMATS = ("csv", "npy")
+TRAINED_FLAGS = ("layer", "head", "silence", "scale_head")
 
 
 def _matrix_format(args) -> str | None:
@@ -222,47 +295,55 @@ def _matrix_format(args) -> str | None:
     fmt = args.fmt or (suffix if suffix in MATRIX_FORMATS else None)
     if fmt not in MATRIX_FORMATS:
         return None
-    if args.model is None:
-        raise UsageError(f"--format {fmt} writes a trained model's attention weights; give --model and --text")
+    if args.model is None and args.session is None:
+        raise UsageError(f"--format {fmt} writes a trained model's attention weights; give --model and --text, "
+                         "or --session with a trained model's session")
     if suffix in ("png", "svg", "pdf", *MATRIX_FORMATS) and suffix != fmt:
         raise UsageError(f"--format {fmt} contradicts the extension of {Path(args.out).name}; "
                          f"name the file .{fmt} or leave out --format")
     return fmt
 
 
-def _check_model_args(args):
-    """With --model: (model, layer, head) 0-based, checked; ``UsageError`` otherwise. Loads the model."""
+def _trained_source(args):
+    """The trained studio the export draws (``--model`` and ``--text``, or a trained ``--session``), with the
+    command line's layer, head, edits and query applied; None for the toy model. ``UsageError`` otherwise.
+    Loads the model (slow)."""
+    from .pretrained import ModelError
+    from .trained.command import CommandError, open_model_on, open_session, set_up
+
     if args.model is None:
         for flag in ("text", "second", "word"):
             if getattr(args, flag) is not None:
-                raise UsageError(f"--{flag} goes with --model")
-        return None
-    if args.text is None:
-        raise UsageError("--model needs --text \"the sentence to run\"")
-    from .pretrained import ModelError
-    from .trained import open_model
-
+                raise UsageError(f"--{flag} goes with --model" + (" (a session draws its own sentence)"
+                                                                  if args.session else ""))
     try:
-        model = open_model(args.model)
-    except ModelError as exc:
+        if args.model is not None:
+            studio = open_model_on(args.model, args.text, args.second, args.word)
+        else:
+            studio = open_session(args.session) if args.session else None
+        if studio is None:
+            given = ["--" + name.replace("_", "-") for name in TRAINED_FLAGS if getattr(args, name) is not None]
+            if given:
+                raise UsageError(f"{given[0]} edits or selects a trained model's heads: give --model, or --session "
+                                 "with a trained model's session (for the toy model's heads, --panel head:N)")
+            return None
+        first = 1 if args.model is not None else None  # a session keeps its own selection
+        set_up(studio, layer=first if args.layer is None else args.layer, head=first if args.head is None else args.head,
+               silence=args.silence or (), scale=args.scale_head or (), query=args.query)
+    except (CommandError, ModelError) as exc:
         raise UsageError(str(exc)) from None
-    for name, value, n in (("layer", args.layer, model.layers), ("head", args.head, model.heads)):
-        if not 1 <= value <= n:
-            raise UsageError(f"--{name} must be 1 to {n} for {model.name}, got {value}")
-    return model
+    return studio
 
 
-def _export_matrix(args, model, fmt: str) -> int:
-    """Write the selected head's attention weights (rows: queries, columns: keys, both tokens)."""
+def _export_matrix(args, trained, fmt: str) -> int:
+    """Write the selected head's attention weights (rows: queries, columns: keys, both tokens), edits included."""
     from .matrices import ExportError as MatrixError
     from .matrices import save_matrix
-    from .pretrained import ModelError
-    from .trained import attention_matrix
 
-    try:
-        weights, rows, cols = attention_matrix(model, args.text, args.layer - 1, args.head - 1)
-    except ModelError as exc:
-        return _fail(exc)
+    if trained is None:
+        return _fail(f"--format {fmt} writes a trained model's attention weights; {args.session} is a session "
+                     "of the toy model")
+    weights, rows, cols = trained.attention_matrix()
     out = args.out
     if not str(out).lower().endswith("." + fmt):
         return _fail(f"--format {fmt} needs a file ending in .{fmt}, got {out}")
@@ -274,18 +355,6 @@ def _export_matrix(args, model, fmt: str) -> int:
         return _fail(f"cannot write {out}: {exc.strerror or exc}", code=1)
     print(f"{PROG}: wrote {out}")
     return 0
-
-
-def _trained_studio(args, model):
-    """The trained studio the figure shows: ``args.text`` at the chosen layer and head."""
-    from .trained import TrainedStudio
-
-    studio = TrainedStudio(model)
-    studio.update(sentence=args.text, second_sentence=args.second or "", word=args.word or "")
-    if args.word and studio.word_message:  # e.g. the word is not in one of the sentences
-        raise UsageError(studio.word_message)
-    studio.select(layer=args.layer - 1, head=args.head - 1)
-    return studio
 
 
 def _draw_training_figures(figures, folder, prefix):
@@ -306,13 +375,12 @@ def export_main(argv: list[str]) -> int:
     try:
         args = _export_parser().parse_args(argv)
         matrix_fmt = _matrix_format(args)
-        model = _check_model_args(args)
         if matrix_fmt is not None:
-            return _export_matrix(args, model, matrix_fmt)
-        if model is not None:
-            trained = _trained_studio(args, model)
-            args.preset = None
-        state, preset, panel_name, fmt = _check_export_args(args)
+            _check_png_only(args, matrix_fmt)
+        trained = _trained_source(args)
+        if matrix_fmt is not None:
+            return _export_matrix(args, trained, matrix_fmt)
+        state, preset, panel_name, fmt = _check_export_args(args, trained)
     except UsageError as exc:
         return _fail(exc)
     except ValueError as exc:  # the text refused by the model (too long for its positions...)
@@ -340,11 +408,10 @@ def export_main(argv: list[str]) -> int:
 
     window = None
     try:
-        window = MainWindow(Studio(state), preset=preset or None, restore_settings=False)
-        banner = getattr(window, "recovery_banner", None)
-        if banner is not None:  # another session's crash is not part of this figure
-            banner.hide()
-        if model is not None:
+        # A figure is not work to keep: the window never autosaves (an export slower than the
+        # autosave's few seconds left a recovery file the next start offered) and offers nothing.
+        window = MainWindow(Studio(state), preset=preset or None, restore_settings=False, recovery=False)
+        if trained is not None:
             window.trained.room.set_studio(trained)
         # The layout a screen of this size gets (on 1024-1599 px the Numbers share the bottom).
         window.fit_to_screen(QtCore.QRect(0, 0, args.width, args.height))
@@ -409,14 +476,16 @@ def heads_main(argv: list[str]) -> int:
     from .pretrained.head_table import head_table, summary, table_csv
     from .session import SessionError, write_atomic
     from .trained import open_model
+    from .trained.command import CommandError, check_text
 
     try:
         args = _heads_parser().parse_args(argv)
         if args.top < 1:
             raise UsageError(f"--top must be at least 1, got {args.top}")
+        check_text(args.text)
         model = open_model(args.model)
         table = head_table(model.run(args.text), find=args.find, importance=args.importance)
-    except (UsageError, ModelError) as exc:
+    except (UsageError, ModelError, CommandError) as exc:
         return _fail(exc)
     try:
         write_atomic(args.out, table_csv(table).encode("utf-8"))

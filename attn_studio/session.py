@@ -250,6 +250,52 @@ def _lock_held(lock_path: Path) -> bool:
     return False
 
 
+_STUDIO_COMMAND = (b"attn_studio", b"attn-studio")
+
+
+def _process_start(pid: int) -> float | None:
+    """When process ``pid`` started (seconds since the epoch), from Linux's /proc; None when unknown."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+        with open("/proc/stat", "rb") as f:
+            boot = next(int(line.split()[1]) for line in f if line.startswith(b"btime "))
+        return boot + int(fields[19]) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError, StopIteration):
+        return None
+
+
+def _writer_running(pid: int, written_at: float) -> bool:
+    """True when the studio that wrote a recovery file at ``written_at`` may still be running as ``pid``.
+
+    The lock says so first (see :class:`RecoveryStore`); this is the second opinion, for file
+    systems where a lock is not kept and for a lock file removed by hand. A process id is
+    reused, and in a container process 1 is always alive, so a live ``pid`` counts only when
+    it is a studio that started before the file was written: this process (another run's file
+    under a reused id) never does, nor a process of another program, nor one started later.
+    Where /proc cannot tell (not Linux), only the lock decides.
+    """
+    if pid == os.getpid() or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass  # alive, someone else's
+    except (OSError, OverflowError):
+        return False
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            command = f.read()
+    except OSError:
+        return False
+    if not any(name in command for name in _STUDIO_COMMAND):
+        return False
+    started = _process_start(pid)
+    return started is None or started <= written_at + 1.0
+
+
 class RecoveryStore:
     """Autosaved copies of unsaved work, one file per running studio, in ``folder``.
 
@@ -257,8 +303,12 @@ class RecoveryStore:
     changes and removes the file when it closes normally. While it runs it
     holds a lock (``fcntl.flock`` on a ``.lock`` file beside its recovery file);
     the lock goes away with the process however it ends. A recovery file whose
-    lock nobody holds is work left by a crash: the next start offers it. No
-    process-id check is involved (process 1 is always alive in a container).
+    lock nobody holds, written by a process that is gone, is work left by a crash:
+    the next start offers it. The process id alone never decides (process 1 is
+    always alive in a container): see :func:`_writer_running`.
+
+    ``enabled=False`` is a store of a process that has no work to keep (a command that
+    writes a figure): it writes nothing, offers nothing and leaves the folder as it is.
 
     Nothing that cannot be read is deleted: :meth:`discard` and :meth:`sweep`
     move such entries into the ``quarantine`` folder beside the recovery files
@@ -269,8 +319,9 @@ class RecoveryStore:
     studio); only a store of this process (``pid`` None) takes the lock.
     """
 
-    def __init__(self, folder, pid: int | None = None):
+    def __init__(self, folder, pid: int | None = None, *, enabled: bool = True):
         self.folder = Path(folder)
+        self.enabled = enabled
         self._own = pid is None
         self.pid = os.getpid() if pid is None else pid
         self.id = secrets.token_hex(4)
@@ -311,7 +362,10 @@ class RecoveryStore:
 
     def save(self, state: StudioState | TrainedState, training: dict | None = None) -> None:
         """Write ``state`` (toy or trained, with the training lab's settings when given) to this
-        studio's recovery file (atomically); ``SessionError``/``OSError`` on failure."""
+        studio's recovery file (atomically); ``SessionError``/``OSError`` on failure. A store that is
+        not ``enabled`` writes nothing."""
+        if not self.enabled:
+            return
         self.folder.mkdir(parents=True, exist_ok=True)
         self._lock()
         write_session(self.path, state, training)
@@ -344,8 +398,11 @@ class RecoveryStore:
         """Recovery files of studios that are no longer running, newest first.
 
         Only regular files are offered; a folder or a symbolic link with a
-        recovery file's name is left to :meth:`sweep`, never opened.
+        recovery file's name is left to :meth:`sweep`, never opened. A store that is
+        not ``enabled`` offers none.
         """
+        if not self.enabled:
+            return []
         found = []
         for entry in self._entries():
             if not _RECOVERY_NAME.match(entry.name) or entry.name == self.path.name:
@@ -358,6 +415,8 @@ class RecoveryStore:
                 continue
             path = Path(entry.path)
             if _lock_held(path.with_name(path.name[: -len(SESSION_SUFFIX)] + _LOCK_SUFFIX)):
+                continue
+            if _writer_running(int(_RECOVERY_NAME.match(entry.name).group(1)), info.st_mtime):
                 continue
             found.append((info.st_mtime, path))
         return [p for _, p in sorted(found, key=lambda item: item[0], reverse=True)]
@@ -409,8 +468,10 @@ class RecoveryStore:
 
         Removes temporary files of killed saves and lock files nobody holds,
         and moves folders and links that carry a recovery file's name into
-        the quarantine folder. Never raises.
+        the quarantine folder. Never raises. A store that is not ``enabled`` leaves the folder alone.
         """
+        if not self.enabled:
+            return []
         messages = []
         remove_stale_temporaries(self.folder)
         for entry in self._entries():

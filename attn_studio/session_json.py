@@ -11,6 +11,7 @@ what ``json.dumps(data, indent=1, ensure_ascii=False, allow_nan=False)`` writes,
 from __future__ import annotations
 
 import json
+import math
 import re
 import secrets
 
@@ -33,15 +34,15 @@ MAX_JSON_CONTAINERS = MAX_WEIGHT_EDITS + 200_000
 _JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
 
 
-def _depth_ok(text: str) -> bool:
-    # Cheap pre-checks of the text outside its strings, before the JSON parser sees it: bracket
-    # nesting, so that a hostile file cannot make the parser recurse thousands of levels deep,
-    # and whole numbers of absurd length. Strings are removed first (brackets and digits inside
-    # them mean nothing); the rest runs in C and NumPy, so a 60 MB file is checked in a fraction
-    # of a second. The brackets are picked out of the bytes by NumPy (a regular expression
+def _depth_ok(text: str, bare: str) -> bool:
+    # Cheap pre-checks of the text outside its strings (``bare``), before the JSON parser sees it:
+    # bracket nesting, so that a hostile file cannot make the parser recurse thousands of levels
+    # deep, and whole numbers of absurd length. Strings are removed first (brackets and digits
+    # inside them mean nothing); the rest runs in C and NumPy, so a 60 MB file is checked in a
+    # fraction of a second. The brackets are picked out of the bytes by NumPy (a regular expression
     # deleting everything else took twice as long); a character beyond ASCII is never one of them.
-    codes = np.frombuffer(_JSON_STRING.sub("", text).encode("utf-8", "surrogatepass"), dtype=np.uint8)
-    _refuse_long_integers(codes)
+    codes = np.frombuffer(bare.encode("utf-8", "surrogatepass"), dtype=np.uint8)
+    _refuse_long_integers(codes, text)
     codes = codes[(codes == ord("[")) | (codes == ord("]")) | (codes == ord("{")) | (codes == ord("}"))]
     if not len(codes):
         return True
@@ -58,7 +59,7 @@ _MAX_INTEGER_DIGITS = 20  # no limit of the studio needs more than a few digits
 _NOT_AN_INTEGER = frozenset(b".eE+-")  # beside a run of digits: part of a float's fraction or exponent
 
 
-def _refuse_long_integers(codes: np.ndarray) -> None:
+def _refuse_long_integers(codes: np.ndarray, text: str) -> None:
     # A whole number of thousands of digits would end in Python's own conversion error (or a
     # slow conversion); it is refused with a message instead. Checked once over the file's bytes
     # (outside strings) rather than by a hook the parser calls for each of a million numbers.
@@ -88,26 +89,65 @@ def _refuse_long_integers(codes: np.ndarray) -> None:
             continue
         if end < len(codes) and int(codes[end]) in _NOT_AN_INTEGER:
             continue
-        raise SessionError(f"the file is not valid JSON (a whole number with {end - start:,} digits "
-                           "is far beyond any limit)")
+        digits = bytes(codes[start:end]).decode("ascii")
+        raise SessionError(f"{_where(text, digits)}holds a whole number with {end - start:,} digits "
+                           f"({digits[:12]}…), a number too large for any field of a session")
 
 
 def parse_json(text: str):
     """The checked JSON value of a session's text (size, depth, duplicates, constants); ``SessionError``."""
     if len(text) > MAX_SESSION_BYTES:
         raise SessionError(f"the file is larger than {MAX_SESSION_BYTES // 2**20} MB; it is not an Attention Studio session")
-    if not _depth_ok(text):
+    bare = _JSON_STRING.sub("", text)
+    if not _depth_ok(text, bare):
         raise SessionError(f"the file nests deeper than {MAX_JSON_DEPTH} levels; it is not an Attention Studio session")
+    # Only a file that may hold a number past the float range (an exponent of three digits, or
+    # hundreds of digits before a point) pays for a check of each number it holds.
+    parse_float = _finite_float if _MAY_OVERFLOW.search(bare) else None
     try:
-        return json.loads(text, parse_constant=_refuse_constant, object_pairs_hook=_refuse_duplicates)
+        return json.loads(text, parse_constant=_refuse_constant, object_pairs_hook=_refuse_duplicates,
+                          parse_float=parse_float)
     except _DuplicateKey as exc:
         raise SessionError(str(exc)) from None
+    except _TooLarge as exc:
+        shown = exc.literal if len(exc.literal) <= 24 else exc.literal[:24] + "…"
+        raise SessionError(f"{_where(text, exc.literal)}holds {shown}, a number too large to be held "
+                           "at all (beyond the largest finite number, about 1.8e308) and far beyond any "
+                           "limit of a session") from None
     except (json.JSONDecodeError, RecursionError, ValueError) as exc:
         raise SessionError(f"the file is not valid JSON ({str(exc)[:200]})") from None
 
 
 class _DuplicateKey(Exception):
     pass
+
+
+class _TooLarge(ValueError):
+    def __init__(self, literal: str):
+        super().__init__(literal)
+        self.literal = literal
+
+
+# A number JSON allows but a float cannot hold: Python reads it as infinity, silently.
+_MAY_OVERFLOW = re.compile(r"[eE]\+?0*[1-9]\d{2}|\d{200}")
+
+
+def _finite_float(literal: str) -> float:
+    value = float(literal)
+    if math.isinf(value):
+        raise _TooLarge(literal)
+    return value
+
+
+def _where(text: str, literal: str) -> str:
+    """"“key” (line N) " for the first place ``literal`` stands as a number in ``text``, or "the file "."""
+    found = re.search(r"(?<![\w.+])-?" + re.escape(literal) + r"(?![\w.])", text)
+    if found is None:
+        return "the file "
+    before = text[: found.start()]
+    line = before.count("\n") + 1
+    keys = re.findall(r'"([^"\\]{1,60})"\s*:', before[-2000:])
+    return f"“{keys[-1]}” (line {line}) " if keys else f"line {line} "
 
 
 def _refuse_duplicates(pairs: list) -> dict:

@@ -142,6 +142,46 @@ def test_work_of_a_killed_process_is_offered_even_with_a_live_pid(tmp_path):
     assert read_session(killed).sentence == "killed work"
 
 
+def test_work_of_a_studio_still_running_is_not_offered_even_without_its_lock(tmp_path):
+    # Where a lock is not kept (a file system without flock, a lock file removed by hand), a studio
+    # that still runs is told apart by its process: alive, a studio, started before it wrote.
+    script = textwrap.dedent(f"""
+        import os, sys
+        from attn_studio.session import RecoveryStore
+        from attn_studio.state import StudioState
+        store = RecoveryStore({str(tmp_path)!r})
+        store.save(StudioState(sentence="work still open"))
+        os.unlink(store.lock_path)
+        print(store.path, flush=True)
+        sys.stdin.read()
+    """)
+    running = subprocess.Popen([sys.executable, "-c", script], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               text=True)
+    try:
+        path = Path(running.stdout.readline().strip())
+        assert path.exists() and not path.with_suffix("").with_suffix(".lock").exists()
+        assert RecoveryStore(tmp_path).orphans() == []
+    finally:
+        running.kill()
+        running.wait(timeout=30)
+        running.stdout.close()
+        running.stdin.close()
+    assert RecoveryStore(tmp_path).orphans() == [path]  # gone: now its work is offered
+
+
+def test_a_live_process_of_another_program_does_not_hide_a_crashed_studios_work(tmp_path):
+    # The id of a crashed studio taken by another program (or process 1 in a container) is no studio.
+    other = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
+    try:
+        crashed = RecoveryStore(tmp_path, pid=other.pid)
+        crashed.save(StudioState(sentence="kept work"))
+        assert RecoveryStore(tmp_path).orphans() == [crashed.path]
+    finally:
+        other.kill()
+        other.wait(timeout=30)
+        other.stdin.close()
+
+
 def test_same_pid_twice_does_not_overwrite_the_earlier_work(tmp_path):
     first = RecoveryStore(tmp_path, pid=1)
     first.save(StudioState(sentence="one"))

@@ -71,9 +71,12 @@ class MainWindow(QtWidgets.QMainWindow):
     ``studio.state`` and ``studio.result`` when the bridge says something changed,
     and only when it can be seen. ``restore_settings=False`` neither reads nor
     writes the user's saved settings (headless export draws the same everywhere).
+    ``recovery=False`` is a window that only draws figures: it has no work of its own to keep,
+    so it never writes a recovery file, however long it lives, and offers none.
     """
 
-    def __init__(self, studio: Studio | None = None, *, preset: str | None = None, restore_settings: bool = True):
+    def __init__(self, studio: Studio | None = None, *, preset: str | None = None, restore_settings: bool = True,
+                 recovery: bool = True):
         super().__init__()
         self.setObjectName("mainWindow")
         # Without a studio, open on ``preset`` (the journey example by default);
@@ -88,7 +91,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self._status = self.statusBar().showMessage
         self.restore_settings = restore_settings
         prefs = settings.load() if restore_settings else settings.Preferences()
-        self.document = Document(studio, RecoveryStore(data_dir()), preset=preset, recent_files=prefs.recent_files,
+        self.document = Document(studio, RecoveryStore(data_dir(), enabled=recovery), preset=preset, recent_files=prefs.recent_files,
                                  on_recent_changed=settings.write_recent if restore_settings else None)
 
         self.view_tabs = QtWidgets.QTabWidget()
