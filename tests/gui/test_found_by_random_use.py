@@ -5,11 +5,74 @@ widens the window."""
 from __future__ import annotations
 
 import pytest
-from PySide6 import QtWidgets
+from PySide6 import QtGui, QtWidgets
 
 from attn_studio.gui import presentation
 from attn_studio.gui._pg import pg
-from gui_helpers import finish, settle
+from attn_studio.pretrained import default_model_zip
+from gui_helpers import find, finish, settle, wait_idle
+
+needs_minilm = pytest.mark.skipif(default_model_zip() is None, reason="all-MiniLM-L6-v2 is not installed")
+
+
+def choose_model(window, qtbot, text: str) -> None:
+    """Choose ``text`` in the Model panel's combo as a person does, and wait until it is loaded and drawn."""
+    combo = find(window, QtWidgets.QComboBox, "modelCombo")
+    index = next(i for i in range(combo.count()) if combo.itemText(i).startswith(text))
+    combo.setCurrentIndex(index)
+    combo.activated.emit(index)
+    qtbot.waitUntil(lambda: window.studio.is_trained == (not text.startswith("Toy")), timeout=60000)
+    wait_idle(qtbot, window)
+    window.finish_drawing()
+    settle(window)
+
+
+@needs_minilm
+def test_choosing_minilm_with_compare_shown_finishes_the_slot(window, qtbot):
+    # An edit of the toy model to undo, Compare on screen, then MiniLM: the switch's redraw reached the
+    # Compare view with a trained studio and raised, and the Edit menu kept "Undo change d_model".
+    find(window, QtWidgets.QSpinBox, "dModelSpin").setValue(window.studio.state.d_model + 2)
+    settle(window)
+    assert window.undo_action.isEnabled()
+    window.view_tabs.setCurrentWidget(window.compare_view)
+    settle(window)
+    choose_model(window, qtbot, "all-MiniLM")
+    assert not window.undo_action.isEnabled() and window.undo_action.text().replace("&", "").strip() == "Undo"
+    tabs = window.view_tabs
+    assert not tabs.isTabVisible(tabs.indexOf(window.compare_view))  # hidden, as the other toy-only views
+    # Asked for anyway (a figure, the stage), it says plainly what it compares.
+    window.render_view(window.compare_view)
+    assert "toy model" in window.compare_view.caption.text()
+    assert not window.compare_view.pin_button.isEnabled()
+    # File → Export offers only what can be drawn for a trained model.
+    menu = window.export_actions.export_menu
+    menu.aboutToShow.emit()
+    texts = [a.text() for a in menu.actions()]
+    assert "Compare…" not in texts and "Positions…" not in texts and "Drift plot…" in texts
+    from attn_studio.gui.files import export, panels
+
+    with pytest.raises(export.ExportError, match="toy model"):
+        export.find_panel(window, "compare")
+    assert "compare" not in panels.available(window)
+    # Back to the toy model: Compare compares again, and its edit is still there to undo.
+    choose_model(window, qtbot, "Toy")
+    window.view_tabs.setCurrentWidget(window.compare_view)
+    settle(window)
+    assert window.undo_action.isEnabled() and "d_model" in window.undo_action.text()
+    assert window.compare_view.pin_button.isEnabled() and "toy model" not in window.compare_view.caption.text()
+
+
+@needs_minilm
+def test_precision_with_minilm_shown_reaches_every_view(window, qtbot):
+    choose_model(window, qtbot, "all-MiniLM")
+    find(window, QtGui.QAction, "precision2Action").trigger()
+    settle(window)
+    assert presentation.STYLE.digits == 2
+    for view in (window.heatmap_view, window.pipeline_view, window.geometry_view, window.compare_view):
+        assert view.digits == 2, view.objectName()
+    assert window.numbers.models["w_q"].digits == 2
+    find(window, QtGui.QAction, "precision4Action").trigger()
+    settle(window)
 
 
 @pytest.fixture
@@ -58,6 +121,9 @@ def test_the_dark_theme_builds_each_colour_map_once(window, qtbot, monkeypatch, 
 
 
 def _heatmaps(window):
+    import shiboken6
+
     from attn_studio.gui.views import token_axis
 
-    return [hm for hm in list(token_axis._heatmaps) if window.isAncestorOf(hm.plot.getViewWidget() or window)]
+    alive = [hm for hm in list(token_axis._heatmaps) if shiboken6.isValid(hm.plot)]
+    return [hm for hm in alive if (view := hm.plot.getViewWidget()) is not None and window.isAncestorOf(view)]
