@@ -5,7 +5,7 @@ widens the window."""
 from __future__ import annotations
 
 import pytest
-from PySide6 import QtGui, QtWidgets
+from PySide6 import QtCore, QtGui, QtWidgets
 
 from attn_studio.gui import presentation
 from attn_studio.gui._pg import pg
@@ -127,3 +127,35 @@ def _heatmaps(window):
 
     alive = [hm for hm in list(token_axis._heatmaps) if shiboken6.isValid(hm.plot)]
     return [hm for hm in alive if (view := hm.plot.getViewWidget()) is not None and window.isAncestorOf(view)]
+
+
+def test_a_refused_edit_on_a_long_token_never_widens_the_window(window, qtbot):
+    # One 5,000-character word (the sentence allows 20,000), "inf" typed in Embeddings X [0, 1] and
+    # Enter: the refusal quoted the whole word and the word-wrapped message under the tables could not
+    # break it, so the window grew to ~31,000 px and stayed so.
+    window.resize(1280, 720)
+    settle(window)
+    word = "a" * 5000
+    box = find(window, QtWidgets.QLineEdit, "sentenceEdit")
+    box.setText(word)
+    box.textEdited.emit(word)
+    finish(window, qtbot)
+    assert window.studio.state.key_tokens == [word]
+    table = find(window, QtWidgets.QTableView, "embeddingTable")
+    table.setFocus()
+    table.setCurrentIndex(table.model().index(0, 1))
+    qtbot.keyClicks(table, "i")
+    editor = next(e for e in table.findChildren(QtWidgets.QLineEdit) if e.isVisible())
+    qtbot.keyClicks(editor, "nf")
+    qtbot.keyClick(editor, QtCore.Qt.Key_Return)
+    settle(window)
+    label = window.message_label
+    assert label.isVisible() and "inf" in label.text() and "…" in label.text()
+    assert len(label.text()) < 400, "the refusal quotes the row label shortened"
+    assert window.width() <= 1280 and window.numbers.minimumSizeHint().width() < 600
+    # Whatever a message says (a long word of its own), its label wraps it instead of widening the panel.
+    window.show_message("refused: " + "b" * 5000)
+    settle(window)
+    assert window.width() <= 1280 and window.numbers.minimumSizeHint().width() < 600
+    assert label.text() == "refused: " + "b" * 5000
+    assert label.height() > 3 * label.fontMetrics().height()  # wrapped onto many lines, not cut
