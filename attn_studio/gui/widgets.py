@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from PySide6 import QtCore, QtGui, QtWidgets
 
 
@@ -37,6 +39,50 @@ def short_token(token: str, limit: int = 40) -> str:
     of thousands of pixels wide; tooltips give the word whole.
     """
     return token if len(token) <= limit else token[: limit - 1] + "…"
+
+
+# A word of a message longer than this may break anywhere (after every BREAK_EVERY characters).
+BREAK_EVERY = 16
+_ZWSP = "\u200b"  # zero-width space: where a line may break, drawn as nothing
+_LONG_WORD = re.compile(r"\S{%d,}" % (BREAK_EVERY + 1))
+
+
+def breakable(text: str) -> str:
+    """``text`` with a zero-width space after every ``BREAK_EVERY`` characters of a longer word, so
+    that word wrapping can break it anywhere (a word is never wider than its label)."""
+    return _LONG_WORD.sub(lambda m: _ZWSP.join(m.group(0)[i:i + BREAK_EVERY]
+                                                for i in range(0, len(m.group(0)), BREAK_EVERY)), text)
+
+
+class MessageLabel(QtWidgets.QLabel):
+    """A plain-text message (why an edit was refused) that never widens its panel.
+
+    It takes the width its layout gives it and asks for no more (a word-wrapped ``QLabel``'s least
+    width is its longest word's: a 5,000-character token made the window 31,000 px wide), and a
+    word longer than the label wraps anywhere. ``text()`` is the text as given.
+    """
+
+    def __init__(self, name: str = "", parent: QtWidgets.QWidget | None = None):
+        super().__init__(parent)
+        if name:
+            self.setObjectName(name)
+        self._text = ""
+        self.setTextFormat(QtCore.Qt.PlainText)
+        self.setWordWrap(True)
+        self.setSizePolicy(QtWidgets.QSizePolicy.Ignored, QtWidgets.QSizePolicy.Preferred)
+
+    def setText(self, text: str) -> None:  # noqa: N802 (Qt's name)
+        """Show ``text`` (plain), its long words breakable."""
+        self._text = str(text)
+        super().setText(breakable(self._text))
+
+    def text(self) -> str:
+        """The message as given (without the break points added for wrapping)."""
+        return self._text
+
+    def clear(self) -> None:
+        """No message."""
+        self.setText("")
 
 
 def no_widen(widget: QtWidgets.QWidget) -> QtWidgets.QWidget:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from PySide6 import QtCore, QtWidgets
 
 from ...explain import table_cell_tooltip
+from ..widgets import MessageLabel
 from .tables import MatrixModel, MatrixTable
 
 TAB_TIPS = {
@@ -67,9 +68,7 @@ class NumbersPanel(QtWidgets.QWidget):
         self.table_note.setWordWrap(True)
         layout.addWidget(self.table_note)
         layout.addWidget(self.table_tabs, 1)
-        self.message_label = QtWidgets.QLabel()
-        self.message_label.setObjectName("messageLabel")
-        self.message_label.setWordWrap(True)
+        self.message_label = MessageLabel("messageLabel")  # wraps anywhere, never widens the panel
         self.message_label.setStyleSheet("color: #b00020; font-weight: bold;")
         self.message_label.hide()
         layout.addWidget(self.message_label)

@@ -16,6 +16,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from ...engine import EngineError
 from ...formatting import DEFAULT_DIGITS, format_number
 from ...state import StateError
+from ..widgets import short_token
 
 Qt = QtCore.Qt
 # Role numbers as plain ints: data() is called for every visible cell and role
@@ -127,8 +128,9 @@ class MatrixModel(QtCore.QAbstractTableModel):
         try:
             self._write(index.row(), index.column(), value if isinstance(value, str) else str(value))
         except (StateError, EngineError) as exc:
-            row = self._row_labels[index.row()]
-            col = self._col_labels[index.column()]
+            # A label is a token: quoted shortened (a 5,000-character word would be the whole message).
+            row = short_token(str(self._row_labels[index.row()]))
+            col = short_token(str(self._col_labels[index.column()]))
             self.refused.emit(f"{self.name} [{row}, {col}]: {exc}. The old value is kept.")
             return False
         # The window refreshes every table once the bridge reports the change;

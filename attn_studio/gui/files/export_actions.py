@@ -11,7 +11,7 @@ import numpy as np
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from . import export
-from .panels import heatmap_panel
+from .panels import TOY_PANELS, heatmap_panel
 
 PANEL_ITEMS = (("heatmaps", "Attention heatmaps…"), ("head", "Head {head} weights…"),
                ("steps", "Step-by-step table…"), ("outputs", "Heads → output…"), ("compare", "Compare…"),
@@ -46,10 +46,13 @@ class ExportActions(QtCore.QObject):
         menu = self.export_menu
         menu.clear()
         head = self.studio.state.shown_head + 1
+        trained = getattr(self.studio, "is_trained", False)
         for name, text in PANEL_ITEMS:
+            if trained and name in TOY_PANELS:
+                continue  # a toy model's view, hidden for a trained one: nothing to draw
             name = f"head:{head}" if name == "head" else name
             menu.addAction(text.format(head=head), lambda n=name: self.export_panel_dialog(n))
-        if getattr(self.studio, "is_trained", False):
+        if trained:
             for name, text in TRAINED_PANEL_ITEMS:
                 menu.addAction(text, lambda n=name: self.export_panel_dialog(n))
         self._add_training_items(menu)

@@ -25,6 +25,9 @@ PANELS = ("heatmaps", "head:N", "compare", "outputs", "positions", "steps", "var
 and "meaning" exist while a trained model is shown; ``training:NAME`` is a panel of the training lab
 (its whole figure; its history is :func:`training_panel`'s ``export_csv``)."""
 TRAINED_PANELS = ("model", "drift", "meaning")
+# Views of the toy model's own settings, hidden while a trained model is shown: Compare changes a
+# setting the trained model fixes, Positions draws the sinusoidal table it does not use.
+TOY_PANELS = ("compare", "positions")
 # The views each panel is drawn from (window attribute), for the figures built from a view's numbers.
 VIEW_OF = {"heatmaps": "heatmap_view", "compare": "compare_view", "outputs": "heads_summary_view",
            "positions": "positional_view", "steps": "pipeline_view", "geometry": "geometry_view"}
@@ -73,14 +76,15 @@ def available(window) -> list[str]:
     names = ["heatmaps"]
     heads = _head_count(window)
     names.append("head:1" if heads == 1 else f"head:1…head:{heads}")
+    trained = _trained_room(window) is not None
     for name in ("compare", "outputs", "positions", "steps"):
-        if getattr(window, VIEW_OF[name], None) is not None:
+        if getattr(window, VIEW_OF[name], None) is not None and not (trained and name in TOY_PANELS):
             names.append(name)
     names += ["variance", "saturation"]
     if getattr(window, "geometry_view", None) is not None:
         names.append("geometry")
     names.append("window")
-    if _trained_room(window) is not None:
+    if trained:
         names += list(TRAINED_PANELS)
     if getattr(window, "training", None) is not None:
         names += list(TRAINING_PANELS)
@@ -184,6 +188,9 @@ def find_panel(window, name: str) -> Panel:
             raise ExportError(f"the {key} panel shows a trained model; choose one in the Model panel first "
                               f"(or choose one of {', '.join(available(window))})")
         return room.panels()[key]
+    if key in TOY_PANELS and _trained_room(window) is not None:
+        raise ExportError(f"the {key} panel shows the toy model's settings; choose “Toy model (editable)” "
+                          f"in the Model panel first (or choose one of {', '.join(available(window))})")
     if key in ("variance", "saturation"):
         from ..views.plots import VariancePlot
 

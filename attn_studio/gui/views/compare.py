@@ -12,6 +12,11 @@ from .highlight import highlight_for
 from ..widgets import caption_label
 
 LABELLED_UP_TO = 24  # up to this many tokens each side keeps every label (the view scrolls if it must)
+# What the view says for a trained model, whose settings are fixed (the window hides the tab then;
+# a figure or the stage that asks for it reads this instead of a comparison).
+TOY_ONLY = ("Compare shows two settings of the toy model side by side (scaling, mask, temperature, "
+            "before and after your edits). A trained model's settings are fixed: choose “Toy model "
+            "(editable)” in the Model panel to compare; the Drift tab shows what your edits changed.")
 
 # mode id -> label shown to the lecturer
 MODES = {
@@ -36,6 +41,7 @@ class CompareView(QtWidgets.QWidget):
         self.setObjectName("compareView")
         self.studio = studio
         self.digits = DEFAULT_DIGITS  # decimals of the caption's numbers (the precision setting)
+        self._stale = False  # a setting changed while hidden: drawn again when shown
         outer = QtWidgets.QVBoxLayout(self)
         outer.setContentsMargins(4, 4, 4, 4)
         controls = QtWidgets.QHBoxLayout()
@@ -130,10 +136,27 @@ class CompareView(QtWidgets.QWidget):
         for canvas in self.canvases.values():
             canvas.digits = self.digits
             canvas.heatmap.set_digits(self.digits)
-        self.render()
+        # A hidden view computes nothing now (a comparison is a second model): it draws when shown.
+        if self.isVisible():
+            self.render()
+        else:
+            self._stale = True
+
+    def showEvent(self, event):  # noqa: N802 (Qt's name)
+        super().showEvent(event)
+        if self._stale:
+            self.render()
+
+    @property
+    def can_compare(self) -> bool:
+        """False while the studio is a trained model: its settings are fixed, there is nothing to compare."""
+        return not getattr(self.studio, "is_trained", False)
 
     def comparison(self):
-        """The studio's :class:`~attn_studio.studio.Comparison` for the chosen mode (None: nothing to compare)."""
+        """The studio's :class:`~attn_studio.studio.Comparison` for the chosen mode (None: nothing to compare,
+        or a trained model)."""
+        if not self.can_compare:
+            return None
         return self.studio.comparison(self.mode_combo.currentData(), self.temp_a.value(), self.temp_b.value())
 
     def sides(self):
@@ -143,14 +166,18 @@ class CompareView(QtWidgets.QWidget):
 
     def render(self):
         """Redraw both sides and their difference for the chosen head."""
+        self._stale = False
         mode = self.mode_combo.currentData()
+        for w in (self.mode_combo, self.pin_button, self.temp_a, self.temp_b):
+            w.setEnabled(self.can_compare)
         for w in (self.temp_label_a, self.temp_a, self.temp_label_b, self.temp_b):
             w.setVisible(mode == "temperature")
         state = self.studio.state
         c = self.comparison()
         q_tokens, k_tokens = state.query_tokens, state.key_tokens
         if c is None:
-            self.caption.setText("Press “Pin current as “before””, then edit the model: the left side keeps the "
+            self.caption.setText(TOY_ONLY if not self.can_compare else
+                                 "Press “Pin current as “before””, then edit the model: the left side keeps the "
                                  "pinned weights (the sentence must stay the same to compare).")
             empty = np.zeros((0, 0))
             for hm in self.maps.values():

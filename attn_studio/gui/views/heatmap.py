@@ -34,13 +34,50 @@ def themed_colormap(name: str):
     """Colour map ``name`` for the current theme: as it is on light themes; on the dark theme
     every colour scaled by DARK_DIM, so that the map's bright end (viridis' yellow, the
     near-white middle of the diverging scores map) does not glare on a projector. The
-    colour bar shows the same dimmed map, so colours still read against it."""
+    colour bar shows the same dimmed map, so colours still read against it.
+
+    Built once per map and theme and shared (treat it as read-only): a theme switch restyles
+    every heatmap of the window, and building a map makes a colour object per stop."""
+    return themed_palette(name).colormap
+
+
+@dataclass(frozen=True)
+class Palette:
+    """A colour map ready to draw with: ``colormap`` (for colour bars), ``lut`` (256 RGBA bytes),
+    ``table`` (the same as 32-bit pixels, :mod:`.heatmap_image`) and ``luminance`` (the
+    brightness of each of the 256 colours, for the cell text's colour). Shared, read-only."""
+
+    colormap: object
+    lut: np.ndarray
+    table: np.ndarray
+    luminance: np.ndarray
+
+
+_PALETTES: dict[tuple[str, bool], Palette] = {}
+
+
+def themed_palette(name: str) -> Palette:
+    """The :class:`Palette` of colour map ``name`` for the current theme (see :func:`themed_colormap`),
+    built the first time it is asked for and the same object afterwards."""
+    dark = presentation.STYLE.theme.name == "dark"
+    palette = _PALETTES.get((name, dark))
+    if palette is None:
+        palette = _PALETTES[(name, dark)] = _build_palette(name, dark)
+    return palette
+
+
+def _build_palette(name: str, dark: bool) -> Palette:
     cmap = pg.colormap.get(name)
-    if presentation.STYLE.theme.name != "dark":
-        return cmap
-    colors = cmap.getColors(mode="byte").astype(np.float64)
-    colors[:, :3] *= DARK_DIM
-    return pg.ColorMap(cmap.pos, np.round(colors).astype(np.uint8), name=cmap.name)
+    if dark:
+        colors = cmap.getColors(mode="byte").astype(np.float64)
+        colors[:, :3] *= DARK_DIM
+        cmap = pg.ColorMap(cmap.pos, np.round(colors).astype(np.uint8), name=cmap.name)
+    lut = cmap.getLookupTable(nPts=256)
+    lut.flags.writeable = False
+    rgb = cmap.getLookupTable(nPts=256, alpha=False).astype(np.float64)
+    luminance = rgb @ np.array([0.299, 0.587, 0.114])
+    luminance.flags.writeable = False
+    return Palette(cmap, lut, _shared_table(lut), luminance)
 
 
 def nice_ceil(m: float) -> float:
@@ -208,7 +245,7 @@ class Heatmap:
             self.plot.getAxis(name).enableAutoSIPrefix(False)
         self.image = HeatmapImage()
         self._cmap_name = cmap
-        self._set_lut(themed_colormap(cmap))
+        self._set_palette(themed_palette(cmap))
         self.plot.addItem(self.image)
         self.overlay = CellOverlay()
         self.overlay.restyled = self._restyled
@@ -249,26 +286,24 @@ class Heatmap:
     def set_colormap(self, name: str):
         """Draw with colour map ``name`` (and recolour the attached colour bar)."""
         self._cmap_name = name
-        self._set_lut(themed_colormap(name))
+        self._set_palette(themed_palette(name))
         if self.bar is not None:
             self.bar.setColorMap(self.colormap)
         if self._last is not None:
             last, self._last = self._last, None  # the same numbers, drawn again in the new colours
             self.set_data(*last[0], **last[1])
 
-    def _set_lut(self, colormap) -> None:
-        self.colormap = colormap
-        self._lut = colormap.getLookupTable(nPts=256)
+    def _set_palette(self, palette: Palette) -> None:
+        self._palette = palette
+        self.colormap = palette.colormap
+        self._lut = palette.lut
         self.image.setLookupTable(self._lut)
-        self._table = _shared_table(self._lut)  # the same colours as 32-bit pixels (heatmap_image)
-        # Brightness of each of the 256 colours, for the cell text's colour (kept, not
-        # recomputed on every edit).
-        rgb = colormap.getLookupTable(nPts=256, alpha=False).astype(np.float64)
-        self._luminance = rgb @ np.array([0.299, 0.587, 0.114])
+        self._table = palette.table  # the same colours as 32-bit pixels (heatmap_image)
+        self._luminance = palette.luminance  # for the cell text's colour (kept, not recomputed per edit)
 
     def _restyled(self):
-        # A theme change: colours dim on a dark theme (see themed_colormap).
-        if self._lut.tobytes() != themed_colormap(self._cmap_name).getLookupTable(nPts=256).tobytes():
+        # A theme change: colours dim on a dark theme (see themed_colormap); other restyles keep them.
+        if self._palette is not themed_palette(self._cmap_name):
             self.set_colormap(self._cmap_name)
 
     def set_axis_titles(self, rows: str, cols: str):

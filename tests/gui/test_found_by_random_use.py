@@ -1,0 +1,161 @@
+"""What random use of the window broke, each kept fixed: a hidden view never breaks a slot (Compare
+with a trained model), the dark theme's colour maps built once, a refused edit on a long token never
+widens the window."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6 import QtCore, QtGui, QtWidgets
+
+from attn_studio.gui import presentation
+from attn_studio.gui._pg import pg
+from attn_studio.pretrained import default_model_zip
+from gui_helpers import find, finish, settle, wait_idle
+
+needs_minilm = pytest.mark.skipif(default_model_zip() is None, reason="all-MiniLM-L6-v2 is not installed")
+
+
+def choose_model(window, qtbot, text: str) -> None:
+    """Choose ``text`` in the Model panel's combo as a person does, and wait until it is loaded and drawn."""
+    combo = find(window, QtWidgets.QComboBox, "modelCombo")
+    index = next(i for i in range(combo.count()) if combo.itemText(i).startswith(text))
+    combo.setCurrentIndex(index)
+    combo.activated.emit(index)
+    qtbot.waitUntil(lambda: window.studio.is_trained == (not text.startswith("Toy")), timeout=60000)
+    wait_idle(qtbot, window)
+    window.finish_drawing()
+    settle(window)
+
+
+@needs_minilm
+def test_choosing_minilm_with_compare_shown_finishes_the_slot(window, qtbot):
+    # An edit of the toy model to undo, Compare on screen, then MiniLM: the switch's redraw reached the
+    # Compare view with a trained studio and raised, and the Edit menu kept "Undo change d_model".
+    find(window, QtWidgets.QSpinBox, "dModelSpin").setValue(window.studio.state.d_model + 2)
+    settle(window)
+    assert window.undo_action.isEnabled()
+    window.view_tabs.setCurrentWidget(window.compare_view)
+    settle(window)
+    choose_model(window, qtbot, "all-MiniLM")
+    assert not window.undo_action.isEnabled() and window.undo_action.text().replace("&", "").strip() == "Undo"
+    tabs = window.view_tabs
+    assert not tabs.isTabVisible(tabs.indexOf(window.compare_view))  # hidden, as the other toy-only views
+    # Asked for anyway (a figure, the stage), it says plainly what it compares.
+    window.render_view(window.compare_view)
+    assert "toy model" in window.compare_view.caption.text()
+    assert not window.compare_view.pin_button.isEnabled()
+    # File → Export offers only what can be drawn for a trained model.
+    menu = window.export_actions.export_menu
+    menu.aboutToShow.emit()
+    texts = [a.text() for a in menu.actions()]
+    assert "Compare…" not in texts and "Positions…" not in texts and "Drift plot…" in texts
+    from attn_studio.gui.files import export, panels
+
+    with pytest.raises(export.ExportError, match="toy model"):
+        export.find_panel(window, "compare")
+    assert "compare" not in panels.available(window)
+    # Back to the toy model: Compare compares again, and its edit is still there to undo.
+    choose_model(window, qtbot, "Toy")
+    window.view_tabs.setCurrentWidget(window.compare_view)
+    settle(window)
+    assert window.undo_action.isEnabled() and "d_model" in window.undo_action.text()
+    assert window.compare_view.pin_button.isEnabled() and "toy model" not in window.compare_view.caption.text()
+
+
+@needs_minilm
+def test_precision_with_minilm_shown_reaches_every_view(window, qtbot):
+    choose_model(window, qtbot, "all-MiniLM")
+    find(window, QtGui.QAction, "precision2Action").trigger()
+    settle(window)
+    assert presentation.STYLE.digits == 2
+    for view in (window.heatmap_view, window.pipeline_view, window.geometry_view, window.compare_view):
+        assert view.digits == 2, view.objectName()
+    assert window.numbers.models["w_q"].digits == 2
+    find(window, QtGui.QAction, "precision4Action").trigger()
+    settle(window)
+
+
+@pytest.fixture
+def light_again():
+    """The look is application-wide: back to the light theme for the tests that follow."""
+    yield
+    app = QtWidgets.QApplication.instance()
+    for top in app.topLevelWidgets():
+        presentation.apply(app, top, theme="light")
+        break
+
+
+def test_the_dark_theme_builds_each_colour_map_once(window, qtbot, monkeypatch, light_again):
+    # 16 heads, every view drawn once: about 30 heatmaps, two colour maps between them.
+    window.studio.update(projections=True, d_model=64, heads=16)
+    finish(window, qtbot)
+    for index in range(window.view_tabs.count()):
+        if window.view_tabs.isTabVisible(index) and window.view_tabs.widget(index) is not window.training.page:
+            window.view_tabs.setCurrentIndex(index)
+            finish(window, qtbot)
+    heatmaps = [hm for hm in _heatmaps(window) if hm.image.image is not None]
+    assert len(heatmaps) >= 25
+    built = []
+    original = pg.ColorMap.__init__
+
+    def counting(self, *args, **kwargs):
+        built.append(kwargs.get("name"))
+        original(self, *args, **kwargs)
+
+    monkeypatch.setattr(pg.ColorMap, "__init__", counting)
+    actions = {a.data(): a for a in window.lecture.theme_actions.actions()}
+    for theme in ("dark", "light", "dark"):
+        actions[theme].trigger()
+        settle(window)
+    names = {hm._cmap_name for hm in heatmaps}
+    # One dimmed map per colour map (the first switch), none on the switches after it.
+    assert len(built) <= len(names), built
+    for name in names:
+        shared = {id(hm.colormap) for hm in heatmaps if hm._cmap_name == name}
+        assert len(shared) == 1, f"{name}: {len(shared)} colour map objects for one map and theme"
+    weights = next(hm for hm in heatmaps if hm._cmap_name == "viridis")
+    assert weights._lut[-1, 0] < 255 * 0.83  # dimmed on the dark theme: viridis' yellow is no longer full red
+    actions["light"].trigger()
+    settle(window)
+    assert weights._lut[-1, 0] > 250
+
+
+def _heatmaps(window):
+    import shiboken6
+
+    from attn_studio.gui.views import token_axis
+
+    alive = [hm for hm in list(token_axis._heatmaps) if shiboken6.isValid(hm.plot)]
+    return [hm for hm in alive if (view := hm.plot.getViewWidget()) is not None and window.isAncestorOf(view)]
+
+
+def test_a_refused_edit_on_a_long_token_never_widens_the_window(window, qtbot):
+    # One 5,000-character word (the sentence allows 20,000), "inf" typed in Embeddings X [0, 1] and
+    # Enter: the refusal quoted the whole word and the word-wrapped message under the tables could not
+    # break it, so the window grew to ~31,000 px and stayed so.
+    window.resize(1280, 720)
+    settle(window)
+    word = "a" * 5000
+    box = find(window, QtWidgets.QLineEdit, "sentenceEdit")
+    box.setText(word)
+    box.textEdited.emit(word)
+    finish(window, qtbot)
+    assert window.studio.state.key_tokens == [word]
+    table = find(window, QtWidgets.QTableView, "embeddingTable")
+    table.setFocus()
+    table.setCurrentIndex(table.model().index(0, 1))
+    qtbot.keyClicks(table, "i")
+    editor = next(e for e in table.findChildren(QtWidgets.QLineEdit) if e.isVisible())
+    qtbot.keyClicks(editor, "nf")
+    qtbot.keyClick(editor, QtCore.Qt.Key_Return)
+    settle(window)
+    label = window.message_label
+    assert label.isVisible() and "inf" in label.text() and "…" in label.text()
+    assert len(label.text()) < 400, "the refusal quotes the row label shortened"
+    assert window.width() <= 1280 and window.numbers.minimumSizeHint().width() < 600
+    # Whatever a message says (a long word of its own), its label wraps it instead of widening the panel.
+    window.show_message("refused: " + "b" * 5000)
+    settle(window)
+    assert window.width() <= 1280 and window.numbers.minimumSizeHint().width() < 600
+    assert label.text() == "refused: " + "b" * 5000
+    assert label.height() > 3 * label.fontMetrics().height()  # wrapped onto many lines, not cut
