@@ -46,13 +46,7 @@ HAS_MINILM = default_model_zip() is not None
 # Exceptions these sequences found that are not fixed yet, each with where it is and what it is: a
 # sequence that meets one records it as a warning and goes on. (exception text, a file of its
 # traceback) -> why. Remove an entry once its defect is fixed: the sequence then proves it.
-KNOWN = {
-    ("'StudioState' object has no attribute 'layers'", "gui/lecture/present.py"):
-        "Present's control strip keeps the trained model's layer box after the window goes back to the "
-        "toy model (an example chosen, or the toy model, while all-MiniLM-L6-v2 is on the stage)",
-    ("object is not callable", "gui/lecture/present.py"):
-        "F5 with the Training tab shown: Present calls the training tab's `current` property as a method",
-}
+KNOWN: dict = {}
 # Stalls known and being worked on elsewhere, each a test of the window's facts before and after the
 # action: they are reported as warnings, any other stall fails.
 KNOWN_SLOW = {

@@ -115,6 +115,9 @@ class ControlStrip(QtWidgets.QFrame):
 
     def build(self, kind: str, px: int) -> None:
         """Controls for view ``kind`` at text size ``px``."""
+        # What the controls were built for: a view, a model kind (a trained model has a layer box and
+        # Silence, the toy model heads, d_k and switches) and a size; sync() builds them again when it changes.
+        self.built_for = (kind, self.window.studio.is_trained, px)
         self.widgets = {}
         while self.rows.count():
             row = self.rows.takeAt(0)
@@ -241,7 +244,12 @@ class ControlStrip(QtWidgets.QFrame):
         target.textEdited.emit(text)
 
     def sync(self) -> None:
-        """Show the studio's current values (after every change, from wherever it came)."""
+        """Show the studio's current values (after every change, from wherever it came); the controls
+        are built again first when the window went from the toy model to a trained one or back."""
+        kind, trained, px = getattr(self, "built_for", (None, None, None))
+        if kind is not None and trained != self.window.studio.is_trained:
+            self.build(kind, px)
+            return
         self._syncing = True
         try:
             self._sync()
@@ -742,8 +750,8 @@ class Present(QtCore.QObject):
         lab = getattr(w, "training", None)
         if lab is not None and widget is getattr(lab, "page", None):
             tab = self._training_tab()
-            if tab is not None and tab.current() is not None:
-                return TRAINING_PREFIX + tab.current().title
+            if tab is not None and tab.current is not None:
+                return TRAINING_PREFIX + tab.current.title
         text = w.view_tabs.tabText(w.view_tabs.currentIndex()).replace("&", "")
         return text if self._has(text) else ATTENTION
 
@@ -1103,8 +1111,18 @@ class Present(QtCore.QObject):
         """The sheet of ``tiles`` with cells ``cell``, each tile cut to a window of its rows and columns
         around the query ``q`` small enough that the sheet fits ``room``; (sheet, rows, cols, n_rows, n_cols)."""
         n_rows, n_cols = tiles[0].source.data.values.shape
-        fit_rows = fit_rows or n_rows
-        fit_cols = fit_cols or n_cols
+        if fit_rows is None or fit_cols is None:
+            # A first guess from the room, so that a long sentence is not laid out whole first (a
+            # figure of 600 tokens takes seconds): the labels' and titles' room, then rows and columns.
+            data = tiles[0].source.data
+            line = cell[1] / 1.08
+            metrics = QtGui.QFontMetricsF(_font(round(line / 1.17)))
+            widest = lambda labels: min(max((metrics.horizontalAdvance(str(t)) for t in labels[:400]), default=0.0),
+                                        8 * metrics.height())
+            below = 0.71 * (widest(list(data.col_labels)) + metrics.height()) + 2.8 * metrics.height() + 24
+            beside = widest(list(data.row_labels)) + 1.4 * metrics.height() + 5 * metrics.height() + 24
+            fit_rows = fit_rows or max(1, min(n_rows, int((room.height() - below) // cell[1])))
+            fit_cols = fit_cols or max(1, min(n_cols, int((room.width() - beside * len(tiles)) // (cell[0] * len(tiles)))))
         for _ in range(8):
             rows = token_window(n_rows, fit_rows, q)
             cols = token_window(n_cols, fit_cols, q if n_cols == n_rows else 0)
