@@ -27,7 +27,9 @@ it ends, put back filters that a test harness had since changed.
 
 from __future__ import annotations
 
+import gc
 import threading
+import time
 import traceback
 from typing import Any, Callable
 
@@ -36,7 +38,7 @@ from PySide6 import QtCore
 from superqt.utils import FunctionWorker, GeneratorWorker
 from superqt.utils._qthreading import GeneratorWorkerSignals, WorkerBaseSignals
 
-__all__ = ["Job", "Run", "one_blas_thread", "wait_all"]
+__all__ = ["Job", "Run", "collect_on_gui_thread", "one_blas_thread", "wait_all"]
 
 # Threads of the application's pool. Jobs of one kind run one at a time (each owner keeps its
 # own queue), but kinds must not wait for each other: a playing training run holds a thread for
@@ -221,3 +223,60 @@ def one_blas_thread():
 
         _BLAS = ThreadpoolController()  # finds the loaded BLAS libraries once (a few ms)
     return _BLAS.limit(limits=1, user_api="blas")
+
+
+# -- the cycle collector ------------------------------------------------------------------------
+#
+# Python's automatic collection runs in whichever thread crosses an allocation threshold. A job
+# that allocates (a model pass, a save's lists, a training step) would then finalize the cycles
+# the GUI thread left behind (a closed dialog, a plot and its items) on the job's thread: a Qt
+# object destroyed off its thread, which Qt warns about (timers) or crashes on (a paint under
+# way). So while the window runs, automatic collection is off and the GUI thread collects from
+# a timer, generation by generation when the counts pass the thresholds, as pyqtgraph's
+# GarbageCollector does. Refcount frees are not affected: a job must never hold the last
+# reference to a Qt object (the workers above are released on the GUI thread, see _park).
+
+COLLECT_INTERVAL_MS = 500
+
+
+class _Collector(QtCore.QObject):
+    def __init__(self, app):
+        super().__init__(app)
+        self.thresholds = gc.get_threshold()
+        self.next_full = 0.0
+        self.timer = QtCore.QTimer(self)
+        self.timer.timeout.connect(self.check)
+        gc.disable()
+        self.timer.start(COLLECT_INTERVAL_MS)
+        app.aboutToQuit.connect(self.stop)
+
+    def check(self) -> None:
+        """Collect the generations whose counts passed their thresholds (GUI thread)."""
+        if gc.isenabled():  # turned back on meanwhile (a save that paused collections and resumed)
+            gc.disable()
+        counts = gc.get_count()
+        for generation in (2, 1, 0):  # the oldest generation due takes the younger ones with it
+            if counts[generation] <= self.thresholds[generation]:
+                continue
+            if generation == 2 and time.monotonic() < self.next_full:
+                continue  # a full pass walks every object: spaced so that it takes <= 5% of the time
+            start = time.monotonic()
+            gc.collect(generation)
+            if generation == 2:
+                self.next_full = time.monotonic() + 20 * (time.monotonic() - start)
+            break
+        _ENDED[:] = [w for w in _ENDED if shiboken6.isValid(w)]
+
+    def stop(self) -> None:
+        """Automatic collection back on (the application is quitting)."""
+        self.timer.stop()
+        gc.enable()
+
+
+def collect_on_gui_thread(app=None) -> None:
+    """Turn automatic garbage collection off and collect on the GUI thread from a timer, once per
+    application (the window calls this; the application's ``aboutToQuit`` turns it back on)."""
+    app = app or QtCore.QCoreApplication.instance()
+    if app is None or app.findChild(_Collector) is not None:
+        return
+    _Collector(app)
