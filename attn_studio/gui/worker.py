@@ -63,16 +63,22 @@ def _run(worker) -> None:
     except Exception as exc:  # delivered on the GUI thread; the window keeps running
         worker.error = exc
     worker._running = False
-    worker._ended.set()
     worker.finished.emit()
     worker._finished.emit(worker)  # superqt forgets the started worker (on the GUI thread)
+    # Set last: whoever waits for it (a window closing, then the application) finds the signals sent.
+    worker._ended.set()
 
 
 def _start(worker) -> None:
     pool = QtCore.QThreadPool.globalInstance()
     if pool.maxThreadCount() < POOL_THREADS:
         pool.setMaxThreadCount(POOL_THREADS)
-    worker.start()
+    # superqt's start(), without its one-millisecond timer when an event loop runs: a job taken at
+    # once (Job.take, an edit that must be installed before the next) would wait for a timer that
+    # cannot fire while the GUI thread waits.
+    worker._worker_set.add(worker)
+    worker._finished.connect(worker._set_discard)
+    pool.start(worker)
 
 
 # Ended workers, held until the pool has deleted their C++ side. The pool deletes a runnable on
@@ -152,8 +158,9 @@ class Job(FunctionWorker):
 
     def deliver(self) -> None:
         """Hand the outcome to its callback, once; the queued ``finished`` signal calls this."""
-        if self._delivered or not self._ended.is_set():
+        if self._delivered:
             return
+        self._ended.wait()  # sent just before the end is marked: microseconds at most
         self._delivered = True
         _park(self)
         on_result, on_error, on_cancel, on_stale, on_end = self._callbacks

@@ -39,28 +39,31 @@ SCRIPT = textwrap.dedent(r'''
         freed.append(weakref.ref(dialog))
     del dialog, plot, timer
 
-    def allocate():
-        # Many container objects: far past the generation-0 threshold, again and again.
-        kept = []
-        for n in range(300_000):
+    def allocate(progress, cancelled):
+        # Many container objects, far past the generation-0 threshold, again and again, until
+        # the dialogs are freed (the collector's full passes come when the counts call for them).
+        kept, n = [], 0
+        while not cancelled() and n < 20_000_000:
             kept.append([n, {"n": n}])
+            n += 1
             if len(kept) > 5_000:
                 kept = []
-        return len(kept)
+        return n
 
-    jobs = [Job(allocate).submit() for _ in range(2)]
-    while not all(job.done() for job in jobs):
-        app.processEvents(QtCore.QEventLoop.AllEvents, 50)
-    for job in jobs:
-        job.take()
-    deadline = QtCore.QDeadlineTimer(5000)
+    jobs = [Job(allocate, controls=True).submit() for _ in range(2)]
+    deadline = QtCore.QDeadlineTimer(60_000)
     while any(ref() is not None for ref in freed) and not deadline.hasExpired():
         app.processEvents(QtCore.QEventLoop.AllEvents, 50)
+    for job in jobs:
+        job.quit()
+        job.take()
     alive = sum(ref() is not None for ref in freed)
     assert threads, "no collection ran"
     assert set(threads) == {gui}, f"{sum(t != gui for t in threads)} of {len(threads)} collections ran off the GUI thread"
     assert alive == 0, f"{alive} closed dialogs were never freed"
     print("ok", len(threads))
+    from attn_studio.gui.worker import wait_all
+    assert wait_all(10_000)  # the pool's threads end before the application does
 ''')
 
 

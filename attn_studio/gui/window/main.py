@@ -34,7 +34,6 @@ from ..settings import data_dir
 from ..trained.wiring import TrainedWiring
 from ..training.wiring import DOCKS as TRAINING_DOCKS
 from ..training.wiring import TrainingWiring
-from ..worker import collect_on_gui_thread
 from ..views.compare import CompareView
 from ..views.geometry import GeometryView
 from ..views.heatmap_view import HeatmapView
@@ -76,7 +75,6 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def __init__(self, studio: Studio | None = None, *, preset: str | None = None, restore_settings: bool = True):
         super().__init__()
-        collect_on_gui_thread()  # cycles (closed dialogs, plots) are freed on this thread, never a job's
         self.setObjectName("mainWindow")
         # Without a studio, open on ``preset`` (the journey example by default);
         # with one, ``preset`` only names the example it came from.
