@@ -4,6 +4,12 @@ Prints median and p95 per size. Runs on Qt's offscreen platform (no display need
 
     python benchmarks/bench_gui.py [--repeats N]
     python benchmarks/bench_gui.py --profile 64,64,8   # where a cell edit's time goes (cProfile)
+    python benchmarks/bench_gui.py --previous REV      # also the same edits on revision REV (git), same run
+
+The cell edits at (12, 16, 4) and (64, 64, 8) are also measured on the previous release (``--previous``,
+by default the last revision before toy edits could move off the GUI thread), in a child process on
+the same machine in the same run, and both are printed with their ratio: a figure against a number
+remembered from another day on a shared machine says little.
 
 Targets (2-core machine): cell edit -> repainted p95 <= 16 ms at (T, d_model, heads) = (12, 16, 4)
 and <= 25 ms at (64, 64, 8); building the window <= 0.5 s; cold start to a painted window <= 1.0 s.
@@ -27,6 +33,9 @@ os.environ.setdefault("ATTN_STUDIO_DATA_DIR", tempfile.mkdtemp(prefix="attn-benc
 import numpy as np  # noqa: E402
 
 SIZES = [(6, 3, 1), (12, 16, 4), (64, 64, 8), (256, 128, 8)]
+COMPARED = [(12, 16, 4), (64, 64, 8)]
+# The previous release: the last revision before large toy edits were computed off the GUI thread.
+PREVIOUS = "331f55b"
 
 COLD_START = r"""
 import time
@@ -78,6 +87,15 @@ class PaintCounter:
         self.filter = _Filter()
 
 
+def _busy(window) -> bool:
+    """True while the window computes off the GUI thread or draws in steps (False on a release
+    that did neither: it drew everything in the edit's turn)."""
+    try:
+        return window.studio.computing() or window.drawing()
+    except AttributeError:
+        return False
+
+
 def bench_edit(app, window, model, size, repeats):
     """Time setData on an embedding cell -> the bridge's one emission -> every changed view painted.
 
@@ -95,7 +113,7 @@ def bench_edit(app, window, model, size, repeats):
         ok = model.setData(index, value)
         app.processEvents()  # the bridge emits once; views update and ask for a repaint
         # A large model computes off the GUI thread and is drawn a heatmap per turn: wait for both.
-        while window.studio.computing() or window.drawing():
+        while _busy(window):
             app.processEvents()
         app.processEvents()  # the repaint requests are painted
         elapsed = time.perf_counter() - t0
@@ -144,13 +162,65 @@ def profile_edits(size, repeats):
     close(app, window)
 
 
+def edit_medians(repeats):
+    """Print ``T d_model heads median`` for the compared sizes (the child of ``compare_previous``)."""
+    from PySide6 import QtWidgets
+
+    app = QtWidgets.QApplication.instance() or QtWidgets.QApplication([])
+    for size in COMPARED:
+        window = open_window(app, *size)
+        times, _ = bench_edit(app, window, window.models["embeddings"], size, repeats)
+        print(*size, statistics.median(times), flush=True)
+        close(app, window)
+
+
+def compare_previous(revision, repeats):
+    """The compared cell edits on this code and on ``revision`` (extracted with git), alternated in
+    child processes so that both see the same load; both medians printed, and their ratio."""
+    import shutil
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    folder = Path(tempfile.mkdtemp(prefix="attn-previous-"))
+    try:
+        archive = subprocess.run(["git", "-C", str(root), "archive", revision, "attn_studio", "resources"],
+                                 capture_output=True, check=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(folder)], input=archive, check=True)
+    except (OSError, subprocess.CalledProcessError) as exc:
+        print(f"\nprevious release {revision}: not measured ({exc})")
+        return
+    medians = {"now": {}, "previous": {}}
+    try:
+        for _ in range(2):
+            for name, path in (("previous", folder), ("now", root)):
+                env = {**os.environ, "PYTHONPATH": str(path), "QT_QPA_PLATFORM": "offscreen"}
+                out = subprocess.run([sys.executable, __file__, "--edits-only", "--repeats", str(repeats)],
+                                     capture_output=True, text=True, env=env, check=True, cwd=str(path))
+                for line in out.stdout.splitlines():
+                    *size, median = line.split()
+                    medians[name].setdefault(tuple(int(n) for n in size), []).append(float(median))
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    print(f"\ncell edit -> repainted, median ms, this code against the previous release ({revision}), same run:")
+    print(f"{'T':>5} {'d_model':>8} {'heads':>6} {'now':>8} {'previous':>9} {'now/previous':>13}")
+    for size in COMPARED:
+        now, previous = min(medians["now"][size]), min(medians["previous"][size])
+        print(f"{size[0]:>5} {size[1]:>8} {size[2]:>6} {now * 1e3:>8.1f} {previous * 1e3:>9.1f} {now / previous:>13.2f}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=40)
     parser.add_argument("--cold-starts", type=int, default=5)
     parser.add_argument("--profile", metavar="T,D_MODEL,HEADS",
                         help="profile cell edits at this size instead of the benchmark, and print the costliest calls")
+    parser.add_argument("--previous", default=PREVIOUS, metavar="REV",
+                        help="git revision to compare the cell edits with (empty: none)")
+    parser.add_argument("--edits-only", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.edits_only:
+        edit_medians(args.repeats)
+        return
     if args.profile:
         profile_edits(tuple(int(n) for n in args.profile.split(",")), args.repeats)
         return
@@ -173,6 +243,9 @@ def main():
         print(f"{t:>5} {d_model:>8} {heads:>6} {statistics.median(times) * 1e3:>10.1f} "
               f"{percentile(times, 95) * 1e3:>8.1f}   {paints:.0f} widgets painted per edit")
         close(app, window)
+
+    if args.previous:
+        compare_previous(args.previous, args.repeats)
 
     # A pasted paragraph: paste -> repainted, then a cell edit at that size.
     words = ("the lecturer pasted a long paragraph about attention so that every token attends to every "

@@ -5,6 +5,7 @@ from __future__ import annotations
 from PySide6 import QtCore
 
 from ..state import SELECTION_FIELDS
+from .worker import Job, one_blas_thread
 
 # A toy edit whose model is predicted (``StudioState.cost``) to need more than this is computed
 # off the GUI thread: at about 8 MB of attention arrays (some 450 tokens with one head) the
@@ -49,50 +50,17 @@ class StudioBridge(QtCore.QObject):
         self._unsubscribe()
 
 
-_BLAS = None
-
-
-def one_blas_thread():
-    """A context in which BLAS uses one thread (threadpoolctl), for work on a background thread: it
-    must leave the other core to the GUI thread, whatever OPENBLAS_NUM_THREADS was when NumPy loaded."""
-    global _BLAS
-    if _BLAS is None:
-        from threadpoolctl import ThreadpoolController
-
-        _BLAS = ThreadpoolController()  # finds the loaded BLAS libraries once (a few ms)
-    return _BLAS.limit(limits=1, user_api="blas")
-
-
-class _Relay(QtCore.QObject):
-    """Carries a finished computation from the worker thread to the GUI thread."""
-
-    done = QtCore.Signal(object, object, object)  # job, computed change, exception (None when it worked)
-
-
-class _Job(QtCore.QRunnable):
-    def __init__(self, compute, pending, relay: _Relay, preparers=()):
-        super().__init__()
-        self.setAutoDelete(False)  # kept by BackgroundEdits until its result is taken
-        self.compute, self.pending, self.relay = compute, pending, relay
-        self.preparers = list(preparers)
-        self.computed, self.error = None, None
-        self.prepared: list = []  # (accept, what prepare made) per preparer that worked
-
-    def run(self) -> None:
-        try:
-            with one_blas_thread():
-                self.computed = self.compute(self.pending)
-                self._prepare()
-        except Exception as exc:  # reported on the GUI thread; the window keeps running
-            self.error = exc
-        self.relay.done.emit(self, self.computed, self.error)
-
-    def _prepare(self) -> None:
-        for prepare, accept in self.preparers:
+def _compute(compute, pending, preparers):
+    """The background half of an edit: the engine, then the views' preparers (NumPy only)."""
+    with one_blas_thread():
+        computed = compute(pending)
+        prepared = []  # (accept, what prepare made) per preparer that worked
+        for prepare, accept in preparers:
             try:
-                self.prepared.append((accept, prepare(self.computed.pending.state, self.computed.result)))
+                prepared.append((accept, prepare(computed.pending.state, computed.result)))
             except Exception:  # a view that cannot prepare draws everything itself, as it always could
                 pass
+    return computed, prepared
 
 
 def is_large(state) -> bool:
@@ -123,13 +91,9 @@ class BackgroundEdits(QtCore.QObject):
     def __init__(self, studio, parent=None):
         super().__init__(parent)
         self.studio = studio
-        self._pool = QtCore.QThreadPool(self)
-        self._pool.setMaxThreadCount(1)  # one at a time: the GUI thread needs the other core
-        self._relay = _Relay(self)
-        self._relay.done.connect(self._on_done, QtCore.Qt.QueuedConnection)
         self._wanted: dict = {}      # update() changes asked for and not installed yet
         self._waiting = None         # the newest PendingChange, not started
-        self._job: _Job | None = None  # the one computing
+        self._job: Job | None = None  # the one computing: one at a time, the GUI thread needs the other core
         self._busy = False
         self.dropped = 0  # stale results thrown away (a figure for tests and benchmarks)
         self._preparers: list = []
@@ -200,58 +164,52 @@ class BackgroundEdits(QtCore.QObject):
         if not self.computing():
             return
         job, pending = self._job, self._waiting
-        self._job, self._waiting, self._wanted = None, None, {}
-        if pending is None:
-            self._pool.waitForDone()  # the newest is the one computing: take its result
-            computed, error = job.computed, job.error
-            pending = job.pending
-            if error is not None:
-                self.failed.emit(_message(error))
-                self._set_busy(False)
-                return
-        else:
-            computed = None
+        self._waiting = None
         try:
-            if computed is None:
-                self._pool.waitForDone()
-                computed = self.studio.compute(pending)
-            self.studio.install(computed)
+            if job is not None:
+                job.take()  # installs it when it is the newest; drops it (stale) when one waits
+            if pending is not None:
+                self._wanted = {}
+                self.studio.install(self.studio.compute(pending))
         finally:
-            self._set_busy(False)
+            self._wanted = {} if not self.computing() else self._wanted
+            self._set_busy(self.computing())
 
     def wait(self, msecs: int = 30_000) -> bool:
-        """Block until the background thread is idle (closing the window)."""
-        return self._pool.waitForDone(msecs)
+        """Block until the change computing has ended (closing the window)."""
+        job = self._job
+        return job is None or job.wait(msecs / 1000)
 
     # -- the queue -----------------------------------------------------------------------
     def _start_next(self) -> None:
         if self._job is not None or self._waiting is None:
             return
-        self._job = _Job(self.studio.compute, self._waiting, self._relay, self._preparers)
-        self._waiting = None
+        pending, self._waiting = self._waiting, None
         self._set_busy(True)
-        self._pool.start(self._job)
+        self._job = Job(_compute, self.studio.compute, pending, list(self._preparers),
+                        current=lambda: self.studio.is_current(pending), on_result=self._on_result,
+                        on_error=self._on_error, on_stale=self._on_stale, on_end=self._on_end).submit()
 
-    def _on_done(self, job: _Job, computed, error) -> None:
-        if job is not self._job:
-            return  # taken by finish() already
+    def _on_result(self, value) -> None:
+        computed, prepared = value
+        if self._waiting is None:
+            self._wanted = {}
+        for accept, made in prepared:
+            accept(made)
+        self.studio.install(computed)
+
+    def _on_error(self, exc: BaseException) -> None:
+        self._wanted = {}
+        self.failed.emit(_message(exc))
+
+    def _on_stale(self) -> None:
+        self.dropped += 1
+
+    def _on_end(self) -> None:
         self._job = None
-        try:
-            if not self.studio.is_current(job.pending):
-                self.dropped += 1
-            elif error is not None:
-                self._wanted = {}
-                self.failed.emit(_message(error))
-            else:
-                if self._waiting is None:
-                    self._wanted = {}
-                for accept, made in job.prepared:
-                    accept(made)
-                self.studio.install(computed)
-        finally:
-            self._start_next()
-            if not self.computing():
-                self._set_busy(False)
+        self._start_next()
+        if not self.computing():
+            self._set_busy(False)
 
     def _set_busy(self, busy: bool) -> None:
         if busy != self._busy:

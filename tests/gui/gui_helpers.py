@@ -116,5 +116,8 @@ def wait_idle(qtbot, window) -> None:
     room = window.trained.room
     qtbot.waitUntil(lambda: not room.worker.is_busy(), timeout=60000)
     settle(window)
+    # A long sentence's report card is measured off the GUI thread when the Heads tab shows it.
+    qtbot.waitUntil(lambda: not window.heads_tab.measuring(), timeout=60000)
+    settle(window)
     window.bridge.flush()
     settle(window)

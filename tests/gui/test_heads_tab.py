@@ -209,3 +209,45 @@ def test_the_drift_plot_keeps_a_fixed_stated_scale_so_small_stays_small(qtbot):
     assert not plot.plot.getAxis("left").autoSIPrefix  # ticks read 0.01, not "10 (x0.001)"
     plot.show_drift(np.array([0.0, 0.3, 0.42]), edited_layers=(0,))
     assert plot.plot.vb.viewRange()[1][1] == pytest.approx(0.5)
+
+
+def test_a_long_sentence_is_measured_off_the_gui_thread_and_then_drawn(lab, qtbot, monkeypatch):
+    """Issue 32, defect 2: the refresh after a new result ran the report card and norm attention on
+    the GUI thread (about 1 s frozen for 480 words of MiniLM). Past the size the GUI thread can take
+    in a turn, they run on a worker and the tab is drawn when they come back."""
+    import threading
+
+    from attn_studio.gui.heads import tab as tab_module
+
+    assert tab_module.measures_cost(lab.test_studio.computed.run) <= tab_module.GUI_THREAD_MEASURES
+    threads = []
+
+    def report(run):
+        threads.append(threading.get_ident())
+        return head_report(run)
+
+    monkeypatch.setattr(tab_module, "head_report", report)
+    monkeypatch.setattr(tab_module, "GUI_THREAD_MEASURES", 0)  # every run counts as long here
+    studio = lab.test_studio
+    studio.update(sentence="the cat sat on the mat because it was warm and the sun was out")
+    run = studio.computed.run
+    assert lab.measuring() and lab.report_model.report is not None  # the last card stays until the new one
+    qtbot.waitUntil(lambda: not lab.measuring(), timeout=30_000)
+    qtbot.waitUntil(lambda: lab._run is run, timeout=5_000)
+    assert threads and threading.get_ident() not in threads
+    assert np.array_equal(lab.report_model.report.entropy, head_report(run).entropy)
+    assert np.array_equal(lab._norm, norm_attention(run))
+    # Two edits in a row: only the newest run is drawn.
+    studio.update(sentence="a dog ran")
+    studio.update(sentence="a dog ran home")
+    newest = studio.computed.run
+    qtbot.waitUntil(lambda: lab._run is newest, timeout=30_000)
+    assert list(lab._run.tokens) == list(newest.tokens)
+
+
+def test_minilm_at_480_words_is_past_the_gui_thread_budget():
+    from attn_studio.gui.heads.tab import GUI_THREAD_MEASURES
+
+    layers, heads, d_model, tokens = 6, 12, 384, 500
+    assert layers * heads * tokens * (tokens + d_model) > 20 * GUI_THREAD_MEASURES
+    assert layers * heads * 32 * (32 + d_model) <= GUI_THREAD_MEASURES  # a short sentence: same turn

@@ -411,3 +411,21 @@ def test_the_score_histograms_axes_hold_still_until_the_scores_leave_them(lab):
     assert -1.0 < x0 <= -0.3 and 0.4 <= x1 < 1.0 and 30 <= y1 < 100
     panel._fit_histogram(object(), np.linspace(-2.1, 3.2, 41), 130)  # a new run: set afresh
     assert panel.hist_plot.viewRange() == first
+
+
+def test_the_first_opening_builds_only_the_panel_shown(window, qtbot):
+    """Issue 32, defect 5: the tab's first opening built all three panels (a dozen plots) on the GUI
+    thread, 0.45-0.55 s frozen; the panels nobody chose yet are built when first shown."""
+    tabs = window.view_tabs
+    tabs.setCurrentWidget(window.training.page)
+    qtbot.waitUntil(lambda: window.training.built)
+    lab = window.training.tab
+    assert list(lab.built) == ["scaling"]
+    assert lab.tabs.currentWidget() is lab.built["scaling"]
+    lab.apply_settings({"induction": {"seed": 3}})  # waits for the panel, changes nothing else
+    assert list(lab.built) == ["scaling"] and lab.settings()["induction"]["seed"] == 3
+    lab.tabs.setCurrentIndex(2)  # a person clicks "Why two layers"
+    assert lab.tabs.currentWidget() is lab.built["induction"]
+    assert lab.built["induction"].settings()["seed"] == 3
+    assert [lab.tabs.tabText(i) for i in range(3)] == ["Why √dₖ", "Why attention", "Why two layers"]
+    assert "seq2seq" not in lab.built

@@ -3,9 +3,9 @@
 Writing the largest session the studio allows (a million edited weight cells,
 some 45 MB of JSON) takes seconds; on the GUI thread the window would freeze
 for all of them, every few seconds while autosave runs. :class:`SaveQueue`
-runs each :class:`~attn_studio.document.SaveJob` on a background thread (the
-state is immutable, so it can be serialised there while the person keeps
-editing) and reports the outcome on the GUI thread by a queued signal.
+runs each :class:`~attn_studio.document.SaveJob` off the GUI thread as a
+``gui.worker.Job`` (the state is immutable, so it can be serialised there
+while the person keeps editing), whose outcome comes back on the GUI thread.
 
 Jobs run one at a time, in order, and the next starts only after the last
 one's outcome was handled, so an autosave never runs into the next autosave,
@@ -16,14 +16,14 @@ not started yet, and only one autosave waits at a time.
 
 from __future__ import annotations
 
-import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable
 
 from PySide6 import QtCore
 
 from ...document import SaveJob
 from ...session import SessionError
+from ..worker import Job
 
 
 @dataclass
@@ -33,22 +33,30 @@ class _Task:
     autosave: bool
     job: SaveJob | None = None
     error: str | None = None
-    finished: threading.Event = field(default_factory=threading.Event)
-    thread: threading.Thread | None = None
+    worker: Job | None = None
+
+
+def _write(task: _Task) -> None:
+    """The background half: write the file; a failure is kept on the task as a message for a person."""
+    try:
+        task.job.run()
+    except SessionError as exc:
+        task.error = str(exc)
+    except OSError as exc:
+        task.error = f"cannot write {task.job.path}: {exc.strerror or exc}"
+    except Exception as exc:  # a bug must not leave the queue stuck: report it like a failed save
+        task.error = f"the file could not be written ({type(exc).__name__}: {exc})"
 
 
 class SaveQueue(QtCore.QObject):
     """Runs save jobs one at a time on a background thread; outcomes arrive on the GUI thread."""
 
-    _finished = QtCore.Signal(object)
     busy_changed = QtCore.Signal(bool)
 
     def __init__(self, parent=None):
         super().__init__(parent)
         self._pending: list[_Task] = []
         self._running: _Task | None = None
-        # Queued: the signal is emitted on the worker thread and handled on this object's.
-        self._finished.connect(self._deliver, QtCore.Qt.QueuedConnection)
 
     @property
     def busy(self) -> bool:
@@ -71,22 +79,9 @@ class SaveQueue(QtCore.QObject):
             if task.job is None:
                 continue  # nothing to write any more (the work was saved meanwhile)
             self._running = task
-            task.thread = threading.Thread(target=self._work, args=(task,), name="attn-studio-save", daemon=True)
-            task.thread.start()
+            task.worker = Job(_write, task, on_end=lambda task=task: self._deliver(task)).submit()
         if was_busy != (self._running is not None):
             self.busy_changed.emit(self._running is not None)
-
-    def _work(self, task: _Task) -> None:
-        try:
-            task.job.run()
-        except SessionError as exc:
-            task.error = str(exc)
-        except OSError as exc:
-            task.error = f"cannot write {task.job.path}: {exc.strerror or exc}"
-        except Exception as exc:  # a bug must not leave the queue stuck: report it like a failed save
-            task.error = f"the file could not be written ({type(exc).__name__}: {exc})"
-        task.finished.set()
-        self._finished.emit(task)
 
     def _deliver(self, task: _Task) -> None:
         if task is not self._running:
@@ -104,8 +99,6 @@ class SaveQueue(QtCore.QObject):
         if drop_autosaves:
             self._pending = [t for t in self._pending if not t.autosave]
         while self._running is not None:
-            task = self._running
-            task.finished.wait()
-            self._deliver(task)
+            self._running.worker.take()  # delivered here, on this thread
             if drop_autosaves:
                 self._pending = [t for t in self._pending if not t.autosave]

@@ -42,6 +42,18 @@ from .worker import HeadJob
 
 
 
+# Above this many multiply-adds (measures_cost) the report card and norm attention of a new run are
+# measured off the GUI thread: MiniLM at about 32 tokens stays under it (some 30 ms, drawn in the
+# same turn); a 480-word sentence is near 40x over it (about a second, measured in the background).
+GUI_THREAD_MEASURES = 1_000_000
+
+
+def measures_cost(run) -> int:
+    """About how much work the report card and norm attention of ``run`` are (layers x heads x T x (T + d_model))."""
+    layers, heads, t, _ = run.attentions.shape
+    return int(layers * heads * t * (t + run.hidden_states.shape[-1]))
+
+
 def head_name(layer: int, head: int) -> str:
     """``"5.3"``: layer 5, head 3, counted from 1 (as the window shows them)."""
     return f"{layer + 1}.{head + 1}"
@@ -112,6 +124,8 @@ class HeadsTab(HeadsPages, QtWidgets.QWidget):
 
         self.job = HeadJob(self)          # importance
         self.flow_job = HeadJob(self)     # attention flow
+        self.measures_job = HeadJob(self)  # a long sentence's report card and norm attention
+        self._measuring = None
         self._build()
         self.job.progress.connect(self._on_progress)
         self.job.finished.connect(self._on_importance)
@@ -122,6 +136,7 @@ class HeadsTab(HeadsPages, QtWidgets.QWidget):
         self.flow_job.finished.connect(self._on_flow)
         self.flow_job.failed.connect(lambda tag, text: self.flow_status.setText(f"Flow failed: {text}"))
         self.flow_job.running.connect(lambda on: self.flow_button.setEnabled(not on))
+        self.measures_job.finished.connect(self._on_measures)
 
     def set_studio(self, studio) -> None:
         """Show ``studio`` (a ``TrainedStudio``), or nothing (None). A running sweep is cancelled."""
@@ -130,6 +145,8 @@ class HeadsTab(HeadsPages, QtWidgets.QWidget):
             self._unsubscribe = None
         self.job.cancel(quiet=True)
         self.flow_job.cancel(quiet=True)
+        self.measures_job.cancel(quiet=True)
+        self._measuring = None
         self.studio = studio
         self._run = None
         self.importance, self._importance_key = None, None
@@ -180,28 +197,54 @@ class HeadsTab(HeadsPages, QtWidgets.QWidget):
         computed = studio.computed
         run = computed.run
         if force or run is not self._run:
-            self._run = run
-            report = head_report(run)
-            sized = self.report_model.report is not None
-            self.report_model.set_report(report)
-            if not sized:
-                self.table.resizeColumnsToContents()
-            self._norm = norm_attention(run)
-            layers, heads = report.role.shape
-            colours = [[ROLE_COLOURS[str(report.role[l, h])] for h in range(heads)] for l in range(layers)]
-            present = [name for name in ROLE_COLOURS if (report.role == name).any()]
-            self.role_grid.set_matrix(np.zeros((layers, heads)), [str(i + 1) for i in range(layers)],
-                                      [str(i + 1) for i in range(heads)], colours=colours,
-                                      legend=[(name, ROLE_COLOURS[name]) for name in present])
-            self.flow_layer.setRange(1, layers)
-            if self.flow_layer.value() == 1 and layers > 1 and self._flow_key is None:
-                self.flow_layer.setValue(layers)
-            self.readout.setText(silencing_readout(computed, self._found_query(run)))
-            self.drift.show_drift(computed.drift, computed.state.edits.layers_touched())
-            self._draw_flow()
-            self._refresh_importance()
-            if self.found is not None:
-                self.find(*self._found_words, open_top=False)
+            if measures_cost(run) <= GUI_THREAD_MEASURES:
+                self._show_run(run, head_report(run), norm_attention(run))
+            else:
+                # A long sentence: the report card and norm attention take up to a second; they are
+                # measured off the GUI thread and the tab is drawn when they come back (_on_measures).
+                if self._measuring is not run:
+                    self._measuring = run
+                    self.measures_job.start(lambda progress, cancel: (head_report(run), norm_attention(run)), run)
+                return
+        self._show_selection()
+
+    def _on_measures(self, run, measured) -> None:
+        self._measuring = None
+        if self.studio is None or self.studio.computed.run is not run:
+            return  # a newer run is measured or shown already
+        self._show_run(run, *measured)
+        self._show_selection()
+
+    def measuring(self) -> bool:
+        """True while the report card and norm attention of a long sentence are measured off the GUI thread."""
+        return self.measures_job.is_running()
+
+    def _show_run(self, run, report, norm) -> None:
+        computed = self.studio.computed
+        self._run = run
+        sized = self.report_model.report is not None
+        self.report_model.set_report(report)
+        if not sized:
+            self.table.resizeColumnsToContents()
+        self._norm = norm
+        layers, heads = report.role.shape
+        colours = [[ROLE_COLOURS[str(report.role[l, h])] for h in range(heads)] for l in range(layers)]
+        present = [name for name in ROLE_COLOURS if (report.role == name).any()]
+        self.role_grid.set_matrix(np.zeros((layers, heads)), [str(i + 1) for i in range(layers)],
+                                  [str(i + 1) for i in range(heads)], colours=colours,
+                                  legend=[(name, ROLE_COLOURS[name]) for name in present])
+        self.flow_layer.setRange(1, layers)
+        if self.flow_layer.value() == 1 and layers > 1 and self._flow_key is None:
+            self.flow_layer.setValue(layers)
+        self.readout.setText(silencing_readout(computed, self._found_query(run)))
+        self.drift.show_drift(computed.drift, computed.state.edits.layers_touched())
+        self._draw_flow()
+        self._refresh_importance()
+        if self.found is not None:
+            self.find(*self._found_words, open_top=False)
+
+    def _show_selection(self) -> None:
+        computed = self.studio.computed
         state = computed.state
         self._draw_head()
         self.role_grid.set_highlight(state.layer_index, state.head_index)
@@ -469,3 +512,4 @@ class HeadsTab(HeadsPages, QtWidgets.QWidget):
             self._unsubscribe = None
         self.job.wait()
         self.flow_job.wait()
+        self.measures_job.wait()

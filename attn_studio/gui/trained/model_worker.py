@@ -3,8 +3,8 @@
 A forward pass of a trained model takes tens to hundreds of milliseconds and
 loading one takes a second or more; done on the GUI thread, either freezes
 the window while the lecturer types. :class:`ModelWorker` runs such work on
-one background thread and hands the result back to the GUI thread by a
-queued signal.
+one background job at a time (``gui.worker.Job``), which hands the result
+back on the GUI thread.
 
 Every request gets a generation number. Only the newest request of its kind
 ("load" or "run") may deliver: an older one still running finishes and is
@@ -21,7 +21,7 @@ from typing import Callable
 
 from PySide6 import QtCore
 
-from ..bridge import one_blas_thread as _one_blas_thread
+from ..worker import Job, one_blas_thread
 
 LOAD = "load"
 RUN = "run"
@@ -45,29 +45,9 @@ def error_message(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
 
 
-class _Relay(QtCore.QObject):
-    """Carries a finished request from the worker thread to the GUI thread."""
-
-    done = QtCore.Signal(object, object, object)  # request, result, error message (None when it worked)
-
-
-class _Job(QtCore.QRunnable):
-    def __init__(self, request: _Request, relay: _Relay):
-        super().__init__()
-        self.request = request
-        self.relay = relay
-
-    def run(self) -> None:
-        try:
-            with _one_blas_thread():
-                result = self.request.work()
-        except Exception as exc:  # every failure becomes a message; the window keeps running
-            message = error_message(exc)
-            if not isinstance(exc, ValueError):
-                traceback.print_exc()
-            self.relay.done.emit(self.request, None, message)
-        else:
-            self.relay.done.emit(self.request, result, None)
+def _work(work: Callable[[], object]):
+    with one_blas_thread():
+        return work()
 
 
 class ModelWorker(QtCore.QObject):
@@ -90,14 +70,10 @@ class ModelWorker(QtCore.QObject):
         # BLAS threads: the app's entry points (attn_studio.cli) set OPENBLAS_NUM_THREADS=1 before
         # NumPy loads; one model thread doing single-threaded BLAS keeps the window responsive.
         super().__init__(parent)
-        self._pool = QtCore.QThreadPool(self)
-        # One thread: runs queue behind each other instead of fighting for the two cores the GUI needs too.
-        self._pool.setMaxThreadCount(1)
-        self._relay = _Relay(self)
-        self._relay.done.connect(self._on_done, QtCore.Qt.QueuedConnection)
         self._latest = {LOAD: 0, RUN: 0}
         self._pending: dict[str, _Request] = {}
         self._running: _Request | None = None
+        self._job: Job | None = None  # one at a time: runs queue instead of fighting for the GUI's cores
         self._busy = False
         self.dropped = 0  # stale results thrown away (a figure for tests and benchmarks)
 
@@ -157,8 +133,9 @@ class ModelWorker(QtCore.QObject):
                 self._set_busy(False)
 
     def wait(self, msecs: int = 30_000) -> bool:
-        """Block until the background thread is idle (for closing the window and for scripts)."""
-        return self._pool.waitForDone(msecs)
+        """Block until the request running has ended (for closing the window and for scripts)."""
+        job = self._job
+        return job is None or job.wait(msecs / 1000)
 
     # -- the queue -----------------------------------------------------------------------
 
@@ -172,28 +149,34 @@ class ModelWorker(QtCore.QObject):
         self._set_busy(True)
         if request.label:
             self.progress.emit(request.label)
-        self._pool.start(_Job(request, self._relay))
+        self._job = Job(_work, request.work, current=lambda: request.generation == self._latest[request.kind],
+                        on_result=lambda result: self._on_result(request, result),
+                        on_error=lambda exc: self._on_error(request, exc),
+                        on_stale=self._on_stale, on_end=self._on_end).submit()
 
-    def _on_done(self, request: _Request, result, message) -> None:
-        self._running = None
-        current = request.generation == self._latest[request.kind]
-        try:
-            if not current:
-                self.dropped += 1
-            elif message is None:
-                self.resultReady.emit(request.kind, request.generation, result)
-                if request.on_result is not None:
-                    request.on_result(result)
-            else:
-                self.failed.emit(request.kind, message)
-                if request.on_error is not None:
-                    request.on_error(message)
-        finally:
-            if self._pending:
-                self._start_next()
-            else:
-                self.progress.emit("")
-                self._set_busy(False)
+    def _on_result(self, request: _Request, result) -> None:
+        self.resultReady.emit(request.kind, request.generation, result)
+        if request.on_result is not None:
+            request.on_result(result)
+
+    def _on_error(self, request: _Request, exc: BaseException) -> None:
+        message = error_message(exc)
+        if not isinstance(exc, ValueError):
+            traceback.print_exception(exc)
+        self.failed.emit(request.kind, message)
+        if request.on_error is not None:
+            request.on_error(message)
+
+    def _on_stale(self) -> None:
+        self.dropped += 1
+
+    def _on_end(self) -> None:
+        self._running = self._job = None
+        if self._pending:
+            self._start_next()
+        else:
+            self.progress.emit("")
+            self._set_busy(False)
 
     def _set_busy(self, busy: bool) -> None:
         if busy != self._busy:

@@ -1,4 +1,4 @@
-"""One experiment of the training lab, stepped on a worker thread.
+"""One experiment of the training lab, stepped off the GUI thread (a ``gui.worker.Run``).
 
 The worker owns the experiment: it builds it, steps it and measures what the panel shows beyond
 the history (``extras``: a histogram, an alignment, accuracy by length...). The GUI thread never
@@ -12,13 +12,16 @@ never touched again.
 
 Commands (play, pause, step, reset, new inputs, a new learning rate) go to the worker under one
 condition variable; the worker looks at them before every step, so a pause takes effect before
-the next step and never in the middle of one.
+the next step and never in the middle of one. The run is a generator on superqt's
+``GeneratorWorker``: it yields after each piece of work it publishes, and the yield reaches the
+GUI thread as ``changed``; ``quit()`` ends it. superqt's own pause is not used: while paused it
+polls every 10 ms and runs nothing, but a paused lab must still take a single step, rebuild on a
+reset and measure new inputs, so the generator waits on the condition instead (no polling).
 """
 
 from __future__ import annotations
 
-import contextlib
-import threading
+import threading  # a Condition and a Lock: the commands' hand-over; the thread is gui.worker's
 import time
 from collections import deque
 from dataclasses import dataclass, field
@@ -27,6 +30,7 @@ from typing import Callable
 from PySide6 import QtCore
 
 from ...training.settings import SPEEDS
+from ..worker import Run, one_blas_thread
 
 __all__ = ["Runner", "Snapshot", "SPEEDS"]
 
@@ -46,16 +50,6 @@ class Snapshot:
     extras: dict = field(default_factory=dict)
     playing: bool = False
     error: str = ""
-
-
-def _blas_one_thread():
-    """One BLAS thread on the worker (the GUI keeps the other core); nothing if threadpoolctl
-    is not installed (the app's entry point sets OPENBLAS_NUM_THREADS=1 anyway)."""
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:
-        return contextlib.nullcontext()
-    return threadpool_limits(limits=1, user_api="blas")
 
 
 class Runner(QtCore.QObject):
@@ -88,14 +82,19 @@ class Runner(QtCore.QObject):
         self._commands.append(("reset", make))
         # Started at the first command or when the panel is first shown: a window that never shows
         # the training lab builds no experiment and runs no thread.
-        self._thread = threading.Thread(target=self._loop, name="training-lab", daemon=True)
+        self._run: Run | None = None
 
     def start(self) -> None:
         """Start the worker (building the experiment) if it is not running yet."""
-        if not self._thread.is_alive() and not self._stopping and self._thread.ident is None:
-            self._thread.start()
+        if self._run is None and not self._stopping:
+            self._run = Run(self._loop)
+            self._run.yielded.connect(self._yielded)
+            self._run.submit()
 
     # ------------------------------------------------------------------ GUI thread
+    def _yielded(self, _value) -> None:
+        self.changed.emit()
+
     def snapshot(self) -> Snapshot:
         """The last published state (an immutable record; its history lists only grow)."""
         return self._snapshot
@@ -111,6 +110,7 @@ class Runner(QtCore.QObject):
             self._playing = True
             self._cond.notify_all()
         self._publish(playing=True)
+        self.changed.emit()
 
     def pause(self) -> None:
         """Stop before the next step (a step under way finishes; none starts after it)."""
@@ -121,6 +121,7 @@ class Runner(QtCore.QObject):
             self._extras_due = True
             self._cond.notify_all()
         self._publish(playing=False)
+        self.changed.emit()
 
     def single_step(self) -> None:
         """Pause, then take exactly one step."""
@@ -182,18 +183,20 @@ class Runner(QtCore.QObject):
             self._stopping = True
             self._playing = False
             self._cond.notify_all()
-        if self._thread.ident is not None:
-            self._thread.join(timeout=5.0)
+        if self._run is not None:
+            self._run.quit()
+            self._run.wait(5.0)
 
     # ------------------------------------------------------------------ worker thread
     def _publish(self, **changes) -> None:
+        """A new snapshot. The GUI thread emits ``changed`` after it; the worker yields, and the
+        yield is emitted as ``changed`` on the GUI thread."""
         with self._publish_lock:
             old = self._snapshot
             values = {"exp": old.exp, "steps": old.steps, "extras": old.extras, "playing": self._playing,
                       "error": old.error}
             values.update(changes)
             self._snapshot = Snapshot(**values)
-        self.changed.emit()
 
     def _next_work(self, next_step: float):
         with self._cond:
@@ -220,8 +223,8 @@ class Runner(QtCore.QObject):
                 self._cond.wait()
                 self._busy = True
 
-    def _loop(self) -> None:
-        with _blas_one_thread():
+    def _loop(self):
+        with one_blas_thread():
             next_step = 0.0
             last_light = last_heavy = 0.0
             # Heavy extras (accuracy at 20 lengths) at most every HEAVY_INTERVAL, and never more than a
@@ -237,6 +240,7 @@ class Runner(QtCore.QObject):
                     if kind == "reset":
                         exp = work[1]()
                         self._publish(exp=exp, steps=exp.step_count, extras=self._measure(exp, True), error="")
+                        yield
                         last_light = last_heavy = time.monotonic()
                         continue
                     if exp is None:
@@ -249,9 +253,11 @@ class Runner(QtCore.QObject):
                     if kind == "inputs":  # a new sequence to show: the light extras are measured on it
                         self._inputs = work[1]
                         self._publish(extras=self._measure(exp, False))
+                        yield
                         continue
                     if kind == "extras":
                         self._publish(extras=self._measure(exp, True))
+                        yield
                         last_light = last_heavy = time.monotonic()
                         continue
                     # One step.
@@ -269,12 +275,15 @@ class Runner(QtCore.QObject):
                         if heavy:
                             last_heavy = now
                         self._publish(steps=exp.step_count, extras=extras)
+                        yield
                     else:
                         self._publish(steps=exp.step_count)
+                        yield
                 except Exception as exc:  # a bad input or a numerical failure: stop and say so
                     with self._cond:
                         self._playing = False
                     self._publish(error=f"{type(exc).__name__}: {exc}" if not str(exc) else str(exc))
+                    yield
 
     def _measure(self, exp, heavy: bool) -> dict:
         if self._extras is None:
