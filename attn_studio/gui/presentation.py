@@ -128,7 +128,10 @@ def apply(app: QtWidgets.QApplication, root: QtWidgets.QWidget, *, theme: str | 
         # Setting the style or palette again re-polishes every widget of the
         # application (slow with a window open): only when the theme changes.
         if app.property("attnStudioTheme") != theme:
-            app.setStyle("Fusion")  # the one style whose palette is fully ours on every platform
+            # The one style whose palette is fully ours on every platform; set once: setting a style
+            # again re-polishes every widget of the application (a theme switch paid it each time).
+            if app.style().name().lower() != "fusion":
+                app.setStyle("Fusion")
             app.setPalette(palette(STYLE.theme))
             app.setProperty("attnStudioTheme", theme)
     if zoom is not None:

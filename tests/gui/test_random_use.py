@@ -50,15 +50,6 @@ KNOWN: dict = {}
 # Stalls known and being worked on elsewhere, each a test of the window's facts before and after the
 # action: they are reported as warnings, any other stall fails.
 KNOWN_SLOW = {
-    # Built on the GUI thread the first time it is shown (0.45-0.8 s), also when going back to the toy
-    # model makes Training the current tab.
-    "the training lab's first build": lambda before, after: not before["lab built"] and after["lab built"],
-    # With the stage open every change, zoom and theme also lays out the stage's figure on the GUI thread
-    # (0.5-1.2 s seen with all-MiniLM-L6-v2 or the lab on the stage).
-    "Present's stage redrawn with the window": lambda before, after: before["presenting"] or after["presenting"],
-    # The Heads tab computes its report card and norm attention on the GUI thread when it is shown
-    # or the trained result changes (about 0.5-1 s for a long sentence).
-    "the Heads tab's refresh on the GUI thread": lambda before, after: after["heads shown"],
     # Switching model: the other model's views installed and its heads' report computed in one turn.
     "a switch between the toy and the trained model": lambda before, after: before["trained"] != after["trained"],
 }
