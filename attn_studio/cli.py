@@ -170,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
     app.setOrganizationName("Attention Studio")
     from .gui.worker import collect_on_gui_thread
 
-    collect_on_gui_thread(app)  # cycles (closed dialogs, plots) are freed on the GUI thread, never a job's
+    collector = collect_on_gui_thread(app)  # cycles (closed dialogs, plots) freed on the GUI thread, never a job's
     window = (MainWindow(Studio(state), preset=None if args.file else args.preset)
               if state is not None else MainWindow())
     window.show()
@@ -187,6 +187,9 @@ def main(argv: list[str] | None = None) -> int:
     window.deleteLater()
     app.processEvents()
     del window
+    if collector is not None:
+        # The window is gone: automatic collection back on, for whoever called main() (a console, a test).
+        collector.stop()
     return code
 
 

@@ -275,15 +275,18 @@ class _Collector(QtCore.QObject):
         _ENDED[:] = [w for w in _ENDED if shiboken6.isValid(w)]
 
     def stop(self) -> None:
-        """Automatic collection back on (the application is quitting)."""
+        """Automatic collection back on (the application is quitting, or its window is gone)."""
         self.timer.stop()
         gc.enable()
+        self.setParent(None)  # a later window of the same application may start one again
+        self.deleteLater()
 
 
-def collect_on_gui_thread(app=None) -> None:
+def collect_on_gui_thread(app=None):
     """Turn automatic garbage collection off and collect on the GUI thread from a timer, once per
-    application (the window calls this; the application's ``aboutToQuit`` turns it back on)."""
+    application (``attn-studio`` calls this; the application's ``aboutToQuit`` or the returned
+    collector's ``stop()`` turns it back on). Returns the collector, or None if one was running."""
     app = app or QtCore.QCoreApplication.instance()
     if app is None or app.findChild(_Collector) is not None:
-        return
-    _Collector(app)
+        return None
+    return _Collector(app)

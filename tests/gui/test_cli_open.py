@@ -67,3 +67,17 @@ def test_the_example_box_says_when_the_model_was_edited(qtbot):
     w.bridge.flush()
     assert combo.currentIndex() == combo.findData("bank") and combo.currentData() == "bank"
     assert w.studio.state.sentence == load_preset("bank").sentence
+
+
+def test_the_window_collects_on_the_gui_thread_while_it_runs_and_gives_collection_back(qtbot, monkeypatch):
+    # While the window runs, cycles are collected by a timer on the GUI thread (automatic collection
+    # off); when main() returns, automatic collection is on again for whoever called it.
+    import gc
+
+    seen = []
+    monkeypatch.setattr(MainWindow, "show", lambda self: None)
+    monkeypatch.setattr(QtWidgets.QApplication, "exec", lambda self=None: seen.append(gc.isenabled()) or 0)
+    assert gc.isenabled()
+    assert cli.main(["--preset", "journey"]) == 0
+    assert seen == [False]
+    assert gc.isenabled()
