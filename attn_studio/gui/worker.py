@@ -275,7 +275,10 @@ class _Collector(QtCore.QObject):
         _ENDED[:] = [w for w in _ENDED if shiboken6.isValid(w)]
 
     def stop(self) -> None:
-        """Automatic collection back on (the application is quitting, or its window is gone)."""
+        """Automatic collection back on (the application is quitting, or its window is gone); once."""
+        if getattr(self, "stopped", False):
+            return
+        self.stopped = True
         self.timer.stop()
         gc.enable()
         self.setParent(None)  # a later window of the same application may start one again
