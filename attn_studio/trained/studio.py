@@ -5,16 +5,16 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import numpy as np
 
-from ..engine import MultiHeadResult, Projection2D, layer_norm, layerwise_cosine, pca_2d
+from ..engine import MultiHeadResult, layer_norm
 from ..pretrained import Edits, ModelError, ModelRun, TrainedModel
 from ..pretrained.model import MAX_HEAD_SCALE, PROJECTIONS
 from ..schema import ModelRef, TrainedSession
 from ..state import StateError, check_text, parse_number
 from ..readings import LayerReadings
+from .changes import Computed, Pending, TrainedChange, WordPaths, _word_paths  # noqa: F401 (importable from here)
 from .models import state_from_session
 from .state import DEFAULT_SENTENCE, SELECTION_FIELDS, TrainedState, _ro, model_ref
 
@@ -31,86 +31,6 @@ KEEP_COMPUTED = 1
 # Fields that change the numbers computed.
 _TEXT_FIELDS = frozenset({"sentence"})
 _SECOND_FIELDS = frozenset({"second_sentence", "word"})
-
-
-@dataclass(frozen=True)
-class WordPaths:
-    """One word in two sentences, through the layers (seed 001's "bank").
-
-    ``cosine (layers + 1,)``: similarity of the word's vectors in the two
-    sentences after the embeddings (index 0) and after each layer;
-    ``projection``: one shared PCA plane of all ``2 (layers + 1)`` vectors
-    (``coords[: layers + 1]`` is sentence one's path, the rest sentence two's),
-    so the two paths are comparable; ``path_a``, ``path_b`` ``(layers + 1, 2)``
-    those coordinates; ``tokens_a``, ``tokens_b`` the word's token positions.
-    """
-
-    word: str
-    cosine: np.ndarray
-    projection: Projection2D
-    path_a: np.ndarray
-    path_b: np.ndarray
-    tokens_a: tuple
-    tokens_b: tuple
-
-
-@dataclass(frozen=True)
-class Pending:
-    """A prepared change: the new ``state``, the state it was prepared from
-    (``base``), the result installed then (``base_computed``, reused below the
-    first changed layer), its ``generation`` (for dropping stale results), the
-    ``changed`` field names, and the undo bookkeeping (``coalesce``, ``record``)."""
-
-    state: TrainedState
-    base: TrainedState
-    base_computed: Computed | None
-    generation: int
-    changed: frozenset
-    coalesce: str | None = None
-    record: bool = True
-
-
-@dataclass(frozen=True)
-class Computed:
-    """Everything the views read for one state, computed by the engine (immutable).
-
-    ``run`` (the edited model on ``sentence``), ``trained_run`` (the unedited
-    model on the same text; the same object as ``run`` when nothing is edited),
-    ``second_run`` (the edited model on ``second_sentence``, or None),
-    ``drift (layers + 1,)``, ``mean_attention (layers, T, T)``, ``rollout
-    (layers, T, T)``, ``words`` (a :class:`WordPaths` or None when there is no
-    second sentence or word, or the word is missing: then ``word_message`` says
-    why), ``pending`` (what was computed).
-    """
-
-    pending: Pending
-    run: ModelRun
-    trained_run: ModelRun
-    second_run: ModelRun | None
-    drift: np.ndarray
-    mean_attention: np.ndarray
-    rollout: np.ndarray
-    words: WordPaths | None
-    word_message: str = ""
-
-    @property
-    def state(self) -> TrainedState:
-        return self.pending.state
-
-
-@dataclass(frozen=True)
-class TrainedChange:
-    """What a subscriber is told: the state before and after, the changed field names, the new result."""
-
-    old: TrainedState
-    state: TrainedState
-    changed: frozenset
-    result: MultiHeadResult
-
-    @property
-    def selection_only(self) -> bool:
-        """True when only the selection or the model view's switches moved (nothing recomputed)."""
-        return self.changed <= SELECTION_FIELDS
 
 
 class TrainedStudio(LayerReadings):
@@ -548,22 +468,3 @@ class TrainedStudio(LayerReadings):
         for name, value, n in (("layer", layer, m.layers), ("head", head, m.heads)):
             if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 0 <= value < n:
                 raise StateError(f"the {name} must be 1 to {n}, got {value!r}")
-
-
-def _word_paths(run: ModelRun, second: ModelRun | None, word: str) -> tuple[WordPaths | None, str]:
-    """The word's vectors in both runs, their cosine per layer and one shared PCA plane."""
-    if second is None or not word.strip():
-        return None, ""
-    try:
-        tokens_a = run.word_tokens(word)
-        tokens_b = second.word_tokens(word)
-    except ModelError as exc:
-        return None, str(exc)
-    va, vb = run.word_vectors(tokens_a), second.word_vectors(tokens_b)
-    cosine = layerwise_cosine(va, vb)
-    projection = pca_2d(np.concatenate([va, vb]))
-    n = va.shape[0]
-    coords = projection.coords
-    return WordPaths(word.strip(), _ro(cosine), projection, coords[:n], coords[n:], tokens_a, tokens_b), ""
-
-

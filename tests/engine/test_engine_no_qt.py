@@ -21,7 +21,8 @@ import attn_studio.engine
 # Every module below must exist: a renamed or missing module fails here instead
 # of passing unchecked. Every engine module is found by listing the package.
 QT_FREE = [
-    "attn_studio.engine", "attn_studio.state", "attn_studio.schema", "attn_studio.studio",
+    "attn_studio.engine", "attn_studio.state", "attn_studio.schema", "attn_studio.studio", "attn_studio.changes",
+    "attn_studio.pretrained.edits", "attn_studio.schema.cells", "attn_studio.trained.changes",
     "attn_studio.session", "attn_studio.session_json", "attn_studio.pretrained", "attn_studio.explain", "attn_studio.formatting",
     "attn_studio.matrices", "attn_studio.limits",
     *sorted(f"attn_studio.engine.{m.name}" for m in pkgutil.iter_modules(attn_studio.engine.__path__)),
