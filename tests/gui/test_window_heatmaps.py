@@ -276,7 +276,7 @@ def test_a_drawing_step_that_would_overrun_the_turn_waits_for_the_next(window, q
     when that one would overrun it: two heads' heatmaps built in one turn froze the window twice as long."""
     import time
 
-    from attn_studio.gui.window.main import STEP_BUDGET
+    from attn_studio.gui.window.drawing import STEP_BUDGET
 
     done = []
 

@@ -11,16 +11,15 @@ between runs). The views draw ``studio.result``.
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
-from PySide6 import QtCore, QtGui, QtWidgets
+from PySide6 import QtCore, QtWidgets
 
 from ...document import Document, open_preset
 from ...session import RecoveryStore, SessionError
 from ...studio import Studio
 from .. import settings
-from ..bridge import BackgroundEdits, StudioBridge, StudioProxy, is_large
+from ..bridge import BackgroundEdits, StudioBridge, StudioProxy
 from ..editing.controls import ControlsPanel, scrolled
 from ..editing.edit_actions import EditActions
 from ..editing.numbers import NumbersPanel
@@ -28,41 +27,19 @@ from ..files.export_actions import ExportActions
 from ..files.file_actions import FileActions
 from ..heads import HeadsTab
 from ..lecture.mode import Lecture
-from ..lecture.mode import keys as lecture_keys
 from ..lecture.present import Present
 from ..settings import data_dir
 from ..trained.wiring import TrainedWiring
 from ..training.wiring import DOCKS as TRAINING_DOCKS
 from ..training.wiring import TrainingWiring
-from ..views.compare import CompareView
-from ..views.geometry import GeometryView
-from ..views.heatmap_view import HeatmapView
-from ..views.pipeline import PipelineView
 from ..views.plots import VariancePlot
-from ..views.positional import PositionalView
-from ..views.summary import HeadsSummaryView
 from . import help
+from .drawing import VIEWS, ViewDrawer
 from .layout import WindowLayout
+from .menus import build_menus, name_parts
 
 DEFAULT_PRESET = "journey"
 COMPUTING_MESSAGE = "Computing the model…"
-# Heatmaps drawn in steps: as many per event-loop turn as fit in this many seconds, each painted
-# within the turn. One heatmap per turn spent more on the window's turns than on the heatmaps;
-# all of them in one turn freezes the window while it paints them.
-STEP_BUDGET = 0.018
-# (attribute, class, tab title, tab tip): the central views, in tab order.
-VIEWS = (
-    ("heatmap_view", HeatmapView, "Attention", "Scores, logits and weights of the chosen head, and every head"),
-    ("pipeline_view", PipelineView, "Step by step", "Every step for the selected query token, with your numbers: "
-     "q·k, scale, mask, exp, normalise, weighted sum"),
-    ("heads_summary_view", HeadsSummaryView, "Heads → output", "Each head's output, their concatenation, W_O and the output"),
-    ("compare_view", CompareView, "Compare", "Two settings side by side (scaling, mask, temperature, before/after) "
-     "and their difference"),
-    ("geometry_view", GeometryView, "Geometry", "The token vectors as arrows: exact in 2-D, a PCA picture otherwise; "
-     "dot product and angle of a pair"),
-    ("positional_view", PositionalView, "Positions", "The sinusoidal positional encoding added to the token vectors"),
-)
-
 
 class MainWindow(QtWidgets.QMainWindow):
     """Attention Studio's window. ``studio`` is the Qt-free Studio behind it.
@@ -100,14 +77,8 @@ class MainWindow(QtWidgets.QMainWindow):
         # On a small projector the titles stay whole: the tab bar scrolls rather than cut them.
         self.view_tabs.setElideMode(QtCore.Qt.ElideNone)
         self.view_tabs.setUsesScrollButtons(True)
-        self.views: list = []  # everything that draws the model: tabs and the plot dock
-        self._stale: set = set()  # views drawn before the last change; each renders when shown
-        # Views drawing a large model one heatmap per event-loop turn: view -> its render_steps().
-        self._steps: dict = {}
-        self._step_timer = QtCore.QTimer(self)
-        self._step_timer.setSingleShot(True)
-        self._step_timer.setInterval(0)
-        self._step_timer.timeout.connect(self._draw_step)
+        self.drawer = ViewDrawer(self)  # what is drawn when: only what can be seen, a large model in steps
+        self.views, self._stale, self._steps = self.drawer.views, self.drawer.stale, self.drawer.steps
         for attr, cls, title, tip in VIEWS:
             setattr(self, attr, cls(studio))
             self.add_view(getattr(self, attr), title, tip)
@@ -138,23 +109,8 @@ class MainWindow(QtWidgets.QMainWindow):
         # Present (F5): the current view as a stage for the room; F presents the panel under the pointer.
         self.present = self.focus = Present(self)
         self.present_action, self.focus_action = self.present.action, self.present.focus_action
-        self._build_menus()
-        # The names scripts and tests reach the rooms' parts by, on the window (the rooms own them).
-        for room, names in (
-                (self.numbers, "models tables table_tabs message_label"),
-                (self.controls, "preset_combo sentence_edit target_edit d_model_spin heads_spin d_head_spin seed_spin "
-                                "randomize_button scale_check causal_check positional_check projections_check "
-                                "temperature_spin softmax_combo score_combo head_combo query_combo"),
-                (self.lecture, "play_button play_interval_spin full_screen_action theme_actions set_zoom zoom_by "
-                               "set_theme set_colormap toggle_full_screen move_query"),
-                (self.files, "new_session open_file open_dialog save save_to save_as_dialog recent_files "
-                             "confirm_discard ask_unsaved autosave"),
-                (self.export_actions, "export_panel export_panel_dialog copy_current_figure ask_png_dpi "
-                                      "current_panel_name show_heatmap_menu"),
-                (self.edit, "undo redo copy paste undo_action redo_action copy_action paste_action"),
-                (self.layout_room, "fit_to_screen")):
-            for name in names.split():
-                setattr(self, name, getattr(room, name))
+        build_menus(self)
+        name_parts(self)  # the rooms' parts by name on the window (w.sentence_edit, w.undo ...)
         self.setAcceptDrops(True)
         self.bridge.changed.connect(self._on_studio_change)
         self.background.failed.connect(self.show_message)
@@ -178,14 +134,11 @@ class MainWindow(QtWidgets.QMainWindow):
     def add_view(self, view, title: str, tip: str = "") -> None:
         """Add a view (a widget with ``render()``) as a tab of the central area."""
         self.view_tabs.setTabToolTip(self.view_tabs.addTab(view, title), tip)
-        self.views.append(view)
-        self._stale.add(view)
+        self.drawer.add(view)
 
     def render_view(self, view) -> None:
         """Bring ``view`` up to date now, visible or not (exports call this)."""
-        self._steps.pop(view, None)
-        view.render()
-        self._stale.discard(view)
+        self.drawer.render_view(view)
 
     def drawing(self) -> bool:
         """True while a large or trained model is still being drawn in steps (a few heatmaps per
@@ -194,48 +147,14 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def finish_drawing(self) -> None:
         """Draw now whatever is still waiting to be drawn in steps."""
-        for view in list(self._steps):
-            self.render_view(view)
+        self.drawer.finish()
         self.numbers.finish_refresh()
 
     def _render_visible(self) -> None:
-        # "Visible to the window": the current tab and open docks, also before the window is first shown.
-        # A large toy model, and a trained one (a dozen heads), is drawn in steps, as many heatmaps
-        # per turn as fit in STEP_BUDGET: between turns, the window answers.
-        stepped = self.studio.is_trained or is_large(self.studio.state)
-        for view in [v for v in self.views if v in self._stale and v.isVisibleTo(self)]:
-            if stepped and hasattr(view, "render_steps"):
-                self._steps[view] = view.render_steps()
-                self._stale.discard(view)
-                self._step_timer.start()
-            else:
-                self.render_view(view)
+        self.drawer.render_visible()
 
     def _draw_step(self) -> None:
-        start = last = time.perf_counter()
-        while self._steps:
-            view = next(iter(self._steps))
-            try:
-                next(self._steps[view])
-            except StopIteration:
-                self._steps.pop(view, None)
-            except Exception:
-                self._steps.pop(view, None)
-                raise
-            # Paint what this step changed now, inside the turn's budget: the scene's changes
-            # and the window's update requests are posted events, so the painting of a batch
-            # would otherwise all come after the turn, in one long stall.
-            # Only those two kinds: the layouts and everything else wait for the turn's end.
-            QtCore.QCoreApplication.sendPostedEvents(None, QtCore.QEvent.MetaCall)
-            QtCore.QCoreApplication.sendPostedEvents(None, QtCore.QEvent.UpdateRequest)
-            now = time.perf_counter()
-            step, last = now - last, now
-            # A step like the last would overrun the budget: it waits for the next turn (building a
-            # head's heatmap takes most of a budget, and two in one turn froze the window twice as long).
-            if now - start + step >= STEP_BUDGET:
-                break
-        if self._steps:
-            self._step_timer.start()
+        self.drawer.draw_step()
 
     def _add_heads_tab(self) -> None:
         # The Head Lab's wing meets the trained room here: it gets the studio and a way to select a head.
@@ -246,41 +165,6 @@ class MainWindow(QtWidgets.QMainWindow):
                              "that links two words, importance, flow beside rollout, what silencing changed")
         room.studioChanged.connect(self.heads_tab.set_studio)
         self.heads_tab.message.connect(lambda text: self._status(text, 5000))
-
-    def _add(self, menu, text: str, slot, shortcut=None, name: str = "") -> QtGui.QAction:
-        action = menu.addAction(text, slot)
-        if shortcut is not None:
-            action.setShortcut(QtGui.QKeySequence(shortcut))
-        if name:
-            action.setObjectName(name)
-        return action
-
-    def _build_menus(self):
-        keys, bar = QtGui.QKeySequence, self.menuBar()
-        file_menu = bar.addMenu("&File")
-        self.files.fill_file_menu(file_menu)
-        self.save_action, self.open_action = self.files.save_action, self.files.open_action
-        file_menu.addSeparator()
-        file_menu.addMenu(self.export_actions.export_menu)
-        file_menu.addSeparator()
-        self._add(file_menu, "&Quit", self.close, keys.Quit)
-        self.edit.fill_edit_menu(bar.addMenu("&Edit"))
-        view = bar.addMenu("&View")
-        self.lecture.fill_view_menu(view)
-        view.addSeparator()
-        view.addAction(self.present_action)
-        view.addMenu(self.present.menu)
-        view.addAction(self.focus_action)
-        view.addMenu(self.present.focus_menu)
-        view.addSeparator()
-        for dock in (self.controls_dock, self.tables_dock, self.variance_dock):
-            view.addAction(dock.toggleViewAction())
-        self._add(view, "&Reset layout", self.reset_layout, name="resetLayoutAction")
-        help_menu = bar.addMenu("&Help")
-        shortcuts = self._add(help_menu, "&Keyboard shortcuts", self.show_shortcuts, name="shortcutsAction")
-        # F1 everywhere: some platforms (and the offscreen one) bind no key to HelpContents.
-        shortcuts.setShortcuts(lecture_keys(keys.HelpContents, "F1"))
-        self._add(help_menu, "&About Attention Studio", lambda: help.about(self))
 
     def _apply_preferences(self, prefs: settings.Preferences):
         # Text size first: it sets the panels' minimum widths, which the restored geometry must respect.

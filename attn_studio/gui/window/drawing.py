@@ -1,0 +1,108 @@
+"""What the window draws and when: the central views, drawn only when they can be seen, and a
+large or trained model drawn in steps (a few heatmaps per event-loop turn, each painted within
+its turn) so that the window answers between them."""
+
+from __future__ import annotations
+
+import time
+
+from PySide6 import QtCore
+
+from ..bridge import is_large
+from ..views.compare import CompareView
+from ..views.geometry import GeometryView
+from ..views.heatmap_view import HeatmapView
+from ..views.pipeline import PipelineView
+from ..views.positional import PositionalView
+from ..views.summary import HeadsSummaryView
+
+# Heatmaps drawn in steps: as many per event-loop turn as fit in this many seconds, each painted
+# within the turn. One heatmap per turn spent more on the window's turns than on the heatmaps;
+# all of them in one turn freezes the window while it paints them.
+STEP_BUDGET = 0.018
+# (attribute, class, tab title, tab tip): the central views, in tab order.
+VIEWS = (
+    ("heatmap_view", HeatmapView, "Attention", "Scores, logits and weights of the chosen head, and every head"),
+    ("pipeline_view", PipelineView, "Step by step", "Every step for the selected query token, with your numbers: "
+     "q·k, scale, mask, exp, normalise, weighted sum"),
+    ("heads_summary_view", HeadsSummaryView, "Heads → output", "Each head's output, their concatenation, W_O and the output"),
+    ("compare_view", CompareView, "Compare", "Two settings side by side (scaling, mask, temperature, before/after) "
+     "and their difference"),
+    ("geometry_view", GeometryView, "Geometry", "The token vectors as arrows: exact in 2-D, a PCA picture otherwise; "
+     "dot product and angle of a pair"),
+    ("positional_view", PositionalView, "Positions", "The sinusoidal positional encoding added to the token vectors"),
+)
+
+
+class ViewDrawer(QtCore.QObject):
+    """The views of ``window`` (its ``studio``): ``views`` everything that draws the model, ``stale``
+    those drawn before the last change (each renders when shown), ``steps`` the views drawing a large
+    model one heatmap after another (view -> its ``render_steps()`` generator)."""
+
+    def __init__(self, window):
+        super().__init__(window)
+        self.window = window
+        self.views: list = []
+        self.stale: set = set()
+        self.steps: dict = {}
+        self.timer = QtCore.QTimer(self)
+        self.timer.setSingleShot(True)
+        self.timer.setInterval(0)
+        self.timer.timeout.connect(lambda: self.window._draw_step())
+
+    def add(self, view) -> None:
+        """Draw ``view`` (a widget with ``render()``) with the others."""
+        self.views.append(view)
+        self.stale.add(view)
+
+    def render_view(self, view) -> None:
+        """Bring ``view`` up to date now, visible or not."""
+        self.steps.pop(view, None)
+        view.render()
+        self.stale.discard(view)
+
+    def finish(self) -> None:
+        """Draw now whatever is still waiting to be drawn in steps."""
+        for view in list(self.steps):
+            self.render_view(view)
+
+    def render_visible(self) -> None:
+        """Draw the stale views the window shows (the current tab and open docks, also before the window is
+        first shown). A large toy model, and a trained one (a dozen heads), is drawn in steps, as many
+        heatmaps per turn as fit in STEP_BUDGET: between turns, the window answers."""
+        w = self.window
+        stepped = w.studio.is_trained or is_large(w.studio.state)
+        for view in [v for v in self.views if v in self.stale and v.isVisibleTo(w)]:
+            if stepped and hasattr(view, "render_steps"):
+                self.steps[view] = view.render_steps()
+                self.stale.discard(view)
+                self.timer.start()
+            else:
+                self.render_view(view)
+
+    def draw_step(self) -> None:
+        """Advance the views drawing in steps for at most STEP_BUDGET, painting each step in its turn."""
+        start = last = time.perf_counter()
+        while self.steps:
+            view = next(iter(self.steps))
+            try:
+                next(self.steps[view])
+            except StopIteration:
+                self.steps.pop(view, None)
+            except Exception:
+                self.steps.pop(view, None)
+                raise
+            # Paint what this step changed now, inside the turn's budget: the scene's changes
+            # and the window's update requests are posted events, so the painting of a batch
+            # would otherwise all come after the turn, in one long stall.
+            # Only those two kinds: the layouts and everything else wait for the turn's end.
+            QtCore.QCoreApplication.sendPostedEvents(None, QtCore.QEvent.MetaCall)
+            QtCore.QCoreApplication.sendPostedEvents(None, QtCore.QEvent.UpdateRequest)
+            now = time.perf_counter()
+            step, last = now - last, now
+            # A step like the last would overrun the budget: it waits for the next turn (building a
+            # head's heatmap takes most of a budget, and two in one turn froze the window twice as long).
+            if now - start + step >= STEP_BUDGET:
+                break
+        if self.steps:
+            self.timer.start()
