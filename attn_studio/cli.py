@@ -168,7 +168,7 @@ def main(argv: list[str] | None = None) -> int:
     app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(sys.argv[:1])
     app.setApplicationName("Attention Studio")
     app.setOrganizationName("Attention Studio")
-    from .gui.worker import collect_on_gui_thread
+    from .gui.qt.worker import collect_on_gui_thread
 
     collector = collect_on_gui_thread(app)  # cycles (closed dialogs, plots) freed on the GUI thread, never a job's
     window = (MainWindow(Studio(state), preset=None if args.file else args.preset)
@@ -179,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
     else:
         window.document.apply_lab(training)  # the training lab's settings the file keeps, if any
     code = app.exec()
-    from .gui.worker import wait_all
+    from .gui.qt.worker import wait_all
 
     wait_all()  # every job's thread ends before the application's objects go
     # Delete the window while the application still exists: left to interpreter

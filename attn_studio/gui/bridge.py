@@ -5,7 +5,7 @@ from __future__ import annotations
 from PySide6 import QtCore
 
 from ..state import SELECTION_FIELDS
-from .worker import Job, one_blas_thread
+from .qt.worker import Job, one_blas_thread
 
 # A toy edit whose model is predicted (``StudioState.cost``) to need more than this is computed
 # off the GUI thread: at about 8 MB of attention arrays (some 450 tokens with one head) the

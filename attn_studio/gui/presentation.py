@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import shiboken6
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from ._pg import pg
+from .qt.pg import pg
 
 
 @dataclass(frozen=True)

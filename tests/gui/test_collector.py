@@ -17,7 +17,7 @@ SCRIPT = textwrap.dedent(r'''
     from PySide6 import QtCore, QtWidgets
     app = QtWidgets.QApplication([])
     import pyqtgraph as pg
-    from attn_studio.gui.worker import Job, collect_on_gui_thread
+    from attn_studio.gui.qt.worker import Job, collect_on_gui_thread
 
     collect_on_gui_thread()
     gui = threading.get_ident()
@@ -62,7 +62,7 @@ SCRIPT = textwrap.dedent(r'''
     assert set(threads) == {gui}, f"{sum(t != gui for t in threads)} of {len(threads)} collections ran off the GUI thread"
     assert alive == 0, f"{alive} closed dialogs were never freed"
     print("ok", len(threads))
-    from attn_studio.gui.worker import wait_all
+    from attn_studio.gui.qt.worker import wait_all
     assert wait_all(10_000)  # the pool's threads end before the application does
 ''')
 

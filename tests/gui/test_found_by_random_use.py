@@ -8,7 +8,7 @@ import pytest
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from attn_studio.gui import presentation
-from attn_studio.gui._pg import pg
+from attn_studio.gui.qt.pg import pg
 from attn_studio.pretrained import default_model_zip
 from gui_helpers import find, finish, settle, wait_idle
 

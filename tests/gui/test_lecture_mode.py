@@ -5,7 +5,7 @@ import pytest
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from attn_studio.gui import MainWindow, presentation
-from attn_studio.gui._pg import pg
+from attn_studio.gui.qt.pg import pg
 from gui_helpers import finish
 from window_reset import activate, reset_presentation
 

@@ -1,4 +1,4 @@
-"""One way to work in the background: every thread of the window is started by ``gui/worker.py``.
+"""One way to work in the background: every thread of the window is started by ``gui/qt/worker.py``.
 
 The window once ran background work five ways (plain threads, a QThread per job, runnables on
 two thread pools), each with its own hand-over, cancel and rules; this keeps it at one.
@@ -10,7 +10,7 @@ from pathlib import Path
 import attn_studio
 
 PACKAGE = Path(attn_studio.__file__).resolve().parent
-WORKER = PACKAGE / "gui" / "worker.py"
+WORKER = PACKAGE / "gui" / "qt" / "worker.py"
 FORBIDDEN = re.compile(r"threading\.Thread|\bThread\(|QThread|QRunnable|QThreadPool|concurrent\.futures|(?<![\w.])_thread\b")
 
 
@@ -22,7 +22,7 @@ def test_no_thread_is_started_outside_the_worker_module():
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
             if FORBIDDEN.search(line):
                 offenders.append(f"{path.relative_to(PACKAGE)}:{number}: {line.strip()}")
-    assert not offenders, "background work outside gui/worker.py:\n" + "\n".join(offenders)
+    assert not offenders, "background work outside gui/qt/worker.py:\n" + "\n".join(offenders)
 
 
 def test_the_worker_module_is_where_the_threads_are():

@@ -1,4 +1,4 @@
-"""Plots build their right-click menus on first use (gui/_pg.py): what a person can do is unchanged.
+"""Plots build their right-click menus on first use (gui/qt/pg.py): what a person can do is unchanged.
 
 A right-click still opens pyqtgraph's menu with all its entries, and every call that goes through
 the Plot Options form (log mode, grid, downsampling, saved state) still does what it did.
@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from PySide6 import QtCore, QtTest, QtWidgets
 
-from attn_studio.gui import _pg_menus as _pg
-from attn_studio.gui._pg import pg
+from attn_studio.gui.qt import pg_menus as _pg
+from attn_studio.gui.qt.pg import pg
 
 
 @pytest.fixture(autouse=True)
@@ -184,7 +184,7 @@ def test_grid_and_log_mode_set_before_the_form_is_built_are_in_it():
 
 
 def test_a_hidden_axis_label_shows_its_latest_text():
-    # Hidden labels are typeset only when shown (gui/_pg.py): shown, a label says what was set last.
+    # Hidden labels are typeset only when shown (gui/qt/pg.py): shown, a label says what was set last.
     plot = pg.PlotItem()
     axis = plot.getAxis("left")
     axis.setLabel("first")

@@ -14,7 +14,7 @@ import pytest
 from PySide6 import QtCore, QtGui, QtSvg, QtWidgets
 
 from attn_studio.gui import presentation
-from attn_studio.gui._pg import pg
+from attn_studio.gui.qt.pg import pg
 from gui_helpers import settle
 
 PRESETS = ("journey", "animal", "bank")

@@ -112,7 +112,7 @@ def test_masked_cells_look_different_from_zero_weight(window, qtbot):
 
 
 def pg_viridis_zero():
-    from attn_studio.gui._pg import pg
+    from attn_studio.gui.qt.pg import pg
 
     return pg.colormap.get("viridis").map(0.0, mode="byte")[:3]
 

@@ -14,7 +14,7 @@ DESIGN.md "Known traps"):
   text, fills and non-cosmetic lines scale with it; pyqtgraph's cosmetic pens
   (curves, infinite lines, scatter outlines) would stay one device pixel wide,
   so they are widened by the scale while exporting and restored afterwards
-  (``_pg.ExportMode``).
+  (``qt.pg.ExportMode``).
 - Item pixmap caches (``DeviceCoordinateCache``) are switched off while
   exporting, so that SVG and PDF keep text as text rather than pictures of it.
 - The views' on-screen-only marks (the selected query's marker, hover
@@ -36,7 +36,7 @@ import numpy as np
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from ...matrices import ExportError, check_output_path, write_output
-from .._pg import ExportMode
+from ..qt.pg import ExportMode
 from ..views.heatmap import exporting
 from .panels import (  # noqa: F401 (the names the window and the command line have always used)
     PANELS, TRAINED_PANELS, TRAINING_PANELS, Panel, check_panel_name, find_panel, setting_title, show_panel,

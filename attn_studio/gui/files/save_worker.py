@@ -23,7 +23,7 @@ from PySide6 import QtCore
 
 from ...document import SaveJob
 from ...session import SessionError
-from ..worker import Job
+from ..qt.worker import Job
 
 
 @dataclass

@@ -22,7 +22,7 @@ import numpy as np
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from .. import presentation
-from .._pg import pg
+from ..qt.pg import pg
 from ..views.heatmap import SHOWN_MARK, TEXT_PX, Heatmap, format_value
 
 SLIDE = 16 / 9

@@ -13,7 +13,7 @@ from typing import Callable
 from PySide6 import QtCore
 
 from ...pretrained.heads import Cancelled
-from ..worker import Job
+from ..qt.worker import Job
 
 
 class HeadJob(QtCore.QObject):

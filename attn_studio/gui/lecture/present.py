@@ -30,7 +30,7 @@ import shiboken6
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from .. import presentation
-from .._pg import pg
+from ..qt.pg import pg
 from ..files import sheet as sheets
 
 # Sizes as a fraction of the stage's height (720 px: labels 31, values 26, titles 36, strip ≤ 86).

@@ -21,7 +21,7 @@ from typing import Callable
 
 from PySide6 import QtCore
 
-from ..worker import Job, one_blas_thread
+from ..qt.worker import Job, one_blas_thread
 
 LOAD = "load"
 RUN = "run"

@@ -11,7 +11,7 @@ import math
 import numpy as np
 from PySide6 import QtCore, QtGui
 
-from .._pg import cache_static, pg
+from ..qt.pg import cache_static, pg
 
 __all__ = ["CurvePlot", "COLOURS", "SMOOTH", "MAX_FAINT_POINTS", "MAX_BOLD_POINTS", "smoothed", "peaks",
            "thinned", "nice_extent", "outward", "recent"]

@@ -22,7 +22,7 @@ from PySide6 import QtCore, QtWidgets
 from ...training.experiment import TrainingError
 from ...training.settings import DEFAULT_SPEEDS, MAX_SEED, check_panel_settings
 from ...training.report import history_table, write_csv
-from .._pg import pg
+from ..qt.pg import pg
 from ..files import figures
 from ..widgets import caption_label
 # The curves' names, also where they were first found (panel.X).

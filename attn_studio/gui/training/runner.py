@@ -30,7 +30,7 @@ from typing import Callable
 from PySide6 import QtCore
 
 from ...training.settings import SPEEDS
-from ..worker import Run, one_blas_thread
+from ..qt.worker import Run, one_blas_thread
 
 __all__ = ["Runner", "Snapshot", "SPEEDS"]
 

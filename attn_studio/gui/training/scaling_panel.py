@@ -16,7 +16,7 @@ from ...training import ScalingExperiment
 from ...training.experiment import check_int
 from ...training.scaling import MAX_D_K, T
 from ...training.settings import D_K_CHOICES, DEFAULT_D_K
-from .._pg import cache_static, pg
+from ..qt.pg import cache_static, pg
 from .curves import COLOURS, CurvePlot, nice_extent, outward, recent
 from .panel import LabPanel
 

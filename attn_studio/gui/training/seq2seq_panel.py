@@ -17,7 +17,7 @@ from PySide6 import QtCore, QtWidgets
 
 from ...training import Seq2SeqExperiment
 from ...training.seq2seq import MAX_LENGTH, SYMBOLS
-from .._pg import pg
+from ..qt.pg import pg
 from ..views.heatmap import Heatmap
 from .curves import COLOURS, CurvePlot, recent
 from .panel import LabPanel

@@ -16,7 +16,7 @@ import numpy as np
 from PySide6 import QtCore, QtGui
 
 from ...formatting import CELL_DIGITS, format_number
-from .._pg import pg
+from ..qt.pg import pg
 
 # Okabe-Ito colours (colour-blind safe), as in the variance plot.
 PAIR_A = "#d55e00"   # vermillion: the first vector of the pair (the query side)

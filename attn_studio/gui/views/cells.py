@@ -13,7 +13,7 @@ from PySide6 import QtCore, QtGui
 
 from ...formatting import CELL_DIGITS, format_number
 from .. import presentation
-from .._pg import pg
+from ..qt.pg import pg
 from .heatmap_image import runs
 from .token_axis import is_exporting
 

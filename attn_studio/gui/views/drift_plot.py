@@ -11,7 +11,7 @@ import numpy as np
 from PySide6 import QtCore, QtWidgets
 
 from ...formatting import format_number
-from .._pg import cache_static, pg
+from ..qt.pg import cache_static, pg
 
 BAR_BRUSH = (60, 110, 200)
 # The y axis ends at the first of these that holds the tallest bar: a fixed, stated scale, so a

@@ -27,7 +27,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from ...engine.projection import pca_2d, vector_pair
 from ...formatting import CELL_DIGITS, format_number
-from .._pg import cache_static, pg
+from ..qt.pg import cache_static, pg
 from ..widgets import no_widen, short_token, view_layout
 from .arrows import PAIR_A, PAIR_B, VectorLayer
 

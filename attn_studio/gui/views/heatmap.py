@@ -13,7 +13,7 @@ import numpy as np
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from .. import presentation
-from .._pg import cache_static, pg
+from ..qt.pg import cache_static, pg
 from .heatmap_image import MAX_IMAGE_SIDE, Picture, argb_table
 from .cells import (  # noqa: F401 (names the views and the figures have always imported from here)
     HIGHLIGHT_EDGE, HIGHLIGHT_FILL, MIN_TEXT_PX, TEXT_PX, CellOverlay, format_value, mask_colours,

@@ -6,7 +6,7 @@ from __future__ import annotations
 from PySide6 import QtWidgets
 
 from ...formatting import DEFAULT_DIGITS, format_number
-from .._pg import cache_static, pg
+from ..qt.pg import cache_static, pg
 from .heatmap import Heatmap
 
 TOOLTIP_MS = 10 * 60 * 1000  # a formula stays while the pointer rests on its cell (Qt's default is ~10 s)

@@ -18,7 +18,7 @@ from PySide6 import QtCore, QtWidgets
 
 from ...engine import pca_2d
 from ...formatting import format_number
-from .._pg import cache_static, pg
+from ..qt.pg import cache_static, pg
 
 COLOR_A = (40, 100, 200)
 COLOR_B = (220, 110, 20)

@@ -19,7 +19,7 @@ import numpy as np
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from ...formatting import format_number
-from .._pg import cache_static, pg
+from ..qt.pg import cache_static, pg
 from .heatmap import WEIGHTS_CMAP
 
 SELECT_PEN = QtGui.QColor(230, 60, 20)

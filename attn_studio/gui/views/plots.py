@@ -6,7 +6,7 @@ import numpy as np
 from PySide6 import QtCore, QtWidgets
 
 from ...formatting import DEFAULT_DIGITS, format_number
-from .._pg import cache_static, pg
+from ..qt.pg import cache_static, pg
 
 RAW = "#d55e00"      # Okabe-Ito vermillion: unscaled (colour-blind safe pair)
 SCALED = "#0072b2"   # Okabe-Ito blue: scaled

@@ -14,7 +14,7 @@ from PySide6 import QtCore, QtWidgets
 
 from ...engine import POSITION_BASE, position_periods, sinusoidal_positions
 from ...formatting import DEFAULT_DIGITS, format_number
-from .._pg import cache_static, pg
+from ..qt.pg import cache_static, pg
 from .heatmap import SCORES_CMAP, Heatmap
 from .heatmap_canvas import HeatmapCanvas
 from ..widgets import view_layout

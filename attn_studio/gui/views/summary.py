@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from PySide6 import QtCore, QtWidgets
 
-from .._pg import pg
+from ..qt.pg import pg
 from .heatmap import SCORES_CMAP, Heatmap, symmetric_levels
 from .heatmap_canvas import HeatmapCanvas
 from .highlight import highlight_for

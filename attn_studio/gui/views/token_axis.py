@@ -22,7 +22,7 @@ import numpy as np
 from PySide6 import QtCore, QtGui
 
 from .. import presentation
-from .._pg import pg
+from ..qt.pg import pg
 
 LABEL_SLACK = 0.06  # labels may be this much closer than their full spacing and still all show
 LABEL_EM = 8  # a token label is elided past this many font heights (the full word is in the tooltip)

@@ -53,7 +53,7 @@ pg.AxisItem.showLabel = _show_axis_label_with_its_html
 
 # Plots build their right-click menus on first use (a third of a window's build time went to
 # menus nobody opens): the patch lives in its own module.
-from . import _pg_menus  # noqa: E402,F401  (applied on import)
+from . import pg_menus  # noqa: E402,F401  (applied on import)
 
 
 

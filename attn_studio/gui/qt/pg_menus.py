@@ -1,6 +1,6 @@
 """Plot menus built on first use: a patch of pyqtgraph's PlotItem and ViewBox (see below).
 
-Imported by ``_pg`` once pyqtgraph is configured; the project's other patches of pyqtgraph live
+Imported by ``qt.pg`` once pyqtgraph is configured; the project's other patches of pyqtgraph live
 there. ``MENUS_ON_FIRST_USE`` says whether this pyqtgraph is the source the patch was made for.
 """
 
