@@ -83,6 +83,18 @@ def _font(px: int, bold: bool = False) -> QtGui.QFont:
     return font
 
 
+def _discard(widget: QtWidgets.QWidget) -> None:
+    """Delete a figure the stage no longer shows, now (it is in no event of its own).
+
+    Not ``deleteLater``: until the C++ side goes, its plot items' Python side may be collected as a
+    cycle on the GUI thread, and a layout still under way would then call an item whose attributes
+    are gone ('LabelItem' has no '_sizeHint')."""
+    if shiboken6.isValid(widget):
+        widget.hide()
+        widget.setParent(None)
+        shiboken6.delete(widget)
+
+
 def token_window(n: int, fit: int, centre: int) -> tuple[int, int]:
     """(start, stop) of ``fit`` consecutive tokens of ``n`` around index ``centre`` (all of them when they fit)."""
     fit = max(1, int(fit))
@@ -431,8 +443,7 @@ class Stage(QtWidgets.QWidget):
             self.body_layout.removeWidget(old)
             old.hide()
             if not getattr(old, "lent", False):
-                old.setParent(None)
-                old.deleteLater()
+                _discard(old)
         self.content = widget
         if widget is not None:
             self.body_layout.addWidget(widget, 1, QtCore.Qt.AlignCenter if getattr(widget, "fixed", False)
@@ -1123,7 +1134,7 @@ class Present(QtCore.QObject):
             beside = widest(list(data.row_labels)) + 1.4 * metrics.height() + 5 * metrics.height() + 24
             fit_rows = fit_rows or max(1, min(n_rows, int((room.height() - below) // cell[1])))
             fit_cols = fit_cols or max(1, min(n_cols, int((room.width() - beside * len(tiles)) // (cell[0] * len(tiles)))))
-        for _ in range(8):
+        for attempt in range(8):
             rows = token_window(n_rows, fit_rows, q)
             cols = token_window(n_cols, fit_cols, q if n_cols == n_rows else 0)
             windowed = []
@@ -1136,9 +1147,9 @@ class Present(QtCore.QObject):
             sheet = self._build_sheet(windowed, cell, zoom)
             sheet.tiles, sheet.fit = windowed, (fit_rows, fit_cols)
             over_h, over_w = sheet.height() - room.height(), sheet.width() - room.width()
-            if (over_h <= 0 and over_w <= 0) or (fit_rows == 1 and fit_cols == 1):
+            if (over_h <= 0 and over_w <= 0) or (fit_rows == 1 and fit_cols == 1) or attempt == 7:
                 return sheet, rows, cols, n_rows, n_cols
-            sheet.deleteLater()
+            _discard(sheet)
             if over_h > 0:
                 fit_rows = max(1, (rows[1] - rows[0]) - max(1, math.ceil(over_h / cell[1])))
             if over_w > 0:
@@ -1195,17 +1206,17 @@ class Present(QtCore.QObject):
             larger = (math.floor(cell[0] * grow), math.floor(cell[1] * grow))
             bigger = self._build_sheet([all_tiles[self.page]], larger, zoom)
             if bigger.height() <= room.height() and bigger.width() <= room.width():
-                probe.deleteLater()
+                _discard(probe)
                 probe, cell = bigger, larger
             else:
-                bigger.deleteLater()
+                _discard(bigger)
         per_page = max(1, min(len(all_tiles), int(room.width() // max(probe.width() + 12, 1))))
         self.pages = -(-len(all_tiles) // per_page)
         first = (self.page // per_page) * per_page if per_page > 1 else self.page
         self.page = first // per_page if per_page > 1 else self.page
         page_tiles = all_tiles[first:first + per_page] if per_page > 1 else [all_tiles[self.page]]
         if per_page > 1:
-            probe.deleteLater()
+            _discard(probe)
             sheet, rows, cols, n_rows, n_cols = self._fit(page_tiles, cell, zoom, room, q, shown_r, shown_c)
         else:
             sheet = probe
