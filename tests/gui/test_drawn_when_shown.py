@@ -100,3 +100,31 @@ def test_the_head_lab_draws_a_model_set_while_hidden_when_shown(qtbot):
     assert tab.report_model.report is not None
     assert tab.report_model.rowCount() == studio.model.layers * studio.model.heads
     tab.shutdown()
+
+
+def test_the_widest_number_is_found_without_writing_every_number(qtbot):
+    # Ordinary numbers are ranked by their digits, point and sign: columns where the widest text is
+    # not the largest number (0.1234 is wider than 0.5; −0.05 than 0.999), with both precisions.
+    rng = np.random.default_rng(11)
+    def rounded(x):
+        return np.array([round(float(v), int(d)) for v, d in zip(x, rng.integers(1, 5, size=x.size))])
+
+    columns = [
+        rounded(rng.random(60)),
+        -rounded(rng.random(60)),
+        np.round(rng.normal(size=60) * 10.0 ** rng.integers(-1, 5, size=60), 3),
+        np.where(rng.random(60) < 0.5, 0.5, 0.1234),
+        np.where(rng.random(60) < 0.5, 0.999, -0.05),
+        rng.normal(size=60) * 1e-3,
+    ]
+    values = np.stack(columns, axis=1)
+    table, model, _ = _table(qtbot, values)
+    table.show()
+    qtbot.waitExposed(table)
+    for digits in (2, 4):
+        model.set_digits(digits)
+        for column in range(values.shape[1]):
+            table.fit_column(column)
+            fitted = table.columnWidth(column)
+            table.resizeColumnToContents(column)
+            assert fitted == table.columnWidth(column), (digits, column)

@@ -224,6 +224,53 @@ def parse_clipboard(text: str) -> list[list[str]]:
     return [line.split() for line in lines]
 
 
+SAME_SHAPE_MEASURED = 4  # numbers of one shape measured per column (digit widths can differ a little)
+
+
+def longest_rows(values: np.ndarray, digits: int, advance) -> list[list[int]]:
+    """Per column of ``values`` (rows × columns), the rows whose text (:func:`display_number`) may be
+    the widest, without writing every number: the width of an ordinary number (0.01 ≤ |x| < 10⁶,
+    written with up to ``digits`` decimals, trailing zeros dropped) follows from its digits, point
+    and sign, counted with NumPy over the whole table at once; the others (zero, tiny, huge,
+    non-finite) are few and always measured. Of the numbers whose estimate is within a digit of
+    the column's widest, a few of each shape (sign, whole digits, decimals) are kept, so that glyph
+    widths cannot hide the widest."""
+    values = np.asarray(values, dtype=np.float64)
+    if values.ndim != 2 or not values.size:
+        return [[] for _ in range(values.shape[1] if values.ndim == 2 else 0)]
+    w_digit, w_dot, w_minus = advance("0"), advance("."), advance("\u2212")
+    magnitude = np.abs(values)
+    with np.errstate(invalid="ignore"):
+        ordinary = np.isfinite(values) & (magnitude >= 0.01) & (magnitude < 1e6)
+    scale = 10 ** int(digits)
+    scaled = np.round(np.where(ordinary, magnitude, 0.0) * scale)
+    whole = np.floor(scaled / scale)
+    frac = (scaled - whole * scale).astype(np.int64)
+    whole_digits = np.where(whole >= 1, np.floor(np.log10(np.maximum(whole, 1))) + 1, 1).astype(np.int64)
+    decimals = np.full(values.shape, int(digits), dtype=np.int64)
+    for _ in range(int(digits)):  # trailing zeros of the decimals are dropped
+        trailing = (frac % 10 == 0) & (decimals > 0)
+        decimals = np.where(trailing, decimals - 1, decimals)
+        frac = np.where(trailing, frac // 10, frac)
+    negative = values < 0
+    estimate = (whole_digits + decimals) * w_digit + (decimals > 0) * w_dot + negative * w_minus
+    estimate = np.where(ordinary, estimate, -np.inf)
+    top = estimate.max(axis=0)
+    near = ordinary & (estimate >= top - w_digit - 1)
+    shape = negative * 100 + whole_digits * 10 + decimals
+    found: list[list[int]] = []
+    for column in range(values.shape[1]):
+        rows = np.flatnonzero(~ordinary[:, column]).tolist()
+        seen: dict = {}
+        candidates = np.flatnonzero(near[:, column])
+        for i, key in zip(candidates.tolist(), shape[candidates, column].tolist()):
+            if seen.get(key, 0) < SAME_SHAPE_MEASURED:
+                seen[key] = seen.get(key, 0) + 1
+                rows.append(i)
+        found.append(rows)
+    return found
+
+
 FIT_COLUMNS_UP_TO = 128  # wider tables get one width for every column (fitting each costs time)
 FIT_SAMPLE_ROWS = 200  # rows measured to fit a column
 FIT_BUDGET = 0.008  # seconds of column fitting per event-loop turn (it shares a turn with a drawing step)
@@ -253,6 +300,7 @@ class MatrixTable(QtWidgets.QTableView):
         self._fit_timer.setSingleShot(True)
         self._fit_timer.setInterval(0)
         self._fit_timer.timeout.connect(self.fit_columns)
+        self._candidates = None  # (key, rows per column, array): longest_rows of the numbers shown
         self._fit_next = 0  # the column the fitting goes on from (it is spread over event-loop turns)
         self._fit_pending = False  # a hidden table fits its columns when shown
         for signal in (model.modelReset, model.headerDataChanged):
@@ -355,12 +403,18 @@ class MatrixTable(QtWidgets.QTableView):
         width = header.sectionSizeHint(column)
         if rows:
             advance = self.fontMetrics().horizontalAdvance
+            # The candidates of every column at once, kept while the numbers, precision and font stay.
+            array = model.array()
+            key = (id(array), model.digits, self.font().key(), rows)
+            if self._candidates is None or self._candidates[0] != key or self._candidates[2] is not array:
+                self._candidates = (key, longest_rows(array[:rows], model.digits, advance), array)
             widest: dict[str, int] = {}
-            for row in range(rows):
+            for row in self._candidates[1][column]:
                 widest.setdefault(model.display_text(row, column), row)
             # The few widest texts by advance: the delegate adds the same margins to each, and a
-            # glyph's overhang may reorder near-equal widths, so the top three are asked.
-            candidates = sorted(widest, key=advance, reverse=True)[:3]
+            # glyph's overhang may reorder near-equal widths, so up to three within 2 px are asked.
+            measured = sorted(((advance(text), text) for text in widest), reverse=True)
+            candidates = [text for width_, text in measured[:3] if width_ >= measured[0][0] - 2]
             content = max(self.sizeHintForIndex(model.index(widest[text], column)).width() for text in candidates)
             width = max(width, content + (1 if self.showGrid() else 0))
         header.resizeSection(column, width)
