@@ -414,7 +414,9 @@ class MatrixTable(QtWidgets.QTableView):
             # The few widest texts by advance: the delegate adds the same margins to each, and a
             # glyph's overhang may reorder near-equal widths, so up to three within 2 px are asked.
             measured = sorted(((advance(text), text) for text in widest), reverse=True)
-            candidates = [text for width_, text in measured[:3] if width_ >= measured[0][0] - 2]
+            # Texts of one advance get one size from the delegate: one of each width is asked.
+            by_width = dict((width_, text) for width_, text in reversed(measured[:3]) if width_ >= measured[0][0] - 2)
+            candidates = list(by_width.values())
             content = max(self.sizeHintForIndex(model.index(widest[text], column)).width() for text in candidates)
             width = max(width, content + (1 if self.showGrid() else 0))
         header.resizeSection(column, width)
