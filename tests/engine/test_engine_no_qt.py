@@ -22,7 +22,7 @@ import attn_studio.engine
 # of passing unchecked. Every engine module is found by listing the package.
 QT_FREE = [
     "attn_studio.engine", "attn_studio.state", "attn_studio.schema", "attn_studio.studio", "attn_studio.changes",
-    "attn_studio.pretrained.edits", "attn_studio.schema.cells", "attn_studio.trained.changes",
+    "attn_studio.pretrained.edits", "attn_studio.schema.cells", "attn_studio.trained.changes", "attn_studio.scenes",
     "attn_studio.session", "attn_studio.session_json", "attn_studio.pretrained", "attn_studio.explain", "attn_studio.formatting",
     "attn_studio.matrices", "attn_studio.limits",
     *sorted(f"attn_studio.engine.{m.name}" for m in pkgutil.iter_modules(attn_studio.engine.__path__)),
