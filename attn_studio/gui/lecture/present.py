@@ -456,6 +456,9 @@ class Stage(QtWidgets.QWidget):
     def set_caption(self, text: str) -> None:
         """One line under the view: what it shows first, then the keys; parts that do not fit the
         stage's width are left out from the end (a caption is never wrapped, cut or made smaller)."""
+        scene = self.present.current_scene()
+        if scene is not None and scene.caption and scene.view == self.present.view and text.strip():
+            text = f"{scene.caption} · {text}"  # the scene's own line first: it is what the room reads
         parts = text.split(" · ")
         metrics = QtGui.QFontMetrics(self.caption.font())
         room = self.width() - 2 * self.sizes()["margin"] - 8
@@ -673,6 +676,8 @@ class Present(QtCore.QObject):
         self._lent: _Lent | None = None
         self._rendering = False
         self.geometry: QtCore.QRect | None = None
+        self.lecture_panel = None  # the Scenes panel, when the window has one: PageDown plays its scenes
+        self._jump = None  # digits typed after G (go to scene N, as pdfpc does)
         self._last_sheet: dict | None = None  # the figure on the stage and what it was built for
         self.centre = 0  # the middle of a training heatmap's window of tokens (↑ ↓ move it)
         self.action = QtGui.QAction("&Present", window)
@@ -880,6 +885,50 @@ class Present(QtCore.QObject):
             if self.stage is not None:
                 self._show_view()
 
+    def show_view(self, view: str, page: int = 0) -> None:
+        """Show ``view`` (a scene's): on the stage while presenting, else as the window's current tab."""
+        if self.active:
+            if view != self.view and view in self.views():
+                self.view, self.centre = view, 0
+                self.page = page
+                self._show_view()
+            else:
+                self.page = page
+                self.render()
+            return
+        w = self.window
+        panel = self.training_panel(view)
+        if panel is not None:
+            w.view_tabs.setCurrentWidget(w.training.page)
+            tab = self._training_tab()
+            tab.tabs.setCurrentWidget(panel)
+            return
+        for i in range(w.view_tabs.count()):
+            if w.view_tabs.tabText(i).replace("&", "") == view and w.view_tabs.isTabVisible(i):
+                w.view_tabs.setCurrentIndex(i)
+                return
+
+    def current_scene(self):
+        """The lecture's scene shown last, when a lecture is open, else None."""
+        return self.lecture_panel.scene() if self._playing() else None
+
+    def _playing(self) -> bool:
+        panel = self.lecture_panel
+        return panel is not None and panel.lecture is not None and len(panel.lecture.scenes) > 0
+
+    def next_scene(self, step: int = 1) -> bool:
+        """PageDown / PageUp with a lecture open: the next (previous) scene; False past either end."""
+        panel = self.lecture_panel
+        if not self._playing():
+            return False
+        return panel.go(panel.current + step) if 0 <= panel.current + step < len(panel.lecture.scenes) else False
+
+    def _can_move_page(self, step: int) -> bool:
+        if self.view == STEPS:
+            pipe = self.window.pipeline_view
+            return 0 <= pipe.current_step + step < len(pipe.steps)
+        return 0 <= self.page + step < self.pages
+
     def next_view(self, step: int = 1) -> None:
         """PageDown / PageUp: the next (previous) view."""
         views = self.views()
@@ -916,6 +965,8 @@ class Present(QtCore.QObject):
             w.redo()
         elif mods & (QtCore.Qt.ControlModifier | QtCore.Qt.AltModifier):
             return False
+        elif k == QtCore.Qt.Key_Escape and self._jump is not None:
+            self._jump = None  # a jump typed half: forgotten, the stage stays
         elif k in (QtCore.Qt.Key_Escape, QtCore.Qt.Key_F5):
             self.leave()
         elif k in (QtCore.Qt.Key_Up, QtCore.Qt.Key_Down) and self.view.startswith(TRAINING_PREFIX):
@@ -930,14 +981,31 @@ class Present(QtCore.QObject):
             w.move_query(-1)
         elif k == QtCore.Qt.Key_Down:
             w.move_query(+1)
-        elif k == QtCore.Qt.Key_Left:
-            self.move_page(-1)
-        elif k == QtCore.Qt.Key_Right:
-            self.move_page(+1)
-        elif k == QtCore.Qt.Key_PageDown:
-            self.next_view(+1)
-        elif k == QtCore.Qt.Key_PageUp:
-            self.next_view(-1)
+        elif self._jump is not None and (QtCore.Qt.Key_0 <= k <= QtCore.Qt.Key_9
+                                         or k in (QtCore.Qt.Key_Return, QtCore.Qt.Key_Enter)):
+            # G, a number and Enter: that scene (as pdfpc does); the digits alone choose the head.
+            if k in (QtCore.Qt.Key_Return, QtCore.Qt.Key_Enter):
+                number, self._jump = self._jump, None
+                if number and self.lecture_panel is not None:
+                    self.lecture_panel.go(int(number) - 1)
+            else:
+                self._jump += chr(k)
+        elif k == QtCore.Qt.Key_G and self._playing():
+            self._jump = ""
+        elif k in (QtCore.Qt.Key_Left, QtCore.Qt.Key_Right):
+            step = -1 if k == QtCore.Qt.Key_Left else 1
+            # A clicker sends ← →: within the view first (its stages, steps), then the next scene.
+            if self._can_move_page(step) or not self.next_scene(step):
+                self.move_page(step)
+        elif k in (QtCore.Qt.Key_PageDown, QtCore.Qt.Key_PageUp):
+            step = 1 if k == QtCore.Qt.Key_PageDown else -1
+            if not self._playing():
+                self.next_view(step)
+            else:
+                self.next_scene(step)
+        elif k in (QtCore.Qt.Key_Home, QtCore.Qt.Key_End) and self._playing():
+            panel = self.lecture_panel
+            panel.go(0 if k == QtCore.Qt.Key_Home else len(panel.lecture.scenes) - 1)
         elif QtCore.Qt.Key_1 <= k <= QtCore.Qt.Key_9:
             self.select_head(k - QtCore.Qt.Key_1)
         elif k == QtCore.Qt.Key_S and not w.studio.is_trained:
@@ -1189,8 +1257,9 @@ class Present(QtCore.QObject):
         stage = self.stage
         sig_cell = cell  # the cell the figure was asked for (before it grew to the room)
         if self._update_in_place(sig, all_tiles, q):
-            if view == HEADS:
-                stage.set_caption(" · ".join(n for n in [self._found()] + self._last_sheet["notes"] if n))
+            # The caption again: a scene shown on the same figure brings its own line.
+            notes = ([self._found()] if view == HEADS else []) + self._last_sheet["notes"]
+            stage.set_caption(" · ".join(n for n in notes if n) if any(notes) else self._hint(view))
             return
         self._last_sheet = None
         stage.set_caption(" ")  # keeps its room while the body is measured

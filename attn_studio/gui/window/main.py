@@ -27,6 +27,7 @@ from ..files.export_actions import ExportActions
 from ..files.file_actions import FileActions
 from ..heads import HeadsTab
 from ..lecture.mode import Lecture
+from ..lecture import scenes_panel
 from ..lecture.present import Present
 from ..settings import data_dir
 from ..trained.wiring import TrainedWiring
@@ -110,6 +111,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.present = self.focus = Present(self)
         self.present_action, self.focus_action = self.present.action, self.present.focus_action
         build_menus(self)
+        scenes_panel.install(self)  # the Scenes dock (a lecture's scenes) and Help → Example lecture
         name_parts(self)  # the rooms' parts by name on the window (w.sentence_edit, w.undo ...)
         self.setAcceptDrops(True)
         self.bridge.changed.connect(self._on_studio_change)

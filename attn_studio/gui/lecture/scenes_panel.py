@@ -1,0 +1,332 @@
+"""The Scenes panel: a lecture's scenes in the window, shown with a click, played with PageDown.
+
+A scene is applied to the window (:func:`show_scene`): its model (the toy session, or a trained
+session opened with its model off the GUI thread), its view (a tab, or the stage's view while
+presenting) and what it selects. Showing a scene never changes the saved scene: live edits made
+meanwhile stay until the next scene is shown, and "Update" makes them the scene's own. Every change
+of the lecture (add, rename, caption, notes, reorder, duplicate, delete, update) is undoable in the
+panel (its own Undo / Redo: the window's Ctrl+Z stays the model's).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+from PySide6 import QtCore, QtGui, QtWidgets
+
+from ...scenes import Lecture, LectureError, Scene, example_lecture
+from ...session import session_from_json, state_to_json
+from ...state import StudioState
+
+HISTORY = 200  # lecture edits kept for the panel's undo
+
+
+def capture_scene(window, title: str) -> Scene:
+    """What ``window`` shows now as a scene called ``title``: its model, view and selection."""
+    present = window.present
+    view = present.view if present.active else present.current_view()
+    state = window.studio.state
+    selection = {"query": int(state.query_index), "head": int(getattr(state, "shown_head", state.head_index)),
+                 "step": int(window.pipeline_view.current_step)}
+    if window.studio.is_trained:
+        selection["layer"] = int(state.layer_index)
+        selection["head"] = int(state.head_index)
+    if present.active:
+        selection["page"] = int(present.page)
+    if view in ("Compare", "Positions", "Geometry") and window.studio.is_trained:
+        view = "Attention"
+    return Scene(title=title, view=view, selection=selection, session=json.loads(state_to_json(state)))
+
+
+def show_scene(window, scene: Scene, on_shown=None) -> None:
+    """Show ``scene`` in ``window``: its model, then its view and selection (a trained model is opened
+    off the GUI thread; ``on_shown(ok)`` is called once it is shown, or refused with a message)."""
+    session = session_from_json(json.dumps(scene.session))
+    sel = scene.selection
+
+    def select_and_show(ok: bool = True) -> None:
+        if ok:
+            studio = window.studio
+            if studio.is_trained:
+                window.trained.room.select(layer=sel.get("layer"), head=sel.get("head"), query=sel.get("query"))
+            else:
+                heads = int(studio.result.weights.shape[0])
+                tokens = len(studio.state.query_tokens)
+                studio.select(head=min(sel["head"], heads - 1) if "head" in sel else None,
+                              query=min(sel["query"], tokens - 1) if "query" in sel and tokens else None)
+            if "step" in sel:
+                window.render_view(window.pipeline_view)
+                window.pipeline_view.set_current_step(sel["step"])
+            window.present.show_view(scene.view, page=sel.get("page", 0))
+        if on_shown is not None:
+            on_shown(ok)
+
+    if isinstance(session, StudioState):
+        window.studio.set_state(session, label=f"show scene “{scene.title}”")
+        window.bridge.flush()
+        select_and_show(True)
+    else:
+        window.trained.open_session(session, None, on_done=select_and_show)
+
+
+class ScenesPanel(QtWidgets.QWidget):
+    """The lecture's scenes: a list (drag to reorder), the selected scene's title, caption and notes,
+    and Add (Ctrl+M), Duplicate, Delete, Update, Undo, Redo. ``lecture`` is the lecture shown (None:
+    none); ``current`` the index of the scene shown last."""
+
+    lectureChanged = QtCore.Signal()
+    sceneShown = QtCore.Signal(int)
+
+    def __init__(self, window):
+        super().__init__()
+        self.setObjectName("scenesPanel")
+        self.window = window
+        self.lecture: Lecture | None = None
+        self.current = -1
+        self._undo: list[Lecture | None] = []
+        self._redo: list[Lecture | None] = []
+        self._filling = False
+        layout = QtWidgets.QVBoxLayout(self)
+        self.title_label = QtWidgets.QLabel("No lecture: Help → Example lecture, or Add the current view (Ctrl+M)")
+        self.title_label.setObjectName("lectureTitle")
+        self.title_label.setWordWrap(True)
+        layout.addWidget(self.title_label)
+        self.list = QtWidgets.QListWidget()
+        self.list.setObjectName("scenesList")
+        self.list.setDragDropMode(QtWidgets.QAbstractItemView.InternalMove)
+        self.list.model().rowsMoved.connect(self._moved)
+        self.list.itemActivated.connect(lambda item: self.go(self.list.row(item)))
+        self.list.itemClicked.connect(lambda item: self.go(self.list.row(item)))
+        self.list.currentRowChanged.connect(self._fill_fields)
+        layout.addWidget(self.list, 1)
+        form = QtWidgets.QFormLayout()
+        self.scene_title = QtWidgets.QLineEdit()
+        self.scene_title.setObjectName("sceneTitle")
+        self.caption = QtWidgets.QLineEdit()
+        self.caption.setObjectName("sceneCaption")
+        self.caption.setPlaceholderText("one line on the stage")
+        self.notes = QtWidgets.QPlainTextEdit()
+        self.notes.setObjectName("sceneNotes")
+        self.notes.setPlaceholderText("notes for you only")
+        self.notes.setMaximumHeight(90)
+        form.addRow("Title", self.scene_title)
+        form.addRow("Caption", self.caption)
+        form.addRow("Notes", self.notes)
+        layout.addLayout(form)
+        self.scene_title.editingFinished.connect(lambda: self._edit_field("title", self.scene_title.text()))
+        self.caption.editingFinished.connect(lambda: self._edit_field("caption", self.caption.text()))
+        self.notes.textChanged.connect(self._notes_typed)
+        self._notes_timer = QtCore.QTimer(self, singleShot=True, interval=600)
+        self._notes_timer.timeout.connect(lambda: self._edit_field("notes", self.notes.toPlainText()))
+        buttons = QtWidgets.QGridLayout()
+        self.buttons = {}
+        for i, (name, text, slot, tip) in enumerate((
+                ("add", "Add", self.add_current, "Add what is shown now as a scene (Ctrl+M)"),
+                ("duplicate", "Duplicate", self.duplicate, "A copy of the selected scene after it"),
+                ("delete", "Delete", self.delete, "Delete the selected scene"),
+                ("update", "Update", self.update_current, "Make what is shown now the selected scene's own"),
+                ("undo", "Undo", self.undo, "Undo the last change of the lecture"),
+                ("redo", "Redo", self.redo, "Redo it"))):
+            button = QtWidgets.QPushButton(text)
+            button.setObjectName(f"scenes_{name}")
+            button.setToolTip(tip)
+            button.clicked.connect(slot)
+            buttons.addWidget(button, i // 3, i % 3)
+            self.buttons[name] = button
+        layout.addLayout(buttons)
+        self.add_action = QtGui.QAction("Add scene", window)
+        self.add_action.setObjectName("addSceneAction")
+        self.add_action.setShortcut(QtGui.QKeySequence("Ctrl+M"))
+        self.add_action.triggered.connect(self.add_current)
+        window.addAction(self.add_action)
+        self._sync()
+
+    # -- the lecture ----------------------------------------------------------------------------
+    def set_lecture(self, lecture: Lecture | None, *, record: bool = True) -> None:
+        """Show ``lecture`` (an undoable change of the panel's lecture when ``record``)."""
+        if record:
+            self._undo = (self._undo + [self.lecture])[-HISTORY:]
+            self._redo.clear()
+        self.lecture = lecture
+        self.current = min(self.current, len(lecture.scenes) - 1) if lecture is not None else -1
+        self._sync()
+        self.lectureChanged.emit()
+
+    def open_example(self) -> None:
+        """Help → Example lecture: the lecture that ships with the app, its first scene shown."""
+        self.set_lecture(example_lecture())
+        self.go(0)
+
+    def _replace(self, scenes, title: str | None = None) -> None:
+        lecture = self.lecture
+        try:
+            new = Lecture(title if title is not None else (lecture.title if lecture else "My lecture"), tuple(scenes))
+        except LectureError as exc:
+            self.window.show_message(str(exc))
+            self._sync()
+            return
+        self.set_lecture(new)
+
+    def undo(self) -> None:
+        """Undo the last change of the lecture."""
+        if self._undo:
+            self._redo.append(self.lecture)
+            self.set_lecture(self._undo.pop(), record=False)
+
+    def redo(self) -> None:
+        """Redo the last undone change of the lecture."""
+        if self._redo:
+            self._undo.append(self.lecture)
+            self.set_lecture(self._redo.pop(), record=False)
+
+    # -- editing --------------------------------------------------------------------------------
+    def _selected(self) -> int:
+        return self.list.currentRow()
+
+    def add_current(self) -> None:
+        """Add what the window shows now as a scene, after the selected one (Ctrl+M)."""
+        scenes = list(self.lecture.scenes) if self.lecture else []
+        at = self._selected() + 1 if scenes and self._selected() >= 0 else len(scenes)
+        try:
+            scene = capture_scene(self.window, f"Scene {len(scenes) + 1}")
+        except LectureError as exc:
+            self.window.show_message(str(exc))
+            return
+        scenes.insert(at, scene)
+        self._replace(scenes)
+        self.list.setCurrentRow(at)
+        self.current = at
+
+    def duplicate(self) -> None:
+        """A copy of the selected scene, after it."""
+        i = self._selected()
+        if self.lecture and 0 <= i < len(self.lecture.scenes):
+            scenes = list(self.lecture.scenes)
+            copy = dataclasses.replace(scenes[i], title=(scenes[i].title + " (copy)")[:200])
+            scenes.insert(i + 1, copy)
+            self._replace(scenes)
+            self.list.setCurrentRow(i + 1)
+
+    def delete(self) -> None:
+        """Delete the selected scene."""
+        i = self._selected()
+        if self.lecture and 0 <= i < len(self.lecture.scenes):
+            scenes = list(self.lecture.scenes)
+            del scenes[i]
+            self._replace(scenes)
+            self.list.setCurrentRow(min(i, len(scenes) - 1))
+
+    def update_current(self) -> None:
+        """Make what the window shows now the selected scene's own (its title, caption and notes kept)."""
+        i = self._selected()
+        if self.lecture and 0 <= i < len(self.lecture.scenes):
+            old = self.lecture.scenes[i]
+            shown = capture_scene(self.window, old.title)
+            scenes = list(self.lecture.scenes)
+            scenes[i] = dataclasses.replace(shown, caption=old.caption, notes=old.notes)
+            self._replace(scenes)
+            self.list.setCurrentRow(i)
+
+    def _edit_field(self, name: str, value: str) -> None:
+        i = self._selected()
+        if self._filling or not self.lecture or not 0 <= i < len(self.lecture.scenes):
+            return
+        scene = self.lecture.scenes[i]
+        if getattr(scene, name) == value:
+            return
+        try:
+            changed = dataclasses.replace(scene, **{name: value})
+        except LectureError as exc:  # an empty title, a caption of two lines: refused, the old kept
+            self.window.show_message(f"Scene {i + 1}: {exc}")
+            self._fill_fields(i)
+            return
+        scenes = list(self.lecture.scenes)
+        scenes[i] = changed
+        self._replace(scenes)
+        self.list.setCurrentRow(i)
+
+    def _notes_typed(self) -> None:
+        if not self._filling:
+            self._notes_timer.start()
+
+    def _moved(self, *_):
+        # The list was reordered by dragging: the lecture follows, one undoable change.
+        if not self.lecture:
+            return
+        order = [self.list.item(r).data(QtCore.Qt.UserRole) for r in range(self.list.count())]
+        self._replace([self.lecture.scenes[i] for i in order])
+
+    # -- showing --------------------------------------------------------------------------------
+    def go(self, index: int) -> bool:
+        """Show scene ``index`` (from 0) in the window; False when there is none."""
+        if not self.lecture or not 0 <= index < len(self.lecture.scenes):
+            return False
+        self.current = index
+        self.list.blockSignals(True)
+        self.list.setCurrentRow(index)
+        self.list.blockSignals(False)
+        self._fill_fields(index)
+        scene = self.lecture.scenes[index]
+        show_scene(self.window, scene, on_shown=lambda ok: self.sceneShown.emit(index))
+        return True
+
+    def scene(self, index: int | None = None) -> Scene | None:
+        """Scene ``index`` (default: the one shown last), or None."""
+        index = self.current if index is None else index
+        if self.lecture and 0 <= index < len(self.lecture.scenes):
+            return self.lecture.scenes[index]
+        return None
+
+    def _sync(self) -> None:
+        self._filling = True
+        try:
+            row = self.list.currentRow()
+            self.list.blockSignals(True)
+            self.list.clear()
+            scenes = self.lecture.scenes if self.lecture else ()
+            for i, scene in enumerate(scenes):
+                item = QtWidgets.QListWidgetItem(f"{i + 1}. {scene.title}")
+                item.setData(QtCore.Qt.UserRole, i)
+                item.setToolTip(scene.caption or scene.view)
+                self.list.addItem(item)
+            self.list.setCurrentRow(min(max(row, 0), len(scenes) - 1) if scenes else -1)
+            self.list.blockSignals(False)
+            self.title_label.setText(self.lecture.title if self.lecture else self.title_label.text())
+            for name in ("duplicate", "delete", "update"):
+                self.buttons[name].setEnabled(bool(scenes))
+            self.buttons["undo"].setEnabled(bool(self._undo))
+            self.buttons["redo"].setEnabled(bool(self._redo))
+        finally:
+            self._filling = False
+        self._fill_fields(self.list.currentRow())
+
+    def _fill_fields(self, index: int) -> None:
+        scene = self.scene(index) if index is not None and index >= 0 else None
+        self._filling = True
+        try:
+            for widget in (self.scene_title, self.caption, self.notes):
+                widget.setEnabled(scene is not None)
+            self.scene_title.setText(scene.title if scene else "")
+            self.caption.setText(scene.caption if scene else "")
+            if self.notes.toPlainText() != (scene.notes if scene else ""):
+                self.notes.setPlainText(scene.notes if scene else "")
+        finally:
+            self._filling = False
+
+
+def install(window) -> ScenesPanel:
+    """The Scenes panel as a dock of ``window`` (hidden until a lecture is opened or a scene added),
+    and Help → Example lecture."""
+    panel = ScenesPanel(window)
+    dock = window.layout_room.dock("Scenes", "scenesDock", panel, QtCore.Qt.RightDockWidgetArea)
+    dock.hide()
+    panel.lectureChanged.connect(lambda: panel.lecture and dock.show())
+    help_menu = next((a.menu() for a in window.menuBar().actions() if a.menu() and "Help" in a.text()), None)
+    if help_menu is not None:
+        action = help_menu.addAction("&Example lecture", panel.open_example)
+        action.setObjectName("exampleLectureAction")
+    window.present.lecture_panel = panel
+    window.scenes = panel
+    window.scenes_dock = dock
+    return panel

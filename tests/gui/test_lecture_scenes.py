@@ -1,0 +1,141 @@
+"""Lecture scenes in the window: Help → Example lecture, the Scenes panel's edits (undoable), and
+playing the scenes on the stage with a clicker's keys (PageDown, ←/→ past the last stage, Home, End,
+G + number + Enter); a live edit never changes the saved scene."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6 import QtCore, QtGui, QtWidgets
+from PySide6.QtTest import QTest
+
+from attn_studio.scenes import example_lecture
+from gui_helpers import settle, wait_idle
+
+WINDOW_PRESET = "journey"
+WINDOW_SIZE = (1280, 720)
+PROJECTOR = QtCore.QRect(0, 0, 1280, 720)
+
+
+@pytest.fixture
+def window(shared_window, qtbot):
+    w = shared_window
+    w.scenes.set_lecture(None, record=False)
+    w.scenes._undo.clear()
+    w.scenes._redo.clear()
+    yield w
+    w.present.leave()
+    wait_idle(qtbot, w)
+    if w.studio.is_trained:
+        w.trained.room.use_toy()
+        wait_idle(qtbot, w)
+    w.scenes.set_lecture(None, record=False)
+    settle(w)
+
+
+def test_help_opens_the_example_lecture_on_its_first_scene(window):
+    w = window
+    action = w.findChild(QtGui.QAction, "exampleLectureAction")
+    assert action is not None
+    action.trigger()
+    settle(w)
+    lecture = w.scenes.lecture
+    assert lecture == example_lecture() and w.scenes.current == 0
+    assert w.scenes_dock.isVisible()
+    scene = lecture.scenes[0]
+    assert w.studio.state.sentence == scene.session["sentence"]
+    assert w.view_tabs.tabText(w.view_tabs.currentIndex()) == scene.view
+    items = w.scenes.list
+    assert [items.item(i).text() for i in range(items.count())][0] == f"1. {scene.title}"
+
+
+def test_a_clicker_plays_the_scenes_on_the_stage_and_a_live_edit_keeps_the_saved_scene(window, qtbot):
+    w = window
+    w.scenes.open_example()
+    settle(w)
+    stage = w.present.enter(geometry=PROJECTOR)
+    settle(w)
+    caption = stage.findChild(QtWidgets.QLabel, "presentCaption")
+    assert caption.text().startswith(w.scenes.lecture.scenes[0].caption[:30])
+    QTest.keyClick(stage, QtCore.Qt.Key_PageDown)
+    settle(w)
+    second = w.scenes.lecture.scenes[1]
+    assert w.scenes.current == 1 and w.present.view == second.view and not w.studio.state.scale
+    assert caption.text().startswith(second.caption[:30])
+    # A live change during the scene: the lecture keeps its own.
+    QTest.keyClick(stage, QtCore.Qt.Key_S)
+    settle(w)
+    assert w.studio.state.scale
+    assert w.scenes.lecture.scenes[1].session["scale"] is False
+    QTest.keyClick(stage, QtCore.Qt.Key_PageUp)
+    settle(w)
+    assert w.scenes.current == 0
+    for key in (QtCore.Qt.Key_G, QtCore.Qt.Key_6, QtCore.Qt.Key_Return):
+        QTest.keyClick(stage, key)
+    settle(w)
+    assert w.scenes.current == 5 and w.studio.state.heads == 4
+    QTest.keyClick(stage, QtCore.Qt.Key_3)  # a digit alone still chooses the head
+    settle(w)
+    assert w.scenes.current == 5 and w.studio.state.shown_head == 2
+    QTest.keyClick(stage, QtCore.Qt.Key_Home)
+    settle(w)
+    assert w.scenes.current == 0
+    # ← → go through the view's own steps first, then to the next scene.
+    steps = len(w.pipeline_view.steps)
+    for _ in range(steps - 1):
+        QTest.keyClick(stage, QtCore.Qt.Key_Right)
+    settle(w)
+    assert w.scenes.current == 0 and w.pipeline_view.current_step == steps - 1
+    QTest.keyClick(stage, QtCore.Qt.Key_Right)
+    settle(w)
+    assert w.scenes.current == 1
+    QTest.keyClick(stage, QtCore.Qt.Key_End)
+    wait_idle(qtbot, w)
+    assert w.scenes.current == len(w.scenes.lecture.scenes) - 1
+    assert w.present.view == w.scenes.lecture.scenes[-1].view
+
+
+def test_the_panel_adds_renames_reorders_and_deletes_scenes_undoably(window):
+    w = window
+    panel = w.scenes
+    w.studio.update(causal=True)
+    settle(w)
+    panel.add_action.trigger()
+    settle(w)
+    assert panel.lecture is not None and len(panel.lecture.scenes) == 1
+    assert panel.lecture.scenes[0].session["causal"] is True and w.scenes_dock.isVisible()
+    w.studio.update(heads=2, projections=True)
+    settle(w)
+    panel.add_current()
+    settle(w)
+    assert len(panel.lecture.scenes) == 2 and panel.lecture.scenes[1].session["heads"] == 2
+    panel.list.setCurrentRow(1)
+    panel.scene_title.setText("Two heads")
+    panel.scene_title.editingFinished.emit()
+    panel.caption.setText("two heads, one sentence")
+    panel.caption.editingFinished.emit()
+    assert panel.lecture.scenes[1].title == "Two heads" and panel.lecture.scenes[1].caption == "two heads, one sentence"
+    panel.scene_title.setText("")  # refused: the old title stays
+    panel.scene_title.editingFinished.emit()
+    assert panel.lecture.scenes[1].title == "Two heads" and panel.scene_title.text() == "Two heads"
+    panel.list.model().moveRow(QtCore.QModelIndex(), 1, QtCore.QModelIndex(), 0)  # a drag to the top
+    settle(w)
+    assert [s.title for s in panel.lecture.scenes] == ["Two heads", "Scene 1"]
+    panel.list.setCurrentRow(0)
+    panel.duplicate()
+    assert [s.title for s in panel.lecture.scenes] == ["Two heads", "Two heads (copy)", "Scene 1"]
+    panel.list.setCurrentRow(2)
+    panel.delete()
+    assert [s.title for s in panel.lecture.scenes] == ["Two heads", "Two heads (copy)"]
+    panel.undo()
+    assert [s.title for s in panel.lecture.scenes] == ["Two heads", "Two heads (copy)", "Scene 1"]
+    panel.redo()
+    assert len(panel.lecture.scenes) == 2
+    # Update: what is shown now becomes the selected scene's own, its title and caption kept.
+    panel.list.setCurrentRow(0)
+    w.studio.update(temperature=2.0)
+    settle(w)
+    panel.update_current()
+    scene = panel.lecture.scenes[0]
+    assert scene.session["temperature"] == 2.0 and scene.title == "Two heads"
+    assert scene.caption == "two heads, one sentence"
+    assert panel.go(1) and w.studio.state.temperature == 1.0
