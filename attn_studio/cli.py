@@ -133,6 +133,11 @@ def _export_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``attn-studio`` command; returns the exit code."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "export" and "--lecture" in argv:  # a lecture's hand-out: one page a scene
+        os.environ["QT_QPA_PLATFORM"] = "offscreen"
+        from .gui import MainWindow
+        from .gui.lecture.handout import handout_command
+        return handout_command(argv[1:], PROG, MainWindow)
     if argv and argv[0] == "export":
         return export_main(argv[1:])
     if argv and argv[0] == "train":  # the training lab, headless (Qt only for --png)
@@ -148,9 +153,16 @@ def main(argv: list[str] | None = None) -> int:
     from .schema import TrainedSession
     from .session import SessionError, load_preset, read_session_file
 
-    state = trained = training = None
+    state = trained = training = lecture = None
     try:
-        if args.file:
+        if args.file and str(args.file).endswith(".attn-lecture.json"):
+            from .scenes import LectureError, read_lecture
+
+            try:
+                lecture = read_lecture(args.file)  # every field checked before the window opens
+            except LectureError as exc:
+                return _fail(exc)
+        elif args.file:
             opened = read_session_file(args.file)
             state, training = opened.state, opened.training
             if isinstance(state, TrainedSession):  # opened once the window is up: its model loads off the GUI thread
@@ -171,10 +183,13 @@ def main(argv: list[str] | None = None) -> int:
     from .gui.qt.worker import collect_on_gui_thread
 
     collector = collect_on_gui_thread(app)  # cycles (closed dialogs, plots) freed on the GUI thread, never a job's
-    window = (MainWindow(Studio(state), preset=None if args.file else args.preset)
+    window = (MainWindow(Studio(state), preset=None if args.file and lecture is None else args.preset)
               if state is not None else MainWindow())
     window.show()
-    if trained is not None:
+    if lecture is not None:
+        window.scenes.set_lecture(lecture, record=False)
+        window.scenes.go(0)
+    elif trained is not None:
         window.trained.open_session(trained, args.file, training=training)
     else:
         window.document.apply_lab(training)  # the training lab's settings the file keeps, if any
