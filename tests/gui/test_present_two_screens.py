@@ -59,6 +59,22 @@ SCRIPT = textwrap.dedent("""
     out["after_unplug_screen"] = w.present.stage.screen().name()
     out["after_unplug_size"] = [w.present.stage.width(), w.present.stage.height()]
     out["after_unplug_causal"] = w.studio.state.causal
+    # A lecture on two screens: the presenter console on the laptop follows the stage's scenes.
+    w.present.leave()
+    app.processEvents()
+    w.scenes.open_example()
+    app.processEvents()
+    w.present_action.trigger()
+    for _ in range(5):
+        app.processEvents()
+    out["console_shown"] = w.presenter_dock.isVisible()
+    out["console_first"] = w.findChild(QtWidgets.QLabel, "presenterPosition").text()
+    from PySide6.QtTest import QTest
+    QTest.keyClick(w.present.stage, QtCore.Qt.Key_PageDown)
+    for _ in range(5):
+        app.processEvents()
+    out["console_second"] = w.findChild(QtWidgets.QLabel, "presenterPosition").text()
+    out["console_next"] = w.findChild(QtWidgets.QLabel, "presenterNext").text()
     # Esc in the window (the lecturer's laptop, clicked) ends it.
     from PySide6.QtTest import QTest
     w.activateWindow()
@@ -91,3 +107,5 @@ def test_the_stage_fills_the_projector_and_follows_the_laptop(tmp_path):
     assert out["after_unplug_screen"] == "laptop" and out["after_unplug_size"] == [1920, 1080]
     assert out["after_unplug_causal"] is True
     assert out["active_after_esc"] is False
+    assert out["console_shown"] and out["console_first"].startswith("Scene 1 of 12")
+    assert out["console_second"].startswith("Scene 2 of 12") and out["console_next"].startswith("Next: ")
