@@ -139,3 +139,18 @@ def test_the_panel_adds_renames_reorders_and_deletes_scenes_undoably(window):
     assert scene.session["temperature"] == 2.0 and scene.title == "Two heads"
     assert scene.caption == "two heads, one sentence"
     assert panel.go(1) and w.studio.state.temperature == 1.0
+
+
+def test_a_lecture_is_saved_and_opened_again_the_same(window, tmp_path):
+    w = window
+    w.scenes.open_example()
+    path = tmp_path / "mine.attn-lecture.json"
+    assert w.scenes.save_lecture(path) and path.exists()
+    w.scenes.set_lecture(None, record=False)
+    assert w.scenes.open_lecture(path)
+    assert w.scenes.lecture == example_lecture() and w.scenes.current == 0
+    broken = tmp_path / "broken.attn-lecture.json"
+    broken.write_text('{"kind": "lecture", "schema_version": 1, "title": "x", "scenes": [{"view": 3}]}')
+    assert not w.scenes.open_lecture(broken)
+    assert w.scenes.lecture == example_lecture()  # what was open stays
+    assert "scene 1" in w.message_label.text()

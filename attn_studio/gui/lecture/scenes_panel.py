@@ -13,10 +13,11 @@ from __future__ import annotations
 import dataclasses
 import json
 import time
+from pathlib import Path
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from ...scenes import Lecture, LectureError, Scene, example_lecture
+from ...scenes import SUFFIX, Lecture, LectureError, Scene, example_lecture, read_lecture, write_lecture
 from ...session import session_from_json, state_to_json
 from ...state import StudioState
 
@@ -84,6 +85,7 @@ class ScenesPanel(QtWidgets.QWidget):
         self.setObjectName("scenesPanel")
         self.window = window
         self.lecture: Lecture | None = None
+        self.path: Path | None = None  # the lecture's file, once opened or saved
         self.current = -1
         self._undo: list[Lecture | None] = []
         self._redo: list[Lecture | None] = []
@@ -128,7 +130,9 @@ class ScenesPanel(QtWidgets.QWidget):
                 ("delete", "Delete", self.delete, "Delete the selected scene"),
                 ("update", "Update", self.update_current, "Make what is shown now the selected scene's own"),
                 ("undo", "Undo", self.undo, "Undo the last change of the lecture"),
-                ("redo", "Redo", self.redo, "Redo it"))):
+                ("redo", "Redo", self.redo, "Redo it"),
+                ("open", "Open…", self.open_dialog, "Open a lecture file (.attn-lecture.json)"),
+                ("save", "Save…", self.save_dialog, "Save the lecture to a file (.attn-lecture.json)"))):
             button = QtWidgets.QPushButton(text)
             button.setObjectName(f"scenes_{name}")
             button.setToolTip(tip)
@@ -168,6 +172,46 @@ class ScenesPanel(QtWidgets.QWidget):
             self._sync()
             return
         self.set_lecture(new)
+
+    def open_lecture(self, path) -> bool:
+        """Open the lecture file ``path`` (every field checked first; a refused file changes nothing) on
+        its first scene; False with a message when it is refused."""
+        try:
+            lecture = read_lecture(path)
+        except LectureError as exc:
+            self.window.show_message(str(exc))
+            return False
+        self.path = Path(path)
+        self.set_lecture(lecture)
+        self.go(0)
+        return True
+
+    def save_lecture(self, path) -> bool:
+        """Write the lecture to ``path`` atomically; False with a message when it cannot be written."""
+        if self.lecture is None:
+            self.window.show_message("There is no lecture to save: add a scene first (Ctrl+M)")
+            return False
+        try:
+            write_lecture(self.lecture, path)
+        except (LectureError, OSError) as exc:
+            self.window.show_message(f"The lecture was not saved: {exc}")
+            return False
+        self.path = Path(path)
+        self.window.statusBar().showMessage(f"Saved {self.path.name}", 5000)
+        return True
+
+    def open_dialog(self) -> None:
+        path, _ = QtWidgets.QFileDialog.getOpenFileName(self, "Open a lecture", "", f"Lectures (*{SUFFIX})")
+        if path:
+            self.open_lecture(path)
+
+    def save_dialog(self) -> None:
+        start = str(self.path) if self.path else f"lecture{SUFFIX}"
+        path, _ = QtWidgets.QFileDialog.getSaveFileName(self, "Save the lecture", start, f"Lectures (*{SUFFIX})")
+        if path:
+            if not path.endswith(SUFFIX):
+                path += SUFFIX
+            self.save_lecture(path)
 
     def undo(self) -> None:
         """Undo the last change of the lecture."""
