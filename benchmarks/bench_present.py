@@ -54,6 +54,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=20)
     parser.add_argument("--trained", action="store_true", help="also all-MiniLM-L6-v2 (its package installed)")
+    parser.add_argument("--scenes", action="store_true", help="going from scene to scene of the example lecture")
     args = parser.parse_args()
     app = QtWidgets.QApplication([])
     from attn_studio.gui.window import MainWindow
@@ -72,6 +73,9 @@ def main() -> None:
         print(_row(view, times))
         w.present.leave()
         _settle(app, w)
+    if args.scenes:
+        _bench_scenes(app, w, rect, args.repeats)
+        return
     if args.trained:
         w.trained.room.load_model(None)
         while not w.studio.is_trained:
@@ -95,6 +99,34 @@ def main() -> None:
             print(_row(view, _measure(app, w, stage, edit, max(6, args.repeats // 2))))
             w.present.leave()
             _settle(app, w)
+
+
+def _bench_scenes(app, w, rect, repeats: int) -> None:
+    """The example lecture on the stage: PageDown to each scene until it is drawn (toy and trained)."""
+    w.scenes.open_example()
+    _settle(app, w)
+    w.present.enter(geometry=rect)
+    _settle(app, w)
+    room = w.trained.room
+    toy, trained = [], []
+    for _ in range(max(1, repeats // 10)):
+        w.scenes.go(0)
+        _settle(app, w)
+        for i in range(1, len(w.scenes.lecture.scenes)):
+            scene = w.scenes.lecture.scenes[i]
+            t0 = time.perf_counter()
+            w.scenes.go(i)
+            app.processEvents()
+            while room.worker.is_busy():
+                app.processEvents()
+                time.sleep(0.001)
+            _settle(app, w)
+            w.present.stage.repaint()
+            (trained if scene.trained else toy).append((time.perf_counter() - t0) * 1000)
+    print("example lecture on the stage (1280x720): a scene shown and drawn")
+    print(_row("toy scenes", toy))
+    if trained:
+        print(_row("trained scenes", trained))
 
 
 if __name__ == "__main__":
