@@ -154,3 +154,25 @@ def test_a_lecture_is_saved_and_opened_again_the_same(window, tmp_path):
     assert not w.scenes.open_lecture(broken)
     assert w.scenes.lecture == example_lecture()  # what was open stays
     assert "scene 1" in w.message_label.text()
+
+
+def test_the_windows_handout_writes_a_page_a_scene_and_cancel_stops_it(window, tmp_path):
+    import re
+
+    w = window
+    action = w.findChild(QtGui.QAction, "exportHandoutAction")
+    assert action is not None
+    w.scenes.open_example()
+    lecture = w.scenes.lecture
+    short = type(lecture)(lecture.title, lecture.scenes[:4])
+    w.scenes.set_lecture(short)
+    w.scenes.go(3)  # the causal mask
+    out = tmp_path / "handout.pdf"
+    seen = []
+    assert w.scenes.export_handout(out, ask_cancel=lambda d, t: seen.append((d, t)) and False) == [out]
+    assert seen[-1] == (4, 4)
+    assert len(re.findall(rb"/Type\s*/Page\b", out.read_bytes())) == 4
+    assert w.scenes.current == 3 and w.studio.state.causal  # the scene shown before is shown again
+    cancelled = tmp_path / "cancelled.pdf"
+    assert w.scenes.export_handout(cancelled, ask_cancel=lambda d, t: d >= 2) == []
+    assert not cancelled.exists()

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
+from ...matrices import ExportError
 from ...scenes import SUFFIX, Lecture, LectureError, Scene, example_lecture, read_lecture, write_lecture
 from ...session import session_from_json, state_to_json
 from ...state import StudioState
@@ -132,7 +133,8 @@ class ScenesPanel(QtWidgets.QWidget):
                 ("undo", "Undo", self.undo, "Undo the last change of the lecture"),
                 ("redo", "Redo", self.redo, "Redo it"),
                 ("open", "Open…", self.open_dialog, "Open a lecture file (.attn-lecture.json)"),
-                ("save", "Save…", self.save_dialog, "Save the lecture to a file (.attn-lecture.json)"))):
+                ("save", "Save…", self.save_dialog, "Save the lecture to a file (.attn-lecture.json)"),
+                ("handout", "Hand-out…", self.handout_dialog, "Each scene's figure: one PDF, or a file a scene"))):
             button = QtWidgets.QPushButton(text)
             button.setObjectName(f"scenes_{name}")
             button.setToolTip(tip)
@@ -212,6 +214,47 @@ class ScenesPanel(QtWidgets.QWidget):
             if not path.endswith(SUFFIX):
                 path += SUFFIX
             self.save_lecture(path)
+
+    def export_handout(self, path, fmt: str = "png", ask_cancel=None) -> list:
+        """Write the lecture's hand-out to ``path`` (a .pdf, or a folder of ``fmt`` files), each scene
+        shown in turn; ``ask_cancel(done, total)`` returns True to stop. The scene shown before is
+        shown again afterwards. The files written ([] when cancelled or refused, with a message)."""
+        from .handout import write_handout
+
+        if self.lecture is None or not self.lecture.scenes:
+            self.window.show_message("There is no lecture to export: add a scene first (Ctrl+M)")
+            return []
+        shown = self.current
+        try:
+            written = write_handout(self.window, self.lecture, path, fmt=fmt,
+                                    progress=(lambda d, t: not ask_cancel(d, t)) if ask_cancel else None)
+        except (ExportError, OSError) as exc:
+            self.window.show_message(f"The hand-out was not written: {exc}")
+            written = []
+        if shown >= 0:
+            self.go(shown)
+        return written
+
+    def handout_dialog(self) -> None:
+        """File → Export lecture hand-out…: a PDF (one page a scene), with progress and Cancel."""
+        path, _ = QtWidgets.QFileDialog.getSaveFileName(self, "Export the lecture's hand-out", "handout.pdf",
+                                                        "PDF (*.pdf)")
+        if not path:
+            return
+        progress = QtWidgets.QProgressDialog("Drawing each scene…", "Cancel", 0, len(self.lecture.scenes)
+                                             if self.lecture else 0, self)
+        progress.setWindowModality(QtCore.Qt.WindowModal)
+        progress.setMinimumDuration(0)
+
+        def ask(done: int, total: int) -> bool:
+            progress.setValue(done)
+            QtWidgets.QApplication.processEvents()
+            return progress.wasCanceled()
+
+        written = self.export_handout(path, ask_cancel=ask)
+        progress.close()
+        if written:
+            self.window.statusBar().showMessage(f"Wrote {Path(path).name}", 5000)
 
     def undo(self) -> None:
         """Undo the last change of the lecture."""
@@ -432,6 +475,13 @@ def install(window) -> ScenesPanel:
     if help_menu is not None:
         action = help_menu.addAction("&Example lecture", panel.open_example)
         action.setObjectName("exampleLectureAction")
+    file_menu = next((a.menu() for a in window.menuBar().actions() if a.menu() and "File" in a.text()), None)
+    if file_menu is not None:
+        handout = QtGui.QAction("Export lecture &hand-out…", window)
+        handout.setObjectName("exportHandoutAction")
+        handout.triggered.connect(panel.handout_dialog)
+        quit_action = next((a for a in file_menu.actions() if a.text().replace("&", "") == "Quit"), None)
+        file_menu.insertAction(quit_action, handout) if quit_action else file_menu.addAction(handout)
     window.present.lecture_panel = panel
     window.scenes = panel
     window.scenes_dock = dock
