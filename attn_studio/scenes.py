@@ -15,6 +15,8 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .checks import check_text
+from .limits import StateError
 from .safe_files import SessionError, read_bytes_bounded, write_atomic
 from .session import load_preset, session_from_json, state_to_json
 from .session_json import dumps, parse_json
@@ -43,8 +45,10 @@ class LectureError(ValueError):
 
 
 def _text(value, name: str, limit: int, *, blank: bool = True) -> str:
-    if not isinstance(value, str):
-        raise LectureError(f"{name} must be text, got {type(value).__name__}")
+    try:
+        check_text(name, value)  # a string that a file can hold (no unpaired surrogate)
+    except StateError as exc:
+        raise LectureError(str(exc)) from None
     if len(value) > limit:
         raise LectureError(f"{name} is {len(value):,} characters long; at most {limit:,}")
     if not blank and not value.strip():

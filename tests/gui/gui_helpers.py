@@ -7,7 +7,7 @@ when the window shows something other than what the engine computes.
 from __future__ import annotations
 
 import numpy as np
-from PySide6 import QtWidgets
+from PySide6 import QtCore, QtWidgets
 
 from attn_studio.engine import Vocabulary, attention, multi_head_attention, sinusoidal_positions, tokenize
 
@@ -121,3 +121,15 @@ def wait_idle(qtbot, window) -> None:
     settle(window)
     window.bridge.flush()
     settle(window)
+
+
+def fully_shown(widget: QtWidgets.QWidget, top: QtWidgets.QWidget) -> bool:
+    """No ancestor up to ``top`` (a scroll area's viewport, a dock, the window) cuts any of ``widget``."""
+    parent = widget.parentWidget()
+    while parent is not None:
+        if not parent.rect().contains(QtCore.QRect(widget.mapTo(parent, QtCore.QPoint(0, 0)), widget.size())):
+            return False
+        if parent is top:
+            return True
+        parent = parent.parentWidget()
+    return False

@@ -35,7 +35,26 @@ def _px(value: str | None) -> float | None:
 
 
 def drawn_texts(widget) -> list[tuple[str, float]]:
-    """(text, pixel size) of every text ``widget`` draws, as the viewer sees it."""
+    """(text, pixel size) of every text ``widget`` draws, as the viewer sees it.
+
+    Plot items drawn from a cached pixmap would show up as images: their caches are off meanwhile.
+    """
+    from attn_studio.gui.qt.pg import pg
+
+    cached = []
+    for view in widget.findChildren(pg.GraphicsView):
+        for item in view.scene().items():
+            if item.cacheMode() != QtWidgets.QGraphicsItem.NoCache:
+                cached.append((item, item.cacheMode()))
+                item.setCacheMode(QtWidgets.QGraphicsItem.NoCache)
+    try:
+        return _drawn_texts(widget)
+    finally:
+        for item, mode in cached:
+            item.setCacheMode(mode)
+
+
+def _drawn_texts(widget) -> list[tuple[str, float]]:
     buffer = QtCore.QBuffer()
     buffer.open(QtCore.QIODevice.WriteOnly)
     generator = QtSvg.QSvgGenerator()

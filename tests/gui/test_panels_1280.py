@@ -10,7 +10,7 @@ import pytest
 from PySide6 import QtCore, QtWidgets
 
 from attn_studio.pretrained import default_model_zip
-from gui_helpers import settle, wait_idle
+from gui_helpers import settle, wait_idle, fully_shown
 
 SIZES = [(1280, 720), (1920, 1080)]
 needs_minilm = pytest.mark.skipif(default_model_zip() is None, reason="all-MiniLM-L6-v2 is not installed")
@@ -27,18 +27,6 @@ def fit(w, size) -> None:
     w.resize(*size)
     settle(w)
     assert w.size() == QtCore.QSize(*size)  # not pushed wider by a minimum width
-
-
-def fully_shown(widget: QtWidgets.QWidget, top: QtWidgets.QWidget) -> bool:
-    """No ancestor up to ``top`` (a scroll area's viewport, the window) cuts any of ``widget``."""
-    parent = widget.parentWidget()
-    while parent is not None:
-        if not parent.rect().contains(QtCore.QRect(widget.mapTo(parent, QtCore.QPoint(0, 0)), widget.size())):
-            return False
-        if parent is top:
-            return True
-        parent = parent.parentWidget()
-    return False
 
 
 @pytest.fixture(scope="module")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from PySide6 import QtCore, QtWidgets
 
-from gui_helpers import settle
+from gui_helpers import settle, fully_shown
 
 
 @pytest.fixture
@@ -16,18 +16,6 @@ def window(shared_window):
 def title_fits(bar: QtWidgets.QTabBar, i: int) -> bool:
     text_width = bar.fontMetrics().horizontalAdvance(bar.tabText(i))
     return bar.tabRect(i).width() >= text_width
-
-
-def fully_shown(widget: QtWidgets.QWidget, top: QtWidgets.QWidget) -> bool:
-    """No ancestor up to ``top`` (a scroll area's viewport, a dock) cuts any of ``widget``."""
-    parent = widget.parentWidget()
-    while parent is not None:
-        if not parent.rect().contains(QtCore.QRect(widget.mapTo(parent, QtCore.QPoint(0, 0)), widget.size())):
-            return False
-        if parent is top:
-            return True
-        parent = parent.parentWidget()
-    return False
 
 
 def tabs_reachable(bar: QtWidgets.QTabBar) -> bool:

@@ -7,15 +7,12 @@ groups around it. An elided number shows there as "−0…"; a shrunken label as
 
 from __future__ import annotations
 
-import re
-import xml.etree.ElementTree as ET
-
 import pytest
-from PySide6 import QtCore, QtGui, QtSvg, QtWidgets
+from PySide6 import QtCore, QtGui
 
 from attn_studio.gui import presentation
-from attn_studio.gui.qt.pg import pg
 from gui_helpers import settle
+from stage_measure import drawn_texts as svg_texts
 
 PRESETS = ("journey", "animal", "bank")
 # The zoom ladder as a lecturer walks it: 100 %, Ctrl+= three times, back to 100 % and Ctrl+- once.
@@ -48,58 +45,6 @@ def walk_zoom(w):
         settle(w)
         if step != "reset":
             yield presentation.STYLE.zoom
-
-
-def svg_texts(widget: QtWidgets.QWidget) -> list[tuple[str, float]]:
-    """(text, pixel size as drawn) of every text ``widget`` draws, rendered into an SVG at 96 dpi.
-
-    Plot items drawn from a cached pixmap would show up as images: their caches are off meanwhile.
-    """
-    cached = []
-    for view in widget.findChildren(pg.GraphicsView):
-        for item in view.scene().items():
-            if item.cacheMode() != QtWidgets.QGraphicsItem.NoCache:
-                cached.append((item, item.cacheMode()))
-                item.setCacheMode(QtWidgets.QGraphicsItem.NoCache)
-    buffer = QtCore.QBuffer()
-    buffer.open(QtCore.QIODevice.WriteOnly)
-    generator = QtSvg.QSvgGenerator()
-    generator.setOutputDevice(buffer)
-    generator.setResolution(96)
-    generator.setSize(widget.size())
-    generator.setViewBox(QtCore.QRect(QtCore.QPoint(0, 0), widget.size()))
-    painter = QtGui.QPainter(generator)
-    try:
-        QtWidgets.QWidget.render(widget, painter, QtCore.QPoint(0, 0))  # views override render()
-    finally:
-        painter.end()
-        for item, mode in cached:
-            item.setCacheMode(mode)
-    return _texts(bytes(buffer.data()))
-
-
-def _scale(transform: str | None) -> float:
-    match = re.match(r"matrix\(([^)]*)\)", transform or "")
-    if not match:
-        return 1.0
-    a, b, c, d, _, _ = (float(v) for v in re.split(r"[ ,]+", match.group(1).strip()))
-    return abs(a * d - b * c) ** 0.5  # a rotation keeps the size; a scale multiplies it
-
-
-def _texts(svg: bytes) -> list[tuple[str, float]]:
-    found = []
-
-    def walk(element, scale, size):
-        scale *= _scale(element.get("transform"))
-        if element.get("font-size"):
-            size = float(re.sub(r"[a-z]+$", "", element.get("font-size")))
-        if element.tag.endswith("}text") or element.tag == "text":
-            found.append(("".join(element.itertext()), size * scale))
-        for child in element:
-            walk(child, scale, size)
-
-    walk(ET.fromstring(svg), 1.0, 0.0)
-    return found
 
 
 def words(text: str) -> list[str]:

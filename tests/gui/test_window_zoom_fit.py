@@ -19,7 +19,7 @@ from PySide6 import QtCore, QtWidgets
 
 from attn_studio.gui import presentation
 from attn_studio.pretrained import default_model_zip
-from gui_helpers import settle, wait_idle
+from gui_helpers import settle, wait_idle, fully_shown
 from stage_measure import drawn_texts
 
 SIZES = [(1280, 720), (1920, 1080)]
@@ -57,18 +57,6 @@ def walk_zoom(w):
         settle(w)  # the application font reaches the widgets one turn later
         if step != "reset":
             yield presentation.STYLE.zoom
-
-
-def fully_shown(widget: QtWidgets.QWidget, top: QtWidgets.QWidget) -> bool:
-    """No ancestor up to ``top`` (a scroll area's viewport) cuts any of ``widget``."""
-    parent = widget.parentWidget()
-    while parent is not None:
-        if not parent.rect().contains(QtCore.QRect(widget.mapTo(parent, QtCore.QPoint(0, 0)), widget.size())):
-            return False
-        if parent is top:
-            return True
-        parent = parent.parentWidget()
-    return False
 
 
 def cut_controls(w) -> list[str]:

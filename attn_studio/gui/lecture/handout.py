@@ -16,7 +16,8 @@ from PySide6 import QtWidgets
 from ...matrices import ExportError
 from ...safe_files import write_atomic
 from ...scenes import Lecture, Scene
-from ..files.figures import export_figure, find_panel, pdf_pages_bytes, show_panel
+from ..files.figures import export_figure, find_panel, show_panel
+from ..files.pages import pdf_pages_bytes
 from .scenes_panel import show_scene
 
 # The page figure of each view a scene can show (the export's panel names).

@@ -1,0 +1,19 @@
+"""What the parts of Present share: the views' names as the window's tabs show them, and a font
+of a given pixel size (the stage's sizes are pixels of its screen, not points)."""
+
+from __future__ import annotations
+
+from PySide6 import QtGui, QtWidgets
+
+ATTENTION, STEPS, OUTPUTS, COMPARE, POSITIONS = "Attention", "Step by step", "Heads → output", "Compare", "Positions"
+GEOMETRY, HEADS, MODEL, DRIFT, MEANING = "Geometry", "Heads", "Model view", "Drift", "Meaning in context"
+VARIANCE = "Why divide by √d_k"
+TRAINING_PREFIX = "Training: "
+HEATMAP_VIEWS = (ATTENTION, OUTPUTS, COMPARE, POSITIONS, MODEL)
+
+
+def _font(px: int, bold: bool = False) -> QtGui.QFont:
+    font = QtGui.QFont(QtWidgets.QApplication.font())
+    font.setPixelSize(int(px))
+    font.setBold(bold)
+    return font

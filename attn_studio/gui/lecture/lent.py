@@ -1,0 +1,271 @@
+"""A widget of the window lent to the stage of Present: taken out of its tab or dock with a
+placeholder there, its text at the stage's size, a training panel's plots folded to one a page,
+and everything given back as it was when the stage lets it go."""
+
+from __future__ import annotations
+
+import shiboken6
+from PySide6 import QtCore, QtGui, QtWidgets
+
+from .. import presentation
+from ..files import sheet as sheets
+from ..qt.pg import pg
+from .basics import DRIFT, GEOMETRY, MEANING, TRAINING_PREFIX, VARIANCE, _font
+from .stage import TRAINING_PLOTS_PER_PAGE, _AtZoom
+
+class _Lent:
+    """A widget of the window lent to the stage: where it was, to put it back."""
+
+    def __init__(self, widget: QtWidgets.QWidget):
+        self.widget = widget
+        self.tabs = self.dock = None
+        self.placeholder = QtWidgets.QLabel("Shown on the stage (Present); Esc there, or F5, brings it back here.")
+        self.placeholder.setObjectName("presentPlaceholder")
+        self.placeholder.setAlignment(QtCore.Qt.AlignCenter)
+        self.placeholder.setWordWrap(True)
+        parent = widget.parentWidget()
+        while parent is not None and not isinstance(parent, (QtWidgets.QStackedWidget, QtWidgets.QDockWidget)):
+            parent = parent.parentWidget()
+        if isinstance(parent, QtWidgets.QDockWidget):
+            self.dock = parent
+            parent.setWidget(self.placeholder)
+        elif parent is not None and isinstance(parent.parentWidget(), QtWidgets.QTabWidget):
+            tabs = self.tabs = parent.parentWidget()
+            self.index = tabs.indexOf(widget)
+            self.text, self.tip = tabs.tabText(self.index), tabs.tabToolTip(self.index)
+            current = tabs.currentIndex()
+            tabs.blockSignals(True)
+            tabs.removeTab(self.index)
+            tabs.insertTab(self.index, self.placeholder, self.text)
+            tabs.setCurrentIndex(current)
+            tabs.blockSignals(False)
+        self.font = QtGui.QFont(widget.font())
+        self.had_font = widget.testAttribute(QtCore.Qt.WA_SetFont)
+        # Labels and controls that chose their own size (a readout 1.45 times the text): each
+        # is given back its own font when the stage lets the widget go.
+        self.own_fonts = [(child, QtGui.QFont(child.font())) for child in widget.findChildren(QtWidgets.QWidget)
+                          if child.testAttribute(QtCore.Qt.WA_SetFont)]
+        widget.lent = True
+        # A training panel on the stage: its own buttons are the strip's, its plots shown a few at a time.
+        self.hidden_controls = []
+        row = getattr(widget, "controls_row", None)
+        if row is not None:
+            for i in range(row.count()):
+                child = row.itemAt(i).widget()
+                if child is not None and child.isVisibleTo(widget):
+                    child.hide()
+                    self.hidden_controls.append(child)
+        # Items painted from a pixmap cache at the window's size: drawn afresh on the stage, text as text.
+        self.cached = []
+        for view in widget.findChildren(QtWidgets.QGraphicsView):
+            for item in view.scene().items():
+                if item.cacheMode() != QtWidgets.QGraphicsItem.NoCache:
+                    self.cached.append((item, item.cacheMode()))
+                    item.setCacheMode(QtWidgets.QGraphicsItem.NoCache)
+        # Labels of a height fixed for the window's text (a two-line caption): free on the stage.
+        self.fixed_heights = [(child, child.minimumHeight()) for child in widget.findChildren(QtWidgets.QLabel)
+                              if child.minimumHeight() == child.maximumHeight() and child.minimumHeight() > 0]
+        for child, _ in self.fixed_heights:
+            child.setMaximumHeight(16777215)
+        graphics = getattr(widget, "graphics", None) or getattr(widget, "canvas", None)
+        self.graphics = graphics if isinstance(graphics, pg.GraphicsLayoutWidget) else None
+        graphics = self.graphics
+        self.items = []
+        # The panel's heatmaps (the heads of "Why two layers", the alignment of "Why attention") go
+        # on the stage as page figures of their own, with every token labelled; the plots that hold
+        # them are folded away on the curves' pages.
+        self.heatmaps = [hm for row in getattr(widget, "heatmaps", []) for hm in row]
+        if getattr(widget, "alignment", None) is not None:
+            self.heatmaps.append(widget.alignment)
+        self.folded = []
+        if graphics is not None:
+            plots = {hm.plot for hm in self.heatmaps}
+            cells = sorted(graphics.ci.items.items(), key=lambda kv: min(kv[1]))
+            for item, _ in cells:
+                inner = set(getattr(item, "items", {}) or {})
+                entry = (item, item.maximumSize(), item.minimumSize())
+                (self.folded if item in plots or inner & plots else self.items).append(entry)
+
+    def show_items(self, page: int, per_page: int) -> int:
+        """Show plots ``page * per_page`` on of a training panel, the others folded away; the page count."""
+        if not self.items:
+            return 1
+        pages = -(-len(self.items) // per_page)
+        page = min(page, pages - 1)
+        for item, largest, least in self.folded:
+            item.setVisible(False)
+            item.setMinimumSize(0, 0)
+            item.setMaximumSize(0, 0)
+        for n, (item, largest, least) in enumerate(self.items):
+            shown = page * per_page <= n < (page + 1) * per_page
+            item.setVisible(shown)
+            if shown:
+                item.setMaximumSize(largest)
+                item.setMinimumSize(least)
+            else:
+                item.setMinimumSize(0, 0)
+                item.setMaximumSize(0, 0)
+        self.graphics.ci.layout.invalidate()
+        return pages
+
+    def fit_labels(self, width: int) -> None:
+        """Labels whose height was fixed for the window: as tall as their text needs at ``width``."""
+        for child, _ in self.fixed_heights:
+            if shiboken6.isValid(child) and child.wordWrap():
+                child.setMaximumHeight(16777215)  # a view may fix it again when its font changes
+                child.setMinimumHeight(child.heightForWidth(width))
+
+    def enlarge(self, px: int) -> None:
+        """Every text of the widget at least ``px`` pixels (its own larger sizes kept in proportion)."""
+        self.widget.setFont(_font(px))
+        # A style sheet that names a font family (a monospace table of letters) sets the size too:
+        # the stage's size is added to it while the widget is on the stage.
+        if not hasattr(self, "sheets"):
+            self.sheets = [(child, child.styleSheet()) for child in self.widget.findChildren(QtWidgets.QWidget)
+                           if "font" in child.styleSheet()]
+        # Such a table is a line of letters a column each (32 tokens of "Why two layers"): at the
+        # values' least size, 24 px at 720, it fits a 1280-px stage.
+        small = max(24, round(px * 24 / 26))
+        for child, sheet in self.sheets:
+            if shiboken6.isValid(child):
+                child.setStyleSheet(f"{sheet} font-size: {small}px;")
+        for child, font in self.own_fonts:
+            if shiboken6.isValid(child):
+                own = font.pixelSize() if font.pixelSize() > 0 else font.pointSizeF() * 96 / 72
+                big = QtGui.QFont(font)
+                big.setPixelSize(max(px, round(own * px / 13)))
+                child.setFont(big)
+
+    def give_back(self) -> None:
+        w = self.widget
+        w.lent = False
+        if not shiboken6.isValid(w):
+            return
+        w.hide()
+        for child, height in self.fixed_heights:
+            if shiboken6.isValid(child):
+                child.setFixedHeight(height)
+        for child, sheet in getattr(self, "sheets", []):
+            if shiboken6.isValid(child):
+                child.setStyleSheet(sheet)
+        for item, mode in self.cached:
+            if shiboken6.isValid(item):
+                item.setCacheMode(mode)
+        for item, largest, least in self.items + getattr(self, "folded", []):
+            item.setVisible(True)
+            item.setMaximumSize(largest)
+            item.setMinimumSize(least)
+        for child in self.hidden_controls:
+            if shiboken6.isValid(child):
+                child.show()
+        for child, font in self.own_fonts:
+            if shiboken6.isValid(child):
+                child.setFont(font)
+        if self.had_font:
+            w.setFont(self.font)
+        else:
+            w.setFont(QtGui.QFont())
+            w.setAttribute(QtCore.Qt.WA_SetFont, False)
+        if self.dock is not None:
+            self.dock.setWidget(w)
+        elif self.tabs is not None:
+            tabs = self.tabs
+            current = tabs.currentIndex()
+            tabs.blockSignals(True)
+            i = tabs.indexOf(self.placeholder)
+            tabs.removeTab(i)
+            tabs.insertTab(i, w, self.text)
+            tabs.setTabToolTip(i, self.tip)
+            tabs.setCurrentIndex(current)
+            tabs.blockSignals(False)
+        w.show() if (self.dock is not None or (self.tabs is not None and self.tabs.currentWidget() is w)) else None
+        self.placeholder.deleteLater()
+        presentation.restyle(w)
+
+
+class LentViews:
+    """The views Present shows as the window's own widget, lent (mixed into :class:`~.present.Present`:
+    its ``stage``, ``window``, ``page``, ``pages``, ``_lent``)."""
+
+    def _lent_widget(self, view: str):
+        w = self.window
+        if view == GEOMETRY:
+            return w.geometry_view
+        if view == VARIANCE:
+            return w.variance_plot
+        if view in (DRIFT, MEANING):
+            room = w.trained.room
+            return room.drift_plot if view == DRIFT else room.meaning_view
+        panel = self.training_panel(view)
+        return panel
+
+    def _render_lent(self, view: str, s: dict, zoom: float) -> None:
+        stage, w = self.stage, self.window
+        widget = self._lent_widget(view)
+        if widget is None:
+            stage.title.setText(view)
+            stage.set_caption("Not available for this model.")
+            stage.set_content(None)
+            return
+        if self._lent is None or self._lent.widget is not widget:
+            self._give_back()
+            self._lent = _Lent(widget)
+            stage.set_content(widget)
+        # Drawn at the stage's text size: what the view makes as it draws (labels, arrows' names)
+        # takes the stage's size; what it had is restyled once, when it comes to the stage (or the
+        # stage's size changes), not on every edit.
+        styled = (round(zoom, 4), s["caption"])
+        with _AtZoom(zoom):
+            if hasattr(widget, "render") and widget in getattr(w, "views", []):
+                w.render_view(widget)
+            elif view in (DRIFT, MEANING):
+                w.trained.room.render_shown(force=True)
+            if getattr(self._lent, "styled", None) != styled:
+                self._lent.enlarge(s["caption"])
+                presentation.restyle(widget)
+                self._lent.styled = styled
+            self._lent.fit_labels(stage.body.width() - 24)
+        stage.title.setText(view if view.startswith(TRAINING_PREFIX) else self._title(view))
+        self.pages = 1
+        if view.startswith(TRAINING_PREFIX):
+            self._render_training(view, widget, s, zoom)
+        else:
+            # A view of several plots (the √d_k variance and saturation) shows them one at a time.
+            self.pages = self._lent.show_items(self.page, 1) if len(self._lent.items) > 1 else 1
+            self.page = min(self.page, self.pages - 1)
+            hint = self._hint(view)
+            stage.set_caption(f"plot {self.page + 1} of {self.pages} (← →) · {hint}" if self.pages > 1 else hint)
+
+    def _render_training(self, view: str, panel, s: dict, zoom: float) -> None:
+        """A training panel: its curves one plot a page, then each of its heatmaps as a page figure."""
+        stage, lent = self.stage, self._lent
+        per = TRAINING_PLOTS_PER_PAGE
+        n_plots = -(-len(lent.items) // per) if lent.items else 0
+        heatmaps = [hm for hm in lent.heatmaps if hm.data is not None]
+        pages = max(n_plots + len(heatmaps), 1)
+        page = self.page = min(self.page, pages - 1)
+        where = f"page {page + 1} of {pages} (← →)"
+        if page < n_plots or not heatmaps:
+            if stage.content is not panel:
+                stage.set_content(panel)
+                self._last_sheet = None
+            lent.show_items(page, per)
+            stage.set_caption(f"{where} · Play / Pause, Step, Reset below · Esc leaves")
+        else:
+            hm = heatmaps[page - n_plots]
+            n = hm.data.values.shape[0]
+            self.centre = min(max(self.centre, 0), n - 1)
+            title = hm.title.replace(" ◀", "")
+            self._render_sheet(view, s, zoom, tiles=[sheets.Tile(hm)], centre=self.centre,
+                               title=f"{view.removeprefix(TRAINING_PREFIX)}: {title}")
+            caption = stage.caption.text().strip()
+            stage.set_caption(" · ".join(p for p in (where, caption) if p))
+        self.page, self.pages = page, pages
+
+    def _give_back(self) -> None:
+        lent, self._lent = self._lent, None
+        if lent is not None:
+            if self.stage is not None and self.stage.content is lent.widget:
+                self.stage.body_layout.removeWidget(lent.widget)
+                self.stage.content = None
+            lent.give_back()
