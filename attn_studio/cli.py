@@ -208,6 +208,13 @@ def main(argv: list[str] | None = None) -> int:
     return code
 
 
+def _draw_training_figures(figures, folder, prefix):
+    """``attn-studio train --png``: the run's figures drawn offscreen (Qt only now, for --png)."""
+    os.environ["QT_QPA_PLATFORM"] = "offscreen"
+    from .gui.training.figures import write_figures_offscreen
+    return write_figures_offscreen(figures, folder, prefix)
+
+
 COMMANDS = ("export", "train", "heads")
 
 
@@ -381,19 +388,6 @@ def _export_matrix(args, trained, fmt: str) -> int:
     return 0
 
 
-def _draw_training_figures(figures, folder, prefix):
-    """``attn-studio train --png``: the run's figures drawn offscreen (fonts need a QGuiApplication)."""
-    os.environ["QT_QPA_PLATFORM"] = "offscreen"
-    from PySide6 import QtWidgets
-
-    from .gui.training.figures import write_figures
-
-    # A QApplication, as the other commands make, not only a QGuiApplication: called from a console
-    # or a test, it is the process's one application, and a window made afterwards needs widgets.
-    app = QtWidgets.QApplication.instance() or QtWidgets.QApplication([PROG])  # noqa: F841 (kept alive)
-    return write_figures(figures, folder, prefix=prefix)
-
-
 def export_main(argv: list[str]) -> int:
     """``attn-studio export ...``: draw the window offscreen and write one figure. Returns the exit code."""
     try:
@@ -428,6 +422,7 @@ def export_main(argv: list[str]) -> int:
 
     from .gui import MainWindow
     from .gui.files.figures import ExportError, export_figure, find_panel, show_panel
+    from .gui.widgets import settle
     from .studio import Studio
 
     window = None
@@ -441,11 +436,11 @@ def export_main(argv: list[str]) -> int:
         window.fit_to_screen(QtCore.QRect(0, 0, args.width, args.height))
         window.resize(args.width, args.height)
         window.show()
-        _settle(app, window)
+        settle(window)
         try:
             panel = find_panel(window, panel_name)
             show_panel(panel)
-            _settle(app, window)
+            settle(window)
             panel = find_panel(window, panel_name)  # after showing: the head canvases may have changed
             export_figure(panel, args.out, fmt=fmt, scale=args.scale, dpi=args.dpi, title=args.title)
         except ExportError as exc:
@@ -462,14 +457,6 @@ def export_main(argv: list[str]) -> int:
             QtCore.QCoreApplication.sendPostedEvents(None, QtCore.QEvent.DeferredDelete)
             del window
         QtCore.qInstallMessageHandler(previous_handler)
-
-
-def _settle(app, window) -> None:
-    """Let layouts, the studio bridge and every view catch up (what a few event-loop turns do)."""
-    for _ in range(3):
-        app.processEvents()
-        window.bridge.flush()
-    app.processEvents()
 
 
 def _heads_parser() -> argparse.ArgumentParser:

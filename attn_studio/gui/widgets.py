@@ -7,6 +7,16 @@ import re
 from PySide6 import QtCore, QtGui, QtWidgets
 
 
+def settle(window) -> None:
+    """Let ``window`` catch up: its layouts, the studio bridge's one emission, every view drawn
+    (what a few event-loop turns do; a figure drawn without a display needs it before drawing)."""
+    for _ in range(3):
+        QtWidgets.QApplication.processEvents()
+        window.bridge.flush()
+    window.finish_drawing()
+    QtWidgets.QApplication.processEvents()
+
+
 def view_layout(view: QtWidgets.QWidget, spacing: int = 4) -> QtWidgets.QVBoxLayout:
     """Give ``view`` the plots' background and return its top-level vertical layout.
 

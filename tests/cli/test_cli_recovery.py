@@ -24,15 +24,18 @@ ANIMAL = "The animal didn't cross the street because it was too tired."
 def slow_export(monkeypatch):
     """Autosave 1 ms after a change; when the export first settles, a change of the model it shows,
     then half a second of event-loop turns."""
-    from attn_studio import cli
+    from PySide6 import QtWidgets
+
+    from attn_studio.gui import widgets
     from attn_studio.gui.files import file_actions
 
     monkeypatch.setattr(file_actions, "AUTOSAVE_MS", 1)
-    settle = cli._settle
+    settle = widgets.settle
     changed = []
 
-    def slow_settle(app, window):
-        settle(app, window)
+    def slow_settle(window):
+        app = QtWidgets.QApplication.instance()
+        settle(window)
         if not changed:
             changed.append(True)
             studio = window.studio.target
@@ -46,7 +49,7 @@ def slow_export(monkeypatch):
             app.processEvents()
             time.sleep(0.02)
 
-    monkeypatch.setattr(cli, "_settle", slow_settle)
+    monkeypatch.setattr(widgets, "settle", slow_settle)  # the export settles its window through it
 
 
 def recovery_files():

@@ -25,18 +25,17 @@ from PySide6 import QtCore, QtWidgets
 
 from ...pretrained.errors import ModelError
 from ...pretrained.head_table import HeadTable, parse_item, table_csv
-from ...engine import cosine
 from ...pretrained.heads import (
     attention_flow,
     find_heads,
     head_importance,
     head_report,
     norm_attention,
-    sentence_embedding,
 )
 from ...safe_files import write_atomic
 from ..files import export
 from .pages import NORM_NOTE, WEIGHT_NOTE, HeadsPages  # noqa: F401 (the notes: still importable from here)
+from .readout import head_name, silencing_readout  # noqa: F401 (importable from here)
 from .report_card import IMPORTANCE_COLUMN, ROLE_COLOURS
 from .worker import HeadJob
 
@@ -52,51 +51,6 @@ def measures_cost(run) -> int:
     """About how much work the report card and norm attention of ``run`` are (layers x heads x T x (T + d_model))."""
     layers, heads, t, _ = run.attentions.shape
     return int(layers * heads * t * (t + run.hidden_states.shape[-1]))
-
-
-def head_name(layer: int, head: int) -> str:
-    """``"5.3"``: layer 5, head 3, counted from 1 (as the window shows them)."""
-    return f"{layer + 1}.{head + 1}"
-
-
-def silencing_readout(computed, query: int | None = None) -> str:
-    """What the edits changed, in words: the heads silenced or scaled, how far the sentence
-    embedding moved (per cent of its length, and the cosine), and where the selected query
-    now looks most in the head whose answer changed most (``query``: that token instead of the
-    state's query, e.g. the word of the last find)."""
-    run, trained = computed.run, computed.trained_run
-    scale = np.asarray(run.head_scale)
-    changed = [(l, h, float(scale[l, h])) for l, h in zip(*np.nonzero(scale != 1.0))]
-    if run is trained or not changed:
-        if run is not trained:
-            what = "your edits"
-        else:
-            return ("The trained model, unedited. Silence or scale a head (Model panel, or the model view) "
-                    "to see what it changes.")
-    else:
-        parts = [f"silencing {head_name(l, h)}" if s == 0 else f"scaling {head_name(l, h)} by {s:g}"
-                 for l, h, s in changed[:4]]
-        what = ", ".join(parts) + (f" and {len(changed) - 4} more" if len(changed) > 4 else "")
-    e0, e1 = sentence_embedding(trained), sentence_embedding(run)
-    n0 = float(np.linalg.norm(e0))
-    moved = float(np.linalg.norm(e1 - e0)) / n0 * 100 if n0 else 0.0
-    cos = cosine(e0, e1) if n0 and np.any(e1) else 1.0
-    text = f"{what[0].upper()}{what[1:]} moved the sentence embedding by {moved:.1f} % (cosine {cos:.3f})"
-    q = computed.state.query_index if query is None else query
-    a0, a1 = trained.attentions[:, :, q], run.attentions[:, :, q]
-    before, after = a0.argmax(axis=-1), a1.argmax(axis=-1)
-    moved_heads = np.argwhere(before != after)
-    tokens = run.tokens
-    if len(moved_heads):
-        gain = [a1[l, h, after[l, h]] - a0[l, h, after[l, h]] for l, h in moved_heads]
-        l, h = moved_heads[int(np.argmax(gain))]
-        text += (f"; '{tokens[q]}' now attends '{tokens[after[l, h]]}' most in {head_name(l, h)} "
-                 f"(before: '{tokens[before[l, h]]}')")
-        if len(moved_heads) > 1:
-            text += f", and changed its strongest key in {len(moved_heads) - 1} more heads"
-    else:
-        text += f"; '{tokens[q]}' attends the same key most in every head"
-    return text + "."
 
 
 class HeadsTab(HeadsPages, QtWidgets.QWidget):

@@ -18,6 +18,7 @@ from ...safe_files import write_atomic
 from ...scenes import Lecture, Scene
 from ..files.figures import export_figure, find_panel, show_panel
 from ..files.pages import pdf_pages_bytes
+from ..widgets import settle
 from .scenes_panel import show_scene
 
 # The page figure of each view a scene can show (the export's panel names).
@@ -28,14 +29,6 @@ VIEW_PANELS = {
     "Training: Why attention": "training:seq2seq", "Training: Why two layers": "training:induction",
 }
 WAIT_FOR_MODEL_S = 120.0
-
-
-def _settle(window) -> None:
-    for _ in range(3):
-        QtWidgets.QApplication.processEvents()
-        window.bridge.flush()
-    window.finish_drawing()
-    QtWidgets.QApplication.processEvents()
 
 
 def scene_panel(window, scene: Scene):
@@ -49,11 +42,11 @@ def scene_panel(window, scene: Scene):
         time.sleep(0.005)
     if not shown or not shown[0]:
         return None
-    _settle(window)
+    settle(window)
     name = VIEW_PANELS[scene.view]
     panel = find_panel(window, name)
     show_panel(panel)
-    _settle(window)
+    settle(window)
     return find_panel(window, name)
 
 

@@ -12,7 +12,7 @@ import math
 from pathlib import Path
 
 import numpy as np
-from PySide6 import QtCore, QtGui
+from PySide6 import QtCore, QtGui, QtWidgets
 
 __all__ = ["draw_figure", "write_figures", "SMOOTH"]
 
@@ -167,3 +167,11 @@ def write_figures(figures: dict[str, dict], folder, prefix: str = "", scale: flo
         tmp.replace(path)
         written.append(path)
     return written
+
+
+def write_figures_offscreen(figures: dict[str, dict], folder, prefix: str = "") -> list[Path]:
+    """``attn-studio train --png``: :func:`write_figures` with no display (fonts need an application)."""
+    # A QApplication, as the other commands make, not only a QGuiApplication: called from a console
+    # or a test, it is the process's one application, and a window made afterwards needs widgets.
+    app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(["attn-studio"])  # noqa: F841 (kept alive)
+    return write_figures(figures, folder, prefix=prefix)

@@ -12,6 +12,7 @@ from .. import presentation
 from .highlight import highlight_for
 from .heatmap import SCORES_CMAP, SHOWN_MARK, WEIGHTS_CMAP, Heatmap, symmetric_levels
 from .token_axis import MIN_LABEL_PX, SMALL_SCREEN_LABEL_PX
+from .heatmap_parts import Prepared, _levels, heads_grid_shape  # noqa: F401 (importable from here)
 from .heatmap_canvas import TOOLTIP_MS, HeatmapCanvas  # noqa: F401 (TOOLTIP_MS: still importable from here)
 from ..widgets import caption_label, short_token, view_layout
 
@@ -22,40 +23,6 @@ SMALL_SCREEN_VIEW_PX = 900  # views narrower than this (1024 × 768: 736 px) let
 MIN_STAGE_PX = 240  # below this the stages scroll rather than thin a dozen labels
 MIN_HEAD_PX = 200   # side of one head's heatmap in the grid
 SHORT_VIEW_PX = 560  # a view shorter than this (a 720-pixel projector) gives the formula panel's room to the stages
-
-
-def _levels(values: np.ndarray, blocked: np.ndarray | None = None) -> tuple[float, float]:
-    """``symmetric_levels`` of the finite, unblocked ``values``, in two passes without copies
-    (at 2,000 tokens a heatmap has four million cells)."""
-    if (blocked is None or not blocked.any()) and np.isfinite(values.sum()):
-        # Every value counts and all are finite (their sum is): no mask to build.
-        if not values.size:
-            return symmetric_levels()
-        return symmetric_levels(np.array([values.min(), values.max()]))
-    ok = np.isfinite(values)
-    if blocked is not None:
-        ok &= ~blocked
-    hi = float(np.max(values, where=ok, initial=-np.inf))
-    lo = float(np.min(values, where=ok, initial=np.inf))
-    if hi < lo:  # nothing finite
-        return symmetric_levels()
-    return symmetric_levels(np.array([lo, hi]))
-
-
-class Prepared:
-    """The heatmaps' pictures of one result, made off the GUI thread (:meth:`HeatmapView.prepare`):
-    ``pictures[(name, head)]`` ("scores", "logits", "weights") and ``levels[(name, head)]``."""
-
-    def __init__(self, result, pictures: dict, levels: dict):
-        self.result, self.pictures, self.levels = result, pictures, levels
-
-
-def heads_grid_shape(n: int) -> tuple[int, int]:
-    """(rows, columns) of the heads' grid: 2×2 at 4 heads, 2×4 at 8, 3×4 at 12, 4×4 at 16."""
-    if n <= 1:
-        return (n, n)
-    cols = 2 if n <= 4 else 4
-    return (-(-n // cols), cols)
 
 
 class HeatmapView(QtWidgets.QWidget):
