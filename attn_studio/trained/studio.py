@@ -14,7 +14,9 @@ from ..pretrained.model import MAX_HEAD_SCALE, PROJECTIONS
 from ..schema import ModelRef, TrainedSession
 from ..state import StateError, check_text, parse_number
 from ..readings import LayerReadings
-from .changes import Computed, Pending, TrainedChange, WordPaths, _word_paths, edit_comparison  # noqa: F401 (importable from here)
+from .changes import (  # noqa: F401 (importable from here)
+    Computed, Pending, TrainedChange, WordPaths, _word_paths, edit_comparison,
+)
 from .models import state_from_session
 from .state import DEFAULT_SENTENCE, SELECTION_FIELDS, TrainedState, _ro, model_ref
 

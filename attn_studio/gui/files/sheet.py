@@ -193,15 +193,20 @@ class FigureSheet(pg.GraphicsLayoutWidget):
 
     def lay_out(self) -> QtCore.QSize:
         """Size the sheet to its content (offscreen) and return that size."""
-        layout = self.ci.layout
-        layout.invalidate()
-        layout.activate()
-        hint = self.ci.effectiveSizeHint(QtCore.Qt.PreferredSize)
-        size = QtCore.QSize(math.ceil(hint.width()), math.ceil(hint.height()))
-        lay_out_offscreen(self, size)
-        self.ci.setGeometry(QtCore.QRectF(0, 0, size.width(), size.height()))
-        layout.activate()
-        return size
+        return fit_to_content(self)
+
+
+def fit_to_content(canvas: pg.GraphicsLayoutWidget) -> QtCore.QSize:
+    """Size a layout of plots to what its plots need (offscreen), never to a window; returns that size."""
+    layout = canvas.ci.layout
+    layout.invalidate()
+    layout.activate()
+    hint = canvas.ci.effectiveSizeHint(QtCore.Qt.PreferredSize)
+    size = QtCore.QSize(math.ceil(hint.width()), math.ceil(hint.height()))
+    lay_out_offscreen(canvas, size)
+    canvas.ci.setGeometry(QtCore.QRectF(0, 0, size.width(), size.height()))
+    layout.activate()
+    return size
 
 
 def shown_title(tile: Tile) -> str:

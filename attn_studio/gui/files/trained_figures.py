@@ -154,14 +154,7 @@ def _page_plot(canvas, title: str, bottom: str, left: str, view_size, row: int =
 
 def _sized(canvas) -> pg.GraphicsLayoutWidget:
     """``canvas`` laid out at the size its plots need (offscreen), never the window's."""
-    layout = canvas.ci.layout
-    layout.invalidate()
-    layout.activate()
-    hint = canvas.ci.effectiveSizeHint(QtCore.Qt.PreferredSize)
-    size = QtCore.QSize(int(np.ceil(hint.width())), int(np.ceil(hint.height())))
-    sheets.lay_out_offscreen(canvas, size)
-    canvas.ci.setGeometry(QtCore.QRectF(0, 0, size.width(), size.height()))
-    layout.activate()
+    sheets.fit_to_content(canvas)
     return canvas
 
 

@@ -297,7 +297,8 @@ class TrainedRoom(QtCore.QObject):
         data = self.meaning_view.data
         if data is None:
             raise export.ExportError(self.meaning_view.header.text() or "the meaning view shows no word")
-        return export.Panel(pages.meaning_figure(data), name=name, title=f"“{data.word}” in two sentences — {model}")
+        title = f"“{data.word}” in two sentences — {model}"
+        return export.Panel(pages.meaning_figure(data), name=name, title=title)
 
     def close(self) -> None:
         """Stop listening and wait for the worker thread (the window calls it when it closes)."""

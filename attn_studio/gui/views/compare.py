@@ -174,8 +174,8 @@ class CompareView(QtWidgets.QWidget):
         c = self.comparison()
         q_tokens, k_tokens = state.query_tokens, state.key_tokens
         if c is None:
-            self.caption.setText("Press “Pin current as “before””, then edit the model: the left side keeps the "
-                                 "pinned weights (the sentence must stay the same to compare).")
+            self.caption.setText("Press “Pin current as “before””, then edit the model: the left side keeps "
+                                 "the pinned weights (the sentence must stay the same to compare).")
             empty = np.zeros((0, 0))
             for hm in self.maps.values():
                 hm.set_data(empty, masked=empty.astype(bool), row_labels=[], col_labels=[], levels=(0, 1))
