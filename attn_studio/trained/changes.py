@@ -110,3 +110,26 @@ def _word_paths(run: ModelRun, second: ModelRun | None, word: str) -> tuple[Word
     n = va.shape[0]
     coords = projection.coords
     return WordPaths(word.strip(), _ro(cosine), projection, coords[:n], coords[n:], tokens_a, tokens_b), ""
+
+
+def edit_comparison(computed, layer: int, head: int):
+    """The trained model (the pinned "before", which never changes) against the edited one: head ``head`` of
+    layer ``layer`` (0-based) in both runs, as a :class:`~attn_studio.changes.Comparison` (B − A: what the
+    edits changed in that head's weights; 0 everywhere for an unedited model or a layer below every edit)."""
+    from ..changes import Comparison
+
+    result_a = computed.trained_run.layer_results[layer]
+    result_b = computed.run.layer_results[layer]
+    wa, wb = result_a.weights[head], result_b.weights[head]
+    diff = wb - wa
+    largest = float(np.max(np.abs(diff))) if diff.size else 0.0
+    edits = computed.state.edits
+    silenced = sum(1 for s in edits.head_scale.values() if s == 0)
+    scaled = len(edits.head_scale) - silenced
+    what = [f"{n} head{'s' if n > 1 else ''} {verb}" for n, verb in ((silenced, "silenced"), (scaled, "scaled"))
+            if n]
+    if not edits.is_trained and not what:
+        what = ["weights edited"]
+    label_b = "edited (" + ", ".join(what) + ")" if what else "edited (no edits yet)"
+    return Comparison("pinned", "trained model", result_a, label_b, result_b, int(head), wa, wb, diff, largest,
+                      result_a.blocked & result_b.blocked)

@@ -14,7 +14,9 @@ from ..pretrained.model import MAX_HEAD_SCALE, PROJECTIONS
 from ..schema import ModelRef, TrainedSession
 from ..state import StateError, check_text, parse_number
 from ..readings import LayerReadings
-from .changes import Computed, Pending, TrainedChange, WordPaths, _word_paths  # noqa: F401 (importable from here)
+from .changes import (  # noqa: F401 (importable from here)
+    Computed, Pending, TrainedChange, WordPaths, _word_paths, edit_comparison,
+)
 from .models import state_from_session
 from .state import DEFAULT_SENTENCE, SELECTION_FIELDS, TrainedState, _ro, model_ref
 
@@ -209,9 +211,13 @@ class TrainedStudio(LayerReadings):
         models; the drift plot shows what an edit changed)."""
         return None
 
-    # The toy's embedding table (``embeddings``, ``positions``, ``vocabulary``)
-    # and the compare view (``comparison``, ``pin``) have no trained
-    # equivalent here: the window hides those views for a trained model.
+    def comparison(self, mode: str = "pinned", temp_a=None, temp_b=None):
+        """The trained model (the pinned "before") against the edited one at the shown layer and head; a
+        trained model's other settings are fixed, so ``mode`` and the temperatures are not used."""
+        return edit_comparison(self._computed, self._state.layer_index, self._state.head_index)
+
+    # The toy's embedding table (``embeddings``, ``positions``, ``vocabulary``) and ``pin`` have no
+    # trained equivalent: the trained model is always the pinned side.
 
     # -- derived numbers (computed by ``compute``, read here) -------------------------
     def drift(self) -> np.ndarray:

@@ -65,7 +65,12 @@ def _drawn_texts(widget) -> list[tuple[str, float]]:
     painter = QtGui.QPainter(generator)
     QtWidgets.QWidget.render(widget, painter, QtCore.QPoint(0, 0))  # a graphics view's own render() differs
     painter.end()
-    root = ET.fromstring(bytes(buffer.data()))
+    return svg_texts(bytes(buffer.data()))
+
+
+def svg_texts(svg: bytes) -> list[tuple[str, float]]:
+    """(text, pixel size) of every ``<text>`` of an SVG drawn at 96 dpi (an exported figure, say)."""
+    root = ET.fromstring(svg)
     found = []
 
     def walk(node, size, scale):
@@ -80,3 +85,9 @@ def _drawn_texts(widget) -> list[tuple[str, float]]:
 
     walk(root, None, 1.0)
     return found
+
+
+def svg_size(svg: bytes) -> tuple[float, float]:
+    """The width and height of an SVG's view box (a figure's size in pixels)."""
+    box = ET.fromstring(svg).get("viewBox").replace(",", " ").split()
+    return float(box[2]), float(box[3])

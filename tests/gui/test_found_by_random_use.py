@@ -39,21 +39,21 @@ def test_choosing_minilm_with_compare_shown_finishes_the_slot(window, qtbot):
     choose_model(window, qtbot, "all-MiniLM")
     assert not window.undo_action.isEnabled() and window.undo_action.text().replace("&", "").strip() == "Undo"
     tabs = window.view_tabs
-    assert not tabs.isTabVisible(tabs.indexOf(window.compare_view))  # hidden, as the other toy-only views
-    # Asked for anyway (a figure, the stage), it says plainly what it compares.
+    assert tabs.isTabVisible(tabs.indexOf(window.compare_view))  # the trained model against its edits
+    assert not tabs.isTabVisible(tabs.indexOf(window.positional_view))  # hidden, a toy-only view
     window.render_view(window.compare_view)
-    assert "toy model" in window.compare_view.caption.text()
-    assert not window.compare_view.pin_button.isEnabled()
+    assert "trained model" in window.compare_view.caption.text()
+    assert not window.compare_view.pin_button.isVisibleTo(window)  # the trained model is always the pin
     # File → Export offers only what can be drawn for a trained model.
     menu = window.export_actions.export_menu
     menu.aboutToShow.emit()
     texts = [a.text() for a in menu.actions()]
-    assert "Compare…" not in texts and "Positions…" not in texts and "Drift plot…" in texts
+    assert "Compare…" in texts and "Positions…" not in texts and "Drift plot…" in texts
     from attn_studio.gui.files import export, panels
 
     with pytest.raises(export.ExportError, match="toy model"):
-        export.find_panel(window, "compare")
-    assert "compare" not in panels.available(window)
+        export.find_panel(window, "positions")
+    assert "compare" in panels.available(window) and "positions" not in panels.available(window)
     # Back to the toy model: Compare compares again, and its edit is still there to undo.
     choose_model(window, qtbot, "Toy")
     window.view_tabs.setCurrentWidget(window.compare_view)

@@ -331,21 +331,18 @@ def test_opening_a_bad_folder_says_why_and_keeps_the_model(qtbot, room, tmp_path
 
 # -- export ---------------------------------------------------------------------------------
 
-def test_model_view_exports_as_a_png_of_the_right_size_with_the_heatmaps_in_it(qtbot, room, tmp_path):
+def test_model_view_exports_a_figure_of_the_layer_shown_with_the_heatmaps_in_it(qtbot, room, tmp_path):
     from attn_studio.gui.files import figures as export
 
-    panels = room.panels()
-    assert set(panels) == {"model", "drift", "meaning"}
-    view = room.model_view
-    image = export.render_panel(export.Panel(view, title="All layers and heads"), scale=2.0)
-    blank = export.render_panel(export.Panel(view, title=""), scale=1.0)
-    assert blank.width() == view.width() + 2 * export.MARGIN
-    assert blank.height() == view.height() + 2 * export.MARGIN
-    assert image.width() == 2 * blank.width() and image.height() > 2 * blank.height()
+    panel = room.figure_panel("model")
+    assert panel.widget is not room.model_view and "layer 1 of 6" in panel.title
+    # Drawn for the page, whatever the view's size on screen.
+    room.model_view.resize(room.model_view.width() + 300, room.model_view.height() + 200)
+    again = room.figure_panel("model")
+    assert export.render_panel(again, scale=1.0).size() == export.render_panel(panel, scale=1.0).size()
     path = tmp_path / "model.png"
-    export.export_png(panels["model"], path, scale=1.0)
+    export.export_png(panel, path, scale=1.0)
     png = QtGui.QImage(str(path))
-    assert png.width() == blank.width()
     # Non-blank: many pixels carry the weights colour map (viridis's dark purple for small weights).
     rgb888 = png.convertToFormat(QtGui.QImage.Format_RGB888)
     arr = np.frombuffer(rgb888.constBits(), np.uint8)
@@ -353,10 +350,10 @@ def test_model_view_exports_as_a_png_of_the_right_size_with_the_heatmaps_in_it(q
     rgb = arr.reshape(rgb888.height(), rgb888.width(), 3).astype(int)
     purple = (np.abs(rgb - np.array([68, 1, 84])).sum(axis=2) < 40).mean()
     assert purple > 0.1
-    for name in ("drift", "meaning"):
-        img = export.render_panel(panels[name], scale=1.0)
-        assert img.width() == panels[name].widget.width() + 2 * export.MARGIN
     # Vector formats keep the labels as text.
-    svg = export.svg_bytes(panels["model"]).decode("utf-8")
-    assert "layer 6" in svg and "mean" in svg
-    assert export.pdf_bytes(panels["drift"]).startswith(b"%PDF")
+    svg = export.svg_bytes(panel).decode("utf-8")
+    assert "head 12" in svg and "mean over heads" in svg and "[CLS]" in svg
+    assert export.pdf_bytes(room.figure_panel("drift")).startswith(b"%PDF")
+    # No second sentence, no word to follow: the meaning figure is refused with the view's reason.
+    with pytest.raises(export.ExportError):
+        room.figure_panel("meaning")

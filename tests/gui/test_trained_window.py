@@ -200,10 +200,11 @@ def test_trained_tabs_show_only_for_a_trained_model(trained, qtbot):
     tabs = w.view_tabs
     titles = lambda: [tabs.tabText(i) for i in range(tabs.count()) if tabs.isTabVisible(i)]  # noqa: E731
     assert {"Model view", "Drift", "Meaning in context"} <= set(titles())
-    assert "Compare" not in titles() and "Positions" not in titles()
+    # Compare shows the trained model against its edits; Positions draws a table the model does not use.
+    assert "Compare" in titles() and "Positions" not in titles()
     w.trained.room.use_toy()
     settle(w)
-    assert "Model view" not in titles() and "Compare" in titles()
+    assert "Model view" not in titles() and "Compare" in titles() and "Positions" in titles()
 
 
 def test_editing_a_weight_cell_is_undoable_and_recomputes(trained, qtbot):

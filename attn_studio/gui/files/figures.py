@@ -173,7 +173,7 @@ def _paint_figure(painter: QtGui.QPainter, layout: _Layout, pen_scale: float) ->
         painter.drawText(layout.title_rect, int(QtCore.Qt.AlignHCenter | QtCore.Qt.AlignTop | QtCore.Qt.TextWordWrap),
                          layout.title)
         painter.restore()
-    with exporting(), ExportMode(_scenes(panel), pen_scale):
+    with exporting(keep_query=panel.name == "window"), ExportMode(_scenes(panel), pen_scale):
         painter.save()
         # QGraphicsView (pyqtgraph) overrides render() to draw its scene; QWidget.render draws the widget.
         QtWidgets.QWidget.render(panel.widget, painter, layout.panel_pos, QtGui.QRegion(layout.source))

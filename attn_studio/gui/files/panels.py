@@ -25,9 +25,9 @@ PANELS = ("heatmaps", "head:N", "compare", "outputs", "positions", "steps", "var
 and "meaning" exist while a trained model is shown; ``training:NAME`` is a panel of the training lab
 (its whole figure; its history is :func:`training_panel`'s ``export_csv``)."""
 TRAINED_PANELS = ("model", "drift", "meaning")
-# Views of the toy model's own settings, hidden while a trained model is shown: Compare changes a
-# setting the trained model fixes, Positions draws the sinusoidal table it does not use.
-TOY_PANELS = ("compare", "positions")
+# Views of the toy model's own settings, hidden while a trained model is shown: Positions draws the
+# sinusoidal table it does not use. (Compare shows a trained model against its edited self.)
+TOY_PANELS = ("positions",)
 # The views each panel is drawn from (window attribute), for the figures built from a view's numbers.
 VIEW_OF = {"heatmaps": "heatmap_view", "compare": "compare_view", "outputs": "heads_summary_view",
            "positions": "positional_view", "steps": "pipeline_view", "geometry": "geometry_view"}
@@ -187,7 +187,7 @@ def find_panel(window, name: str) -> Panel:
         if room is None:
             raise ExportError(f"the {key} panel shows a trained model; choose one in the Model panel first "
                               f"(or choose one of {', '.join(available(window))})")
-        return room.panels()[key]
+        return room.figure_panel(key)
     if key in TOY_PANELS and _trained_room(window) is not None:
         raise ExportError(f"the {key} panel shows the toy model's settings; choose “Toy model (editable)” "
                           f"in the Model panel first (or choose one of {', '.join(available(window))})")
@@ -204,7 +204,12 @@ def find_panel(window, name: str) -> Panel:
     if key == "compare":
         maps = view.maps
         tiles = [sheets.Tile(maps["a"], bar=False), sheets.Tile(maps["b"]), sheets.Tile(maps["diff"])]
-        return _sheet_panel([sheets.Block(tiles)], key, title)
+        # Side by side where a slide's width holds the three, else stacked.
+        return Panel(sheets.slide_sheet([[sheets.Block(tiles)], [sheets.Block(tiles, 1)]]), None, key, title)
+    if key == "outputs" and _trained_room(window) is not None:
+        from .trained_figures import outputs_figure
+
+        return Panel(outputs_figure(view), None, key, title)
     if key == "outputs":
         tiles = [sheets.Tile(view.maps["concat"], vlines=view.separators)]
         if not view.canvases["w_o"].isHidden():
@@ -288,7 +293,9 @@ def setting_title(state, panel_name: str = "heatmaps") -> str:
     elif name == "positions":
         parts.append(f"d_model = {state.d_model}")
     elif name == "outputs":
-        parts.append(f"{heads} head{'s' if heads > 1 else ''}")
+        layer = getattr(state, "layer_index", None)  # a trained model: the layer whose heads these are
+        parts.append((f"{state.model.name} layer {layer + 1}: " if layer is not None else "")
+                     + f"{heads} head{'s' if heads > 1 else ''}")
     elif name != "window":
         head = int(m.group(1)) if m else state.shown_head + 1
         layer = getattr(state, "layer_index", None)  # a trained model: which layer, of which model

@@ -45,6 +45,7 @@ class Tile:
     rows: tuple | None = None  # (start, stop): only these rows are shown (a stage's window of a long sentence)
     cols: tuple | None = None  # (start, stop): only these columns
     selected_row: int | None = None  # a row outlined (the stage shows its query; a page figure none)
+    values: bool = True  # each cell's value written in it (where it fits); False: the colours alone
 
 
 @dataclass
@@ -55,6 +56,8 @@ class Block:
     columns: int = 0
     shared_bar: bool = False
     small: bool = False  # smaller cells (a grid of heads under the stages)
+    cell: tuple | None = None  # (width, height) of this block's cells in pixels; None: from the content
+    shared_axes: bool = False  # tokens on the first column's rows and the last row's columns only (equal tiles)
 
 
 def slide_columns(n: int, rows: int, cols: int) -> int:
@@ -123,33 +126,41 @@ class FigureSheet(pg.GraphicsLayoutWidget):
                 limit = min(limit, HEAD_BLOCK_WIDTH / columns - 90)
             side = max(label_cell, min(value_cell, limit / max(n_max, 1)))
             side = min(side, max(MAX_LABELLED_SIDE / max(n_max, 1), 2.0))
-            sizes = cell if cell is not None else (side, side)
+            sizes = cell if cell is not None else block.cell or (side, side)
             sub = self.ci.addLayout(row=b, col=0)
             sub.setSpacing(2)
             sub.layout.setHorizontalSpacing(10)
+            if columns == 1 and len(tiles) > 1:
+                sub.layout.setVerticalSpacing(14)  # stacked: each colour bar's end labels clear of the next one's
             rows_used = -(-len(tiles) // columns)
             for i, tile in enumerate(tiles):
                 r, c = divmod(i, columns)
-                hm = self._heatmap(tile, sizes)
+                shared = block.shared_axes
+                hm = self._heatmap(tile, sizes, rows_shown=not shared or c == 0,
+                                   cols_shown=not shared or i + columns >= len(tiles))
                 sub.addItem(hm.plot, row=r, col=2 * c)
                 if tile.bar and not block.shared_bar:
                     sub.addItem(self._bar(hm), row=r, col=2 * c + 1)
             if block.shared_bar:
                 sub.addItem(self._bar(self.heatmaps[-1]), row=0, col=2 * columns, rowspan=rows_used)
 
-    def _heatmap(self, tile: Tile, cell: tuple[float, float]) -> Heatmap:
+    def _heatmap(self, tile: Tile, cell: tuple[float, float], rows_shown: bool = True,
+                 cols_shown: bool = True) -> Heatmap:
+        """The tile's heatmap; ``rows_shown`` / ``cols_shown`` False: its tokens are a neighbour's (shared axes)."""
         src = tile.source
         data = _windowed(src.data, tile.rows, tile.cols)
         hm = Heatmap(shown_title(tile), src._cmap_name)
         hm.max_image_side = None  # the page shows every cell, however many (the screen, block means)
         hm.set_colormap(src._cmap_name)
-        hm.show_row_labels(True)
+        hm.show_row_labels(rows_shown)
         hm.set_digits(src.digits)
+        hm.overlay.show_values = tile.values
         rows_title = src.left_axis.labelText or "query"
         cols_title = src.bottom_axis.labelText or "key"
-        hm.set_axis_titles(rows_title, cols_title)
+        hm.set_axis_titles(rows_title, cols_title if cols_shown else "")
         hm.set_data(data.values, masked=data.masked, row_labels=list(data.row_labels),
-                    col_labels=list(data.col_labels), levels=tuple(src.levels),
+                    col_labels=list(data.col_labels) if cols_shown else [""] * data.values.shape[1],
+                    levels=tuple(src.levels),
                     selected_row=_row_in(tile, data.values.shape[0]))
         rows, cols = data.values.shape
         width, height = max(cols, 1) * cell[0], max(rows, 1) * cell[1]
@@ -158,6 +169,7 @@ class FigureSheet(pg.GraphicsLayoutWidget):
         width = max(width, title_w - hm.left_axis.minimumWidth() + 4)
         hm.plot.vb.setMinimumSize(width, height)
         hm.plot.vb.setMaximumSize(width, height)
+        hm.bottom_axis.fit_spacing(cell[0])
         # The heatmap's own preferred size is a token 80 × 80 (the window's layouts share
         # space by stretch); on the page it is what its parts need.
         title_h = hm.plot.titleLabel.effectiveSizeHint(QtCore.Qt.PreferredSize).height()
@@ -181,15 +193,20 @@ class FigureSheet(pg.GraphicsLayoutWidget):
 
     def lay_out(self) -> QtCore.QSize:
         """Size the sheet to its content (offscreen) and return that size."""
-        layout = self.ci.layout
-        layout.invalidate()
-        layout.activate()
-        hint = self.ci.effectiveSizeHint(QtCore.Qt.PreferredSize)
-        size = QtCore.QSize(math.ceil(hint.width()), math.ceil(hint.height()))
-        lay_out_offscreen(self, size)
-        self.ci.setGeometry(QtCore.QRectF(0, 0, size.width(), size.height()))
-        layout.activate()
-        return size
+        return fit_to_content(self)
+
+
+def fit_to_content(canvas: pg.GraphicsLayoutWidget) -> QtCore.QSize:
+    """Size a layout of plots to what its plots need (offscreen), never to a window; returns that size."""
+    layout = canvas.ci.layout
+    layout.invalidate()
+    layout.activate()
+    hint = canvas.ci.effectiveSizeHint(QtCore.Qt.PreferredSize)
+    size = QtCore.QSize(math.ceil(hint.width()), math.ceil(hint.height()))
+    lay_out_offscreen(canvas, size)
+    canvas.ci.setGeometry(QtCore.QRectF(0, 0, size.width(), size.height()))
+    layout.activate()
+    return size
 
 
 def shown_title(tile: Tile) -> str:
@@ -299,3 +316,43 @@ def steps_figure(view) -> QtWidgets.QWidget:
         width, height = max(width, w), height + h + (12 if height else 0)
     lay_out_offscreen(page, QtCore.QSize(width, height))
     return page
+
+
+# -- the slide rule --------------------------------------------------------------------
+
+SLIDE_WIDTH_PT = 13.333 * 72  # a 16:9 slide is 13.33 in wide
+SMALLEST_SLIDE_PT = 9.0  # no text of a figure smaller than this once the figure fills a slide's width
+PAGE_TEXT_PX = 12.0  # the smallest text a page figure draws: the axes' and colour bars' ticks (9 pt at 96 dpi)
+
+
+def slide_points(text_px: float, figure_width_px: float) -> float:
+    """The size in points of a text ``text_px`` pixels high once a figure ``figure_width_px`` pixels wide
+    is scaled to fill the width of a 16:9 slide (13.33 in)."""
+    return float(text_px) * SLIDE_WIDTH_PT / max(float(figure_width_px), 1.0)
+
+
+def slide_width_limit(text_px: float = PAGE_TEXT_PX) -> float:
+    """The widest a figure may be, in pixels, for a text ``text_px`` high to stay at least 9 pt on a slide."""
+    return float(text_px) * SLIDE_WIDTH_PT / SMALLEST_SLIDE_PT
+
+
+def fits_slide(figure_width_px: float, smallest_text_px: float) -> bool:
+    """The slide rule: no text below 9 pt when the figure is scaled to a 13.33 in wide slide."""
+    return slide_points(smallest_text_px, figure_width_px) >= SMALLEST_SLIDE_PT - 1e-9
+
+
+FIGURE_MARGINS = 20  # px the figure code adds around a panel (figures.MARGIN on both sides)
+SLIDE_ROOM = slide_width_limit() - FIGURE_MARGINS  # px: the widest a panel may be for its ticks to keep 9 pt
+
+
+def slide_sheet(arrangements) -> FigureSheet:
+    """The first of ``arrangements`` (each a list of :class:`Block`, the most compact first) whose sheet keeps
+    the slide rule (:func:`fits_slide`); the last one when none does."""
+    sheet = None
+    for blocks in arrangements:
+        if sheet is not None:
+            sheet.deleteLater()
+        sheet = heatmap_sheet(blocks)
+        if sheet.width() <= SLIDE_ROOM:
+            break
+    return sheet

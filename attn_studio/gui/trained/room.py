@@ -30,12 +30,6 @@ from ..views.drift_plot import DriftPlot
 from ..views.meaning_view import MeaningData, MeaningView
 from ..views.model_view import ModelView, ModelViewData
 
-PANEL_TITLES = {
-    "model": "All layers and heads",
-    "drift": "How far each layer moved from the trained model",
-    "meaning": "One word in two sentences",
-}
-
 
 def _open_studio(path, sentence: str | None) -> TrainedStudio:
     """Load a model and compute its first state (runs on the worker thread)."""
@@ -283,20 +277,28 @@ class TrainedRoom(QtCore.QObject):
 
     # -- export ----------------------------------------------------------------------------
 
-    def panels(self) -> dict[str, export.Panel]:
-        """The room's figures by name ("model", "drift", "meaning") for ``export.render_panel``."""
-        self.render_shown(force=True)
-        widgets = {"model": self.model_view, "drift": self.drift_plot, "meaning": self.meaning_view}
-        return {name: export.Panel(w, name=name, title=self._title(name)) for name, w in widgets.items()}
+    def figure_panel(self, name: str) -> export.Panel:
+        """The room's figure ``name`` ("model", "drift", "meaning") for ``export.render_panel``: laid out for the
+        page from the numbers its view shows (``files.trained_figures``), the same at any window size.
+        ``ExportError`` when the view has nothing to show."""
+        from ..files import trained_figures as pages
 
-    def _title(self, name: str) -> str:
-        title = PANEL_TITLES[name]
-        if self.studio is None:
-            return title
-        s, model = self.studio.state, self.studio.model.name
-        if name == "meaning":
-            return f"“{s.word}” in two sentences — {model}" if s.word else title
-        return f"{s.sentence} — {model}: {title.lower()}"
+        self.render_shown(force=True)
+        studio = self.studio
+        if studio is None:
+            raise export.ExportError(f"the {name} panel shows a trained model; choose one in the Model panel first")
+        s, model = studio.state, studio.model.name
+        if name == "model":
+            figure, what = pages.model_figure(self.model_view, s.layer_index)
+            return export.Panel(figure, name=name, title=f"{s.sentence} — {model} {what}")
+        if name == "drift":
+            figure, what = pages.drift_figure(self.drift_plot.drift, self.drift_plot.edited_layers)
+            return export.Panel(figure, name=name, title=f"{s.sentence} — {model}: {what}")
+        data = self.meaning_view.data
+        if data is None:
+            raise export.ExportError(self.meaning_view.header.text() or "the meaning view shows no word")
+        title = f"“{data.word}” in two sentences — {model}"
+        return export.Panel(pages.meaning_figure(data), name=name, title=title)
 
     def close(self) -> None:
         """Stop listening and wait for the worker thread (the window calls it when it closes)."""

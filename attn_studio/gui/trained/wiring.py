@@ -24,7 +24,7 @@ TOY_ONLY_CONTROLS = ("target_sentence_edit", "d_model_spin", "heads_spin", "d_he
                      "randomize_button", "scale_check", "causal_check", "positional_check", "projections_check",
                      "temperature_spin", "softmax_combo", "score_combo")
 TOY_ONLY_TABLES = ("embeddings", "w_o", "w_1", "w_2", "v_a")
-TOY_ONLY_VIEWS = ("compare_view", "positional_view")
+TOY_ONLY_VIEWS = ("positional_view",)
 TRAINED_TABS = (
     ("model_view", "Model view", "Every layer and head of the trained model; click one to select it"),
     ("drift_plot", "Drift", "How far each layer's output moved from the trained model after your edits"),

@@ -15,7 +15,7 @@ from ...formatting import CELL_DIGITS, format_number
 from .. import presentation
 from ..qt.pg import pg
 from .heatmap_image import runs
-from .token_axis import is_exporting
+from .token_axis import is_exporting, query_outlined
 
 TEXT_PX = 13.0      # cell values at zoom 1, in screen pixels, when the cell is large enough
 MIN_TEXT_PX = 7.0   # below this the values are not drawn (the colours still are)
@@ -265,7 +265,7 @@ class CellOverlay(pg.GraphicsObject):
                 painter.setPen(pen)
                 painter.setBrush(QtCore.Qt.NoBrush)
                 painter.drawRect(rect)
-        if self._selected_row is not None and 0 <= self._selected_row < rows and not is_exporting():
+        if self._selected_row is not None and 0 <= self._selected_row < rows and query_outlined():
             rect = transform.mapRect(QtCore.QRectF(-0.5, self._selected_row - 0.5, cols, 1))
             pen = QtGui.QPen(self.outline, max(2.0, cell_h * 0.06))
             painter.setPen(pen)

@@ -12,12 +12,6 @@ from .highlight import highlight_for
 from ..widgets import caption_label
 
 LABELLED_UP_TO = 24  # up to this many tokens each side keeps every label (the view scrolls if it must)
-# What the view says for a trained model, whose settings are fixed (the window hides the tab then;
-# a figure or the stage that asks for it reads this instead of a comparison).
-TOY_ONLY = ("Compare shows two settings of the toy model side by side (scaling, mask, temperature, "
-            "before and after your edits). A trained model's settings are fixed: choose “Toy model "
-            "(editable)” in the Model panel to compare; the Drift tab shows what your edits changed.")
-
 # mode id -> label shown to the lecturer
 MODES = {
     "scale": "scaled ÷√d_k  vs  unscaled",
@@ -52,7 +46,8 @@ class CompareView(QtWidgets.QWidget):
             self.mode_combo.addItem(label, key)
         self.mode_combo.setToolTip("What differs between the two sides")
         self.mode_combo.currentIndexChanged.connect(lambda _: self.render())
-        controls.addWidget(QtWidgets.QLabel("Compare"))
+        self.mode_label = QtWidgets.QLabel("Compare")
+        controls.addWidget(self.mode_label)
         controls.addWidget(self.mode_combo)
         self.temp_a = QtWidgets.QDoubleSpinBox()
         self.temp_b = QtWidgets.QDoubleSpinBox()
@@ -148,15 +143,16 @@ class CompareView(QtWidgets.QWidget):
             self.render()
 
     @property
-    def can_compare(self) -> bool:
-        """False while the studio is a trained model: its settings are fixed, there is nothing to compare."""
-        return not getattr(self.studio, "is_trained", False)
+    def trained(self) -> bool:
+        """True while the studio is a trained model: its settings are fixed, and the comparison is always the
+        trained model (the pinned "before") against the edited one."""
+        return bool(getattr(self.studio, "is_trained", False))
 
     def comparison(self):
-        """The studio's :class:`~attn_studio.studio.Comparison` for the chosen mode (None: nothing to compare,
-        or a trained model)."""
-        if not self.can_compare:
-            return None
+        """The studio's :class:`~attn_studio.changes.Comparison` for the chosen mode (None: nothing pinned);
+        for a trained model, the trained model against the edited one at the shown layer and head."""
+        if self.trained:
+            return self.studio.comparison("pinned")
         return self.studio.comparison(self.mode_combo.currentData(), self.temp_a.value(), self.temp_b.value())
 
     def sides(self):
@@ -168,17 +164,18 @@ class CompareView(QtWidgets.QWidget):
         """Redraw both sides and their difference for the chosen head."""
         self._stale = False
         mode = self.mode_combo.currentData()
-        for w in (self.mode_combo, self.pin_button, self.temp_a, self.temp_b):
-            w.setEnabled(self.can_compare)
+        trained = self.trained
+        # A trained model's settings are fixed: its one comparison needs no controls.
+        for w in (self.mode_combo, self.pin_button, self.mode_label):
+            w.setVisible(not trained)
         for w in (self.temp_label_a, self.temp_a, self.temp_label_b, self.temp_b):
-            w.setVisible(mode == "temperature")
+            w.setVisible(mode == "temperature" and not trained)
         state = self.studio.state
         c = self.comparison()
         q_tokens, k_tokens = state.query_tokens, state.key_tokens
         if c is None:
-            self.caption.setText(TOY_ONLY if not self.can_compare else
-                                 "Press “Pin current as “before””, then edit the model: the left side keeps the "
-                                 "pinned weights (the sentence must stay the same to compare).")
+            self.caption.setText("Press “Pin current as “before””, then edit the model: the left side keeps "
+                                 "the pinned weights (the sentence must stay the same to compare).")
             empty = np.zeros((0, 0))
             for hm in self.maps.values():
                 hm.set_data(empty, masked=empty.astype(bool), row_labels=[], col_labels=[], levels=(0, 1))
@@ -201,7 +198,8 @@ class CompareView(QtWidgets.QWidget):
             if tuple(bar.levels()) != levels:
                 bar.setLevels(values=levels)
         self._fit_labels(len(q_tokens), len(k_tokens))
+        where = f"layer {state.layer_index + 1}, head {head + 1}" if trained else f"head {head + 1}"
         self.caption.setText(
-            f"Weights of head {head + 1}. A = {label_a}, B = {label_b}. "
+            f"Weights of {where}. A = {label_a}, B = {label_b}. "
             f"The largest change of a weight is {format_number(c.largest, self.digits)}; "
             "in B − A, brown marks weights that grew from A to B and blue those that shrank.")

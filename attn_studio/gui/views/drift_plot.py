@@ -68,6 +68,11 @@ class DriftPlot(QtWidgets.QWidget):
         """The distances shown now, ``(layers + 1,)``; None when nothing is shown."""
         return self._drift
 
+    @property
+    def edited_layers(self) -> tuple:
+        """The edited model layers (0-based) the plot marks, lowest first."""
+        return self._edited
+
     def show_drift(self, drift, edited_layers=()) -> None:
         """Draw ``drift (layers + 1,)``; mark the lowest of ``edited_layers`` (0-based model layers)."""
         if drift is None:

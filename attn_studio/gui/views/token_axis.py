@@ -37,6 +37,7 @@ LISTS_KEPT = 8  # whole label lists kept (the oldest forgotten first)
 _LISTS: dict = {}  # (font key, elision limit, positions, tokens) -> ([(position, label)], widest label in pixels)
 
 _export_depth = 0
+_query_kept = False  # the whole window drawn as a figure keeps its query's outline (its caption names it)
 _heatmaps: "weakref.WeakSet" = weakref.WeakSet()
 
 
@@ -46,20 +47,25 @@ def register(heatmap) -> None:
 
 
 @contextlib.contextmanager
-def exporting():
+def exporting(keep_query: bool = False):
     """While a figure is drawn: none of the on-screen-only marks.
 
     Inside this context every heatmap leaves out the selected row's outline and
-    the shown head's ``◀``. Everything is as it was when the context ends.
+    the shown head's ``◀``; with ``keep_query`` (the whole window as a figure, whose
+    caption says "the outlined row is the query") the query's outline stays.
+    Everything is as it was when the context ends.
     """
-    global _export_depth
+    global _export_depth, _query_kept
+    kept = _query_kept
     _export_depth += 1
+    _query_kept = bool(keep_query) if _export_depth == 1 else kept
     if _export_depth == 1:
         _redraw_marks()
     try:
         yield
     finally:
         _export_depth -= 1
+        _query_kept = kept if _export_depth else False
         if _export_depth == 0:
             _redraw_marks()
 
@@ -67,6 +73,11 @@ def exporting():
 def is_exporting() -> bool:
     """True inside :func:`exporting`."""
     return _export_depth > 0
+
+
+def query_outlined() -> bool:
+    """Whether a heatmap outlines its query's row now: on screen, and in a figure of the whole window."""
+    return _export_depth == 0 or _query_kept
 
 
 def _redraw_marks() -> None:
@@ -186,6 +197,11 @@ class TokenAxis(pg.AxisItem):
         if self.fixedHeight != height:
             self.setHeight(height)
             self._adjust_label()
+
+    def fit_spacing(self, spacing: float) -> None:
+        """Take the height the labels will need at ``spacing`` pixels a token: upright where slanted ones do
+        not fit (a figure laid out before its first paint, which would otherwise cut them to the old height)."""
+        self._fit_height(90 if spacing < self.label_spacing() else self.ANGLE)
 
     def relabel(self):
         """Recompute the room the slanted labels need (after a font change)."""
