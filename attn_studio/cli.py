@@ -41,6 +41,7 @@ PROG = "attn-studio"
 EXPORT_SIZE = (1600, 900)
 DEFAULT_SCALE = 2.0  # a PNG's pixels per screen pixel when neither --scale nor --dpi is given
 SIZE_RANGE = (320, 8000)
+MAX_STEPS = 100_000  # --steps: a training lab run is a few thousand steps
 # Messages Qt prints while the export command draws that say nothing to its user:
 # the offscreen platform on show() (see DESIGN.md), and the PDF engine dropping a
 # widget style's gradient (the window panel's buttons are then drawn flat).
@@ -115,8 +116,18 @@ def _export_parser() -> argparse.ArgumentParser:
     parser.add_argument("--panel", default="heatmaps",
                         help="heatmaps (default), head:N (N from 1), steps, outputs (heads to output), compare, "
                              "geometry, positions, variance, saturation or window; with --model also model, drift "
-                             "and meaning. A figure is laid out for the page: --width/--height change the window, "
+                             "and meaning; stage: the Present stage of --view, --width x --height as a projector "
+                             "shows it. A figure is laid out for the page: --width/--height change the window, "
                              "never what a heatmap figure contains")
+    parser.add_argument("--view", metavar="NAME",
+                        help="with --panel window or stage: the view shown, by its tab's name (Attention, "
+                             "\"Step by step\", Heads, \"Training: Why two layers\"...; default the first)")
+    parser.add_argument("--page", type=int, default=1,
+                        help="with --panel stage: the view's page (a tile of its heatmaps, a plot), from 1")
+    parser.add_argument("--find", nargs=2, metavar=("QUERY", "KEY"),
+                        help="with --model: the Heads tab finds the heads that send QUERY's attention to KEY")
+    parser.add_argument("--steps", type=int, default=0,
+                        help="with a training view: train this many steps before drawing (default: none)")
     parser.add_argument("--format", choices=("png", "svg", "pdf", "csv", "npy"), dest="fmt",
                         help="the figure format (default: from the --out extension); with --model, csv or npy "
                              "write the selected head's attention weights with the tokens as labels")
@@ -279,6 +290,9 @@ def _check_export_args(args, trained=None):
         panel = check_panel_name(args.panel)
         fmt = figure_format(args.out, args.fmt)
         _check_format_matches_extension(args.out, args.fmt)
+        if panel == "stage" and (fmt != "png" or args.scale is not None or args.dpi is not None or args.title):
+            raise UsageError("--panel stage writes the screen as a projector shows it: a .png of --width x "
+                             "--height pixels, without --scale, --dpi or --title")
         _check_png_only(args, fmt)
         resolve_scale(args.scale, args.dpi)
         check_output_path(args.out)
@@ -292,6 +306,12 @@ def _check_export_args(args, trained=None):
         from .trained.command import learned_positions
 
         raise UsageError(learned_positions(trained.model))
+    if args.view is not None and panel not in ("window", "stage"):
+        raise UsageError("--view chooses the view of --panel window or --panel stage")
+    if args.page != 1 and panel != "stage":
+        raise UsageError("--page chooses a page of --panel stage")
+    if not 0 <= args.steps <= MAX_STEPS:
+        raise UsageError(f"--steps must be between 0 and {MAX_STEPS}, got {args.steps}")
     lo, hi = SIZE_RANGE
     for name, value in (("width", args.width), ("height", args.height)):
         if not lo <= value <= hi:
@@ -315,7 +335,7 @@ def _check_export_args(args, trained=None):
 
 
 MATRIX_FORMATS = ("csv", "npy")
-TRAINED_FLAGS = ("layer", "head", "silence", "scale_head")
+TRAINED_FLAGS = ("layer", "head", "silence", "scale_head", "find")
 
 
 def _matrix_format(args) -> str | None:
@@ -438,11 +458,18 @@ def export_main(argv: list[str]) -> int:
         window.show()
         settle(window)
         try:
-            panel = find_panel(window, panel_name)
-            show_panel(panel)
-            settle(window)
-            panel = find_panel(window, panel_name)  # after showing: the head canvases may have changed
-            export_figure(panel, args.out, fmt=fmt, scale=args.scale, dpi=args.dpi, title=args.title)
+            panel = _picture(window, args, panel_name)
+            if panel is None:
+                panel = find_panel(window, panel_name)
+                show_panel(panel)
+                settle(window)
+                panel = find_panel(window, panel_name)  # after showing: the head canvases may have changed
+            if panel.name == "stage":
+                from .gui.window.picture import write_screen
+
+                write_screen(panel, args.out)
+            else:
+                export_figure(panel, args.out, fmt=fmt, scale=args.scale, dpi=args.dpi, title=args.title)
         except ExportError as exc:
             return _fail(exc)
         except OSError as exc:
@@ -451,12 +478,30 @@ def export_main(argv: list[str]) -> int:
         return 0
     finally:
         if window is not None:
+            # Closed as a person closes it (nothing to save offscreen): its training runs and jobs end,
+            # else a run played for --steps would keep the application waiting for its thread at exit.
+            window.close()
             # Delete the window while the application still exists (see main()).
             window.deleteLater()
             app.processEvents()
             QtCore.QCoreApplication.sendPostedEvents(None, QtCore.QEvent.DeferredDelete)
             del window
         QtCore.qInstallMessageHandler(previous_handler)
+
+
+def _picture(window, args, panel_name: str):
+    """The window set up as ``--view``, ``--find`` and ``--steps`` ask; the stage's panel for ``--panel stage``
+    (else None: the panel is found by name)."""
+    from .gui.window import picture
+
+    if args.find:
+        picture.find_heads(window, *args.find)
+    view = picture.show_view(window, args.view) if args.view or args.steps or panel_name == "stage" else None
+    if args.steps:
+        picture.train(window, view, args.steps)
+    if panel_name == "stage":
+        return picture.stage_panel(window, view, args.page, args.width, args.height)
+    return None
 
 
 def _heads_parser() -> argparse.ArgumentParser:

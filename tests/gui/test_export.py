@@ -360,3 +360,23 @@ def test_an_opaque_figure_is_written_as_rgb_and_a_transparent_one_keeps_its_alph
         back = QtGui.QImage.fromData(data)
         assert back.convertToFormat(QtGui.QImage.Format_ARGB32) == image.convertToFormat(QtGui.QImage.Format_ARGB32)
         assert round(back.dotsPerMeterX() * 0.0254) == 192
+
+
+def test_an_image_scaled_up_in_a_figure_keeps_its_cells_sharp(qtbot):
+    # The Heads tab draws a head as an image of one pixel a cell, scaled up: in a picture of the
+    # window its cells must stay flat colours, not a blur across their borders.
+    from attn_studio.gui.heads.matrix import MatrixCanvas
+
+    canvas = MatrixCanvas("head")
+    qtbot.addWidget(canvas)
+    canvas.set_matrix(np.array([[0.0, 1.0], [1.0, 0.0]]), ["a", "b"], ["a", "b"])
+    canvas.resize(400, 400)
+    canvas.show()
+    QtWidgets.QApplication.processEvents()
+    image = figures.render_panel(canvas, scale=2.0, title="")
+    # The row through the middle of the first row of cells, in the figure's pixels.
+    colours = []
+    for x in range(image.width()):
+        colours.append(image.pixelColor(x, image.height() * 3 // 8).rgb())
+    runs = [c for i, c in enumerate(colours) if i == 0 or c != colours[i - 1]]
+    assert len(runs) < 40, f"{len(runs)} colour changes along one row of two cells: blurred"

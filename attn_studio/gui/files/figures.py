@@ -164,7 +164,9 @@ def _paint_figure(painter: QtGui.QPainter, layout: _Layout, pen_scale: float) ->
     panel = layout.panel
     painter.setRenderHint(QtGui.QPainter.Antialiasing, True)
     painter.setRenderHint(QtGui.QPainter.TextAntialiasing, True)
-    painter.setRenderHint(QtGui.QPainter.SmoothPixmapTransform, True)
+    # Not SmoothPixmapTransform: a heatmap drawn as an image of one pixel a cell would be blurred
+    # across its cells' borders when scaled up (the Heads tab's maps in a picture of the window).
+    painter.setRenderHint(QtGui.QPainter.SmoothPixmapTransform, False)
     painter.fillRect(QtCore.QRectF(0, 0, layout.width, layout.height), QtCore.Qt.white)
     if layout.title:
         painter.save()
@@ -222,7 +224,8 @@ def _opaque(image: QtGui.QImage) -> bool:
     return bool(np.all(pixels >= 0xFF000000))  # alpha is the high byte of each pixel's 32 bits
 
 
-def _png_bytes(image: QtGui.QImage, dpi: float) -> bytes:
+def encode_png(image: QtGui.QImage, dpi: float) -> bytes:
+    """``image`` as PNG bytes that record ``dpi`` (written without alpha when nothing in it is transparent)."""
     dots = round(dpi / 0.0254)
     image.setDotsPerMeterX(dots)
     image.setDotsPerMeterY(dots)
@@ -346,7 +349,7 @@ def resolve_scale(scale=2.0, dpi=None) -> tuple[float, float]:
 def png_bytes(panel, scale: float = 2.0, dpi: float | None = None, title: str | None = None) -> bytes:
     """The PNG file contents of :func:`export_png` (scale = dpi / 96 when ``dpi`` is given)."""
     scale, dpi = resolve_scale(scale, dpi)
-    return _png_bytes(render_panel(panel, scale, title), dpi)
+    return encode_png(render_panel(panel, scale, title), dpi)
 
 
 def svg_bytes(panel, title: str | None = None) -> bytes:
@@ -429,7 +432,7 @@ def copy_figure(panel, scale: float = 2.0, title: str | None = None) -> None:
     image = render_panel(panel, scale, title)
     mime = _plain_mime_data()
     mime.setImageData(image)
-    mime.setData("image/png", QtCore.QByteArray(_png_bytes(image, _check_scale(scale) * BASE_DPI)))
+    mime.setData("image/png", QtCore.QByteArray(encode_png(image, _check_scale(scale) * BASE_DPI)))
     mime.setData(SVG_MIME, QtCore.QByteArray(_svg_bytes(panel, title)))
     QtWidgets.QApplication.clipboard().setMimeData(mime)
 

@@ -20,8 +20,8 @@ from . import sheet as sheets
 # The training lab's panels ("Why √d_k", "Why attention", "Why two layers"), by experiment name.
 TRAINING_PANELS = ("training:scaling", "training:seq2seq", "training:induction")
 PANELS = ("heatmaps", "head:N", "compare", "outputs", "positions", "steps", "variance", "saturation", "geometry",
-          "window", "model", "drift", "meaning", *TRAINING_PANELS)
-"""Panel names for :func:`find_panel`; ``head:N`` is one head's weights (N from 1); "model", "drift"
+          "window", "stage", "model", "drift", "meaning", *TRAINING_PANELS)
+"""Panel names for :func:`find_panel` (``stage``, the Present stage, is drawn by the window's picture code); ``head:N`` is one head's weights (N from 1); "model", "drift"
 and "meaning" exist while a trained model is shown; ``training:NAME`` is a panel of the training lab
 (its whole figure; its history is :func:`training_panel`'s ``export_csv``)."""
 TRAINED_PANELS = ("model", "drift", "meaning")
@@ -180,6 +180,8 @@ def find_panel(window, name: str) -> Panel:
         return _sheet_panel(blocks, key, title)
     if key == "window":
         return Panel(window, None, key, title)
+    if key == "stage":
+        raise ExportError("the stage is Present's window: draw it with attn-studio export --panel stage --view NAME")
     if key in TRAINING_PANELS:
         return training_panel(window, key).figure_panel()
     if key in TRAINED_PANELS:
