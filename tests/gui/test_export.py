@@ -355,7 +355,7 @@ def test_an_opaque_figure_is_written_as_rgb_and_a_transparent_one_keeps_its_alph
     see_through = QtGui.QImage(opaque)
     see_through.setPixelColor(3, 2, QtGui.QColor(0, 0, 0, 0))
     for image, colour_type in ((opaque, 2), (see_through, 6)):
-        data = figures._png_bytes(QtGui.QImage(image), 192)
+        data = figures.encode_png(QtGui.QImage(image), 192)
         assert data[25] == colour_type
         back = QtGui.QImage.fromData(data)
         assert back.convertToFormat(QtGui.QImage.Format_ARGB32) == image.convertToFormat(QtGui.QImage.Format_ARGB32)
