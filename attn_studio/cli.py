@@ -208,11 +208,11 @@ def main(argv: list[str] | None = None) -> int:
     return code
 
 
-def _draw_training_figures(figures, folder, prefix):
-    """``attn-studio train --png``: the run's figures drawn offscreen (Qt only now, for --png)."""
+def _draw_training_figures(name, exp, folder):
+    """``attn-studio train --png``: the panel's figure of the run, drawn offscreen (Qt only now, for --png)."""
     os.environ["QT_QPA_PLATFORM"] = "offscreen"
     from .gui.training.figures import write_figures_offscreen
-    return write_figures_offscreen(figures, folder, prefix)
+    return write_figures_offscreen(name, exp, folder)
 
 
 COMMANDS = ("export", "train", "heads")
