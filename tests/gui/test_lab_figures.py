@@ -131,14 +131,17 @@ def test_a_training_panel_is_the_same_figure_at_every_window_size(window, name, 
     window.training.open(name).apply_settings({"seed": 0})
 
 
-def test_train_png_writes_the_panels_own_figure(window, tmp_path):
-    panel = stepped(window, "scaling", 60, d_k=8)
+@pytest.mark.parametrize("name, settings, steps", [("scaling", {"d_k": 8}, 60), ("seq2seq", {}, 20),
+                                                   ("induction", {}, 20)])
+def test_train_png_writes_the_panels_own_figure(window, tmp_path, name, settings, steps):
+    panel = stepped(window, name, steps, **settings)
     own = tmp_path / "own.png"
     panel.export_figure(own)
     out = tmp_path / "run"
-    assert cli.main(["train", "scaling", "--d-k", "8", "--seed", "0", "--steps", "60", "--png", "--out", str(out)]) == 0
-    assert sorted(p.name for p in out.glob("*.png")) == ["scaling.png"]
-    drawn, exported = QtGui.QImage(str(out / "scaling.png")), QtGui.QImage(str(own))
+    options = [f"--{key.replace('_', '-')}={value}" for key, value in settings.items()]
+    assert cli.main(["train", name, *options, "--seed", "0", "--steps", str(steps), "--png", "--out", str(out)]) == 0
+    assert sorted(p.name for p in out.glob("*.png")) == [f"{name}.png"]
+    drawn, exported = QtGui.QImage(str(out / f"{name}.png")), QtGui.QImage(str(own))
     assert drawn.size() == exported.size()
     a = drawn.convertToFormat(QtGui.QImage.Format_RGB888)
     b = exported.convertToFormat(QtGui.QImage.Format_RGB888)

@@ -102,6 +102,11 @@ class LabFigure(QtWidgets.QWidget):
         self.graphics.ci.addItem(pg.LabelItem(key_text(entries), size="10pt", color="#222222"), 0, 0, 1, columns)
         return 1
 
+    def weight_bar(self, heatmap) -> pg.ColorBarItem:
+        """On the page, the colour bar of attention weights (0 to 1) in ``heatmap``'s colours."""
+        return pg.ColorBarItem(values=(0.0, 1.0), colorMap=heatmap.colormap, interactive=False, width=12,
+                               label="weight")
+
     def add_table(self, name: str) -> QtWidgets.QLabel:
         """A label under the plots for rows of symbols (an input and the models' outputs), in a
         monospaced font so that the rows' symbols line up; filled by :func:`table_text`."""

@@ -124,6 +124,8 @@ class InductionFigure(LabFigure):
                     self.heads_layout.addItem(heatmap.plot, 0, layer * HEADS + head)
                 heads.append(heatmap)
             self.heatmaps.append(heads)
+        if page:  # one colour bar for the four heads: the same weights, 0 to 1
+            self.heads_layout.addItem(self.weight_bar(self.heatmaps[0][0]), 0, HEADS, 2, 1)
         self.predictions = self.add_table("inductionPredictions")
 
     @staticmethod

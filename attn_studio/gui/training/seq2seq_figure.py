@@ -73,6 +73,8 @@ class Seq2SeqFigure(LabFigure):
         g.addItem(self.loss_plot.plot, row, 0)
         g.addItem(self.length_plot, row, 1)
         g.addItem(self.alignment.plot, row, 2)
+        if page:
+            g.addItem(self.weight_bar(self.alignment), row, 3)
         for column in range(3):
             g.ci.layout.setColumnStretchFactor(column, 3)
         self.outputs = self.add_table("seq2seqOutputs")
