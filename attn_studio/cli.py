@@ -286,8 +286,8 @@ def _check_export_args(args, trained=None):
         raise UsageError(str(exc)) from None
     if panel.startswith("training:"):
         # A lab panel shows a run that plays in the window; headless, the run is `attn-studio train`'s.
-        raise UsageError(f"the {panel} panel shows a training run; write its figures and history with "
-                         f"attn-studio train {panel.split(':', 1)[1]} --out DIR --png")
+        raise UsageError(f"the {panel} panel shows a training run; write its figure (the panel's own) and "
+                         f"history with attn-studio train {panel.split(':', 1)[1]} --out DIR --png")
     if panel == "positions" and trained is not None:  # the panel draws the toy model's sinusoidal encoding
         from .trained.command import learned_positions
 
