@@ -2,8 +2,8 @@
 
 :func:`page_figure` draws a panel's figure (`figure.LabFigure`) at a size of its own from a run's
 numbers: the history, and what the panel measures beyond it (a histogram, an alignment, the heads).
-The panel's Export button, File → Export → Training lab, ``attn-studio export --panel
-training:NAME`` and ``attn-studio train NAME --png`` all come here, so a run gives one figure
+The panel's Export button, File → Export → Training lab and ``attn-studio train NAME --png``
+(which ``attn-studio export --panel training:NAME`` points to) all come here, so a run gives one figure
 whichever way it leaves the app, and never one grabbed from the window (no controls, no hints,
 whatever the window's size).
 """
