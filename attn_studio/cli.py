@@ -219,11 +219,11 @@ def main(argv: list[str] | None = None) -> int:
     return code
 
 
-def _draw_training_figures(figures, folder, prefix):
-    """``attn-studio train --png``: the run's figures drawn offscreen (Qt only now, for --png)."""
+def _draw_training_figures(name, exp, folder):
+    """``attn-studio train --png``: the panel's figure of the run, drawn offscreen (Qt only now, for --png)."""
     os.environ["QT_QPA_PLATFORM"] = "offscreen"
     from .gui.training.figures import write_figures_offscreen
-    return write_figures_offscreen(figures, folder, prefix)
+    return write_figures_offscreen(name, exp, folder)
 
 
 COMMANDS = ("export", "train", "heads")
@@ -300,8 +300,8 @@ def _check_export_args(args, trained=None):
         raise UsageError(str(exc)) from None
     if panel.startswith("training:"):
         # A lab panel shows a run that plays in the window; headless, the run is `attn-studio train`'s.
-        raise UsageError(f"the {panel} panel shows a training run; write its figures and history with "
-                         f"attn-studio train {panel.split(':', 1)[1]} --out DIR --png")
+        raise UsageError(f"the {panel} panel shows a training run; write its figure (the panel's own) and "
+                         f"history with attn-studio train {panel.split(':', 1)[1]} --out DIR --png")
     if panel == "positions" and trained is not None:  # the panel draws the toy model's sinusoidal encoding
         from .trained.command import learned_positions
 

@@ -22,7 +22,7 @@ quotes, per arm:
 Expected (DESIGN.md): the two-layer repeat loss sits near ln 32 = 3.47, then drops within a few
 hundred steps (around step 1,000-1,500) to below 1 nat as a previous-token head (~0.4) and an
 induction head (~0.85) form; the first copy stays near 3.7; the one-layer arm stays above 2 nats
-on the repeat with no induction head.
+on the repeat with no induction head: below guessing, ln 32, as the panel's sentence then says.
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ import time  # noqa: E402
 import numpy as np  # noqa: E402
 
 from attn_studio.training import InductionExperiment  # noqa: E402
+from attn_studio.training.claims import GUESSING, against_guessing  # noqa: E402
 
 TIMED = 1000                 # steps timed per seed (budget: 25 s for these)
 HALF = float(np.log(32) / 2)  # ln 32 / 2: the repeat's loss below it means copying has begun
@@ -127,6 +128,13 @@ def main(argv=None) -> None:
               f"{max(r['loss_first'] for r in rows):.2f}, previous-token "
               f"{min(r['previous_token'] for r in rows):.2f}-{max(r['previous_token'] for r in rows):.2f}, "
               f"induction {min(r['induction'] for r in rows):.2f}-{max(r['induction'] for r in rows):.2f}")
+
+    # What the panel's sentence says of each arm's repeat loss against guessing (`training.claims`).
+    for arm in ("one layer", "two layers"):
+        said = [against_guessing(results[s][arm]["loss_repeat"]) for s in results]
+        print(f"{arm}: repeat loss after {args.steps} steps "
+              + ", ".join(f"{word} guessing (ln 32 = {GUESSING:.2f}) on {said.count(word)} of {len(said)} seeds"
+                          for word in ("below", "at", "above") if said.count(word)))
 
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:

@@ -5,7 +5,7 @@
 
 A progress bar on the terminal; the run's tables (``history.csv``: one row per step, a column per
 arm and metric; ``accuracy_by_length.csv`` for seq2seq) go into the ``--out`` folder, and with
-``--png`` a PNG per figure. Ctrl-C stops the run and still writes the steps taken.
+``--png`` the panel's figure (``NAME.png``: the figure the window's Export writes for the same run). Ctrl-C stops the run and still writes the steps taken.
 """
 
 from __future__ import annotations
@@ -47,7 +47,8 @@ def _parser() -> argparse.ArgumentParser:
                         help=f"optimiser steps, 1 to {MAX_STEPS:,} (default: enough to see the effect; "
                              + ", ".join(f"{name} {default_steps(name)}" for name in EXPERIMENTS) + ")")
     parser.add_argument("--out", required=True, metavar="DIR", help="the folder for the tables (made if missing)")
-    parser.add_argument("--png", action="store_true", help="also draw each figure as a PNG (needs Qt, no display)")
+    parser.add_argument("--png", action="store_true",
+                        help="also draw the panel's figure as NAME.png, as the window exports it (needs Qt, no display)")
     return parser
 
 
@@ -59,8 +60,8 @@ def _fail(message, code: int = 2) -> int:
 def main(argv: list[str], draw_figures=None) -> int:
     """Entry point of ``attn-studio train``; returns the exit code (2 for a bad command line).
 
-    ``draw_figures(figures, folder, prefix) -> paths`` draws the PNGs of ``--png``; the window's
-    side provides it (this package never imports Qt).
+    ``draw_figures(name, exp, folder) -> paths`` draws the PNG of ``--png`` (the panel's figure of
+    the run); the window's side provides it (this package never imports Qt).
     """
     try:
         args = _parser().parse_args(argv)
@@ -92,8 +93,7 @@ def main(argv: list[str], draw_figures=None) -> int:
     try:
         written = write_report(exp, args.out, figures=figures)
         if args.png:
-            label = args.experiment + (f", d_k {exp.d_k}" if hasattr(exp, "d_k") else "")
-            for path in draw_figures(figures, args.out, f"{label}: "):
+            for path in draw_figures(args.experiment, exp, args.out):
                 written[path.stem] = path
     except TrainingError as exc:
         return _fail(exc, 1)

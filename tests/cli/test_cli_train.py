@@ -84,15 +84,19 @@ def test_train_command_imports_no_qt(tmp_path):
     assert done.stdout.split("\n")[-2] == "0 []"
 
 
-def test_png_draws_every_figure(tmp_path):
+def test_png_draws_the_panels_figure(tmp_path):
     from PySide6 import QtGui
+
+    from attn_studio.gui.files.figures import MARGIN
+    from attn_studio.gui.training.scaling_figure import ScalingFigure
 
     assert main(["train", "scaling", "--d-k", "4", "--steps", "30", "--png", "--out", str(tmp_path)]) == 0
     pngs = sorted(p.name for p in tmp_path.glob("*.png"))
-    assert pngs == ["accuracy.png", "entropy.png", "loss.png", "score_grad.png", "score_spread.png"]
-    image = QtGui.QImage(str(tmp_path / "entropy.png"))
-    assert (image.width(), image.height()) == (1800, 1080)
+    assert pngs == ["scaling.png"]  # one figure, the panel's (its Export writes the same: tests/gui/test_lab_figures)
+    image = QtGui.QImage(str(tmp_path / "scaling.png"))
+    page = ScalingFigure.page_size
+    assert image.width() == 2 * (page.width() + 2 * MARGIN) and image.height() > 2 * page.height()
     # Both arms' colours are on the page (a blank or single-curve figure fails).
-    colours = {image.pixelColor(x, y).name() for x in range(0, 1800, 3) for y in range(0, 1080, 3)}
+    colours = {image.pixelColor(x, y).name() for x in range(0, image.width(), 3) for y in range(0, image.height(), 3)}
     assert {"#0072b2", "#d55e00"} <= colours
     assert not list(tmp_path.glob(".*"))  # no temporary file left

@@ -74,10 +74,11 @@ def test_the_shown_training_panel_exports_through_file_export(window, tmp_path):
     png = tmp_path / "scaling.png"
     assert window.export_panel(name, png, scale=1.0)
     image = pixels(png)
-    figure = panel.figure
-    # The whole figure: its width plus the page's margins, and below the title band all of its height.
-    assert image.shape[1] == figure.width() + 2 * figures.MARGIN
-    assert image.shape[0] > figure.height() + 2 * figures.MARGIN
+    page = type(panel.figure).page_size
+    # The figure drawn for the page, not the panel on screen: its own size plus the page's margins,
+    # and below the title band all of its height.
+    assert image.shape[1] == page.width() + 2 * figures.MARGIN
+    assert image.shape[0] > page.height() + 2 * figures.MARGIN
     ink = np.any(image < 200, axis=2)
     assert ink.mean() > 0.02, "the figure is (nearly) blank"
     scaled_blue = np.array([0x00, 0x72, 0xB2])  # the scaled arm's colour: its curves and histogram are drawn
@@ -110,7 +111,11 @@ def test_a_panel_not_shown_exports_by_name_and_a_bad_name_is_refused(window, tmp
     with table.open(newline="", encoding="utf-8") as f:
         rows = list(csv.reader(f))
     assert rows[0][0] == "step" and "attention/loss" in rows[0] and len(rows) == 1
+    shown = window.current_panel_name()
     assert window.export_panel("training:induction", tmp_path / "induction.png", scale=1.0)
-    assert window.current_panel_name() == "training:induction"  # a figure is shown first, as for every panel
+    # Drawn for the page from the panel's run, whatever the window shows: the figure's own width.
+    image = pixels(tmp_path / "induction.png")
+    assert image.shape[1] == window.training.tab.panels["induction"].figure.page_size.width() + 2 * figures.MARGIN
+    assert window.current_panel_name() == shown
     assert not window.export_panel("training:bigrams", tmp_path / "x.png")
     assert "training:seq2seq" in window.message_label.text()

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from PySide6 import QtCore, QtWidgets
 
 from ...matrices import ExportError
+from ..views.geometry_page import geometry_page
 from . import sheet as sheets
 
 # The training lab's panels ("Why √d_k", "Why attention", "Why two layers"), by experiment name.
@@ -140,11 +141,11 @@ def find_panel(window, name: str) -> Panel:
     - ``compare``: the two settings and their difference; ``outputs``: the heads'
       outputs, W_O and the output; ``positions``: the positional encoding;
     - ``steps``: the step-by-step table, whole; ``variance`` / ``saturation``: one √d_k plot;
-    - ``geometry``: the geometry view; ``window``: the whole window;
+    - ``geometry``: the geometry view's arrows, caption and readout; ``window``: the whole window;
     - ``training:scaling`` / ``training:seq2seq`` / ``training:induction``: a training lab panel's
       whole figure, as its own Export button writes it, titled with its run.
 
-    Heatmap panels are drawn again from their numbers, laid out for the page (every
+    Heatmap panels and geometry are drawn again from their numbers, laid out for the page (every
     token on every axis, no scroll bars or hints), whatever the window's size. The
     panel's default title is :func:`setting_title` of the current state. Raises
     ``ExportError`` (one line, listing the valid names) for an unknown name, a head out
@@ -222,6 +223,10 @@ def find_panel(window, name: str) -> Panel:
         return _sheet_panel([sheets.Block([sheets.Tile(view.heatmap)])], key, title)
     if key == "steps":
         page = sheets.steps_figure(view)
+        return Panel(page, None, key, title)
+    if key == "geometry":
+        page = geometry_page(view.drawing)
+        sheets.lay_out_offscreen(page, page.size())
         return Panel(page, None, key, title)
     return Panel(view, None, key, title)
 

@@ -5,9 +5,15 @@
   the GUI thread only reads what it publishes.
 - `panel`: what every panel shares: the TensorFlow-Playground controls, curves redrawn at most
   ~12 times a second (a plot or picture per turn of the event loop), the figure and CSV exports.
-- `scaling_panel`, `seq2seq_panel`, `induction_panel`: one panel per experiment.
+- `figure`: what every panel's figure shares (plots in a graphics layout, the sentence that reads
+  the run); `scaling_figure`, `seq2seq_figure`, `induction_figure`: each panel's plots and
+  pictures, drawn from a snapshot, and what it measures beyond the history.
+- `scaling_panel`, `seq2seq_panel`, `induction_panel`: one panel per experiment: its controls
+  around its figure.
 - `tab`: the three panels as inner tabs, and their settings as a plain dict (sessions).
-- `figures`: the PNG figures of ``attn-studio train --png`` (QPainter, no window).
+- `figures`: a panel's figure for the page, the one every export and ``attn-studio train --png``
+  write.
 
-This package's ``__init__`` imports nothing, so ``attn-studio train --png`` loads only `figures`.
+This package's ``__init__`` imports nothing, so ``attn-studio train --png`` loads only `figures`
+and what it draws.
 """

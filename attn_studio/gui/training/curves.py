@@ -109,7 +109,8 @@ class CurvePlot:
     per series, reference lines and a legend."""
 
     def __init__(self, title: str, ylabel: str, log_y: bool = False, y_range: tuple | None = None,
-                 legend_offset: tuple = (-8, 8), legend_columns: int = 1):
+                 legend_offset: tuple | None = (-8, 8), legend_columns: int = 1):
+        """``legend_offset`` None: no legend in the plot (a page figure has its key above the plots)."""
         self.plot = pg.PlotItem(enableMenu=False)
         self.plot.setTitle(title, size="10pt")
         self.plot.setLabel("bottom", "step")
@@ -119,7 +120,8 @@ class CurvePlot:
         self.plot.showGrid(x=True, y=True, alpha=0.15)
         for name in ("left", "bottom"):  # "norm (x0.001)" on a log axis reads badly: plain numbers
             self.plot.getAxis(name).enableAutoSIPrefix(False)
-        self.legend = self.plot.addLegend(offset=legend_offset, labelTextSize="8pt", colCount=legend_columns)
+        self.legend = (self.plot.addLegend(offset=legend_offset, labelTextSize="8pt", colCount=legend_columns)
+                       if legend_offset is not None else None)
         self.log_y = log_y
         if log_y:
             self.plot.setLogMode(y=True)
@@ -140,7 +142,7 @@ class CurvePlot:
         faint = QtGui.QColor(colour)
         faint.setAlpha(55)
         raw = self.plot.plot(pen=pg.mkPen(faint, width=1))
-        bold = self.plot.plot(pen=pg.mkPen(colour, width=2.2, style=style), name=label)
+        bold = self.plot.plot(pen=pg.mkPen(colour, width=2.2, style=style), name=label if self.legend is not None else None)
         self._curves[key] = (raw, bold)
 
     def add_line(self, key: str, value: float, label: str, angle: int = 0, colour: str = "#555555"):

@@ -1,9 +1,10 @@
 """What every panel of the training lab shares.
 
 A bar of controls as TensorFlow Playground has them (play / pause, one step, reset, speed,
-learning rate, seed, and the panel's own settings), a figure (the curves and pictures, the one
-sentence that reads them), a message line, and the exports: the figure as PNG, SVG or PDF through
-the window's figure machinery (`gui.files.figures`), the history as CSV (`training.report`).
+learning rate, seed, and the panel's own settings), a figure (`figure.LabFigure`: the curves and
+pictures, the one sentence that reads them), a message line, and the exports: the figure drawn
+again for the page (`figures.page_figure`) as PNG, SVG or PDF through the window's figure machinery
+(`gui.files.figures`), the history as CSV (`training.report`).
 
 The panel draws from its runner's snapshot, the whole figure at most every ``DRAW_INTERVAL_MS`` and
 while a run plays one plot or picture per turn of the event loop (`LabPanel.draw_parts`), and only
@@ -16,18 +17,17 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-import numpy as np
 from PySide6 import QtCore, QtWidgets
 
 from ...training.experiment import TrainingError
 from ...training.settings import DEFAULT_SPEEDS, MAX_SEED, check_panel_settings
 from ...training.report import history_table, write_csv
-from ..qt.pg import pg
 from ..files import figures
-from ..widgets import caption_label
 # The curves' names, also where they were first found (panel.X).
 from .curves import (COLOURS, MAX_BOLD_POINTS, MAX_FAINT_POINTS, SMOOTH, CurvePlot, nice_extent,  # noqa: F401
                      outward, peaks, recent, smoothed, thinned)
+from .figure import LabFigure, TimedGraphics  # noqa: F401 (TimedGraphics: first found here)
+from .figures import page_figure
 from .flow import FlowLayout, group
 from .runner import SPEEDS, Runner
 
@@ -37,29 +37,27 @@ DRAW_INTERVAL_MS = 80  # at most 12.5 redraws a second, whatever the step rate
 LEARNING_RATES = (1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 1e-1)
 
 
-class TimedGraphics(pg.GraphicsLayoutWidget):
-    """A GraphicsLayoutWidget that remembers how long its last paint took (the redraw's pace)."""
-
-    paint_ms = 0.0
-
-    def paintEvent(self, event):  # noqa: N802 (Qt's name)
-        start = time.perf_counter()
-        super().paintEvent(event)
-        self.paint_ms = (time.perf_counter() - start) * 1000.0
-
-
 class LabPanel(QtWidgets.QWidget):
     """The base of the three panels: controls, a runner, a figure, exports.
 
-    A subclass sets ``experiment_name`` and ``title``, adds its controls in ``_add_controls``
-    (``self.controls_row`` is the bar), builds ``self.figure``'s content in ``_build_figure``,
-    makes experiments in ``_make`` and measures its extras in ``extras`` (on the worker), and
-    draws a snapshot in ``draw``.
+    A subclass sets ``figure_class`` (its figure: the plots, their drawing, what the worker
+    measures for them), adds its controls in ``_add_controls`` (``self.controls_row`` is the bar)
+    and the inputs its figure is drawn for under the figure in ``_add_inputs``, and makes
+    experiments in ``_make``. The figure's plots and pictures are found on the panel by their names
+    (``panel.loss_plot``, ``panel.heatmaps``...).
     """
 
-    experiment_name = ""
+    figure_class: type[LabFigure] = LabFigure
+    experiment_name = ""  # the figure's (a subclass copies them: menus read them off the class)
     title = ""
     default_lr = 1e-3
+
+    def __getattr__(self, name):
+        # Only for names the panel lacks: the figure's plots and pictures (panel.loss_plot...).
+        figure = self.__dict__.get("figure")
+        if figure is None or name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(figure, name)
 
     @property
     def default_speed(self) -> int:
@@ -85,24 +83,9 @@ class LabPanel(QtWidgets.QWidget):
         self.message_label.setWordWrap(True)
         self.message_label.hide()
         outer.addWidget(self.message_label)
-        self.figure = QtWidgets.QWidget()
-        self.figure.setObjectName(f"{self.experiment_name}Figure")
-        self.figure.setAutoFillBackground(True)
-        pal = self.figure.palette()
-        pal.setColor(self.figure.backgroundRole(), QtCore.Qt.white)
-        self.figure.setPalette(pal)
-        self.figure_layout = QtWidgets.QVBoxLayout(self.figure)
-        self.figure_layout.setContentsMargins(2, 2, 2, 2)
-        self.figure_layout.setSpacing(2)
-        self.graphics = TimedGraphics()
-        self.graphics.setObjectName(f"{self.experiment_name}Graphics")
-        self.graphics.ci.layout.setSpacing(4)
-        self.figure_layout.addWidget(self.graphics, 1)
-        self.sentence = caption_label("trainingSentence")
-        self.sentence.setTextFormat(QtCore.Qt.RichText)
-        self._build_figure()
-        self.figure_layout.addWidget(self.sentence)
+        self.figure = self.figure_class()
         outer.addWidget(self.figure, 1)
+        self._add_inputs(outer)
 
         self.runner = Runner(self._make, self.extras, self)
         self.runner.changed.connect(self._schedule_draw)
@@ -172,6 +155,10 @@ class LabPanel(QtWidgets.QWidget):
 
     def _add_controls(self):
         """Subclasses add their own settings here (:meth:`add_control`)."""
+
+    def _add_inputs(self, layout: QtWidgets.QVBoxLayout) -> None:
+        """Subclasses add the inputs the figure is drawn for (a sequence to type) under the figure:
+        controls, never part of the figure."""
 
     def add_control(self, label: str, widget: QtWidgets.QWidget) -> None:
         """``widget`` with its ``label`` in the bar; the two stay together when the bar wraps."""
@@ -266,8 +253,9 @@ class LabPanel(QtWidgets.QWidget):
         raise NotImplementedError
 
     def extras(self, exp, inputs: dict, heavy: bool) -> dict:
-        """What the panel shows beyond the history, measured on the worker thread."""
-        return {}
+        """What the panel shows beyond the history, measured on the worker thread (the figure's
+        ``measure``)."""
+        return self.figure_class.measure(exp, inputs, heavy)
 
     # -------------------------------------------------------------------- drawing
     def _schedule_draw(self):
@@ -328,38 +316,15 @@ class LabPanel(QtWidgets.QWidget):
             part(snap)
 
     def draw_parts(self) -> tuple:
-        """The figure's redraw as parts, each a method that updates one plot or picture from a
-        snapshot; a subclass lists its own. While a run plays they are drawn one per turn of the
-        event loop, in this order."""
-        raise NotImplementedError
+        """The figure's redraw as parts (`LabFigure.draw_parts`), drawn one per turn of the event
+        loop while a run plays."""
+        return self.figure.draw_parts()
 
     def reading(self, snap) -> str:
         """The one sentence under the figure that reads the run's state off its numbers."""
-        raise NotImplementedError
+        return self.figure.reading(snap)
 
     _next_part = 0  # the part of the figure the next redraw draws while playing
-
-    @staticmethod
-    def history(snap, arm: str, metric: str) -> list:
-        """The first ``snap.steps`` values of one metric (the worker may have appended more)."""
-        return snap.exp.history[arm][metric][:snap.steps]
-
-    _arrays: dict | None = None
-
-    def history_array(self, snap, arm: str, metric: str) -> np.ndarray:
-        """The first ``snap.steps`` values of one metric as a float array. Only the steps since
-        the last redraw are converted: a long run's lists are not turned into arrays again at
-        every redraw."""
-        if self._arrays is None:
-            self._arrays = {}
-        exp, values = self._arrays.get((arm, metric), (None, None))
-        if exp is not snap.exp or values.size > snap.steps:  # a new run (or a reset)
-            values = np.asarray(self.history(snap, arm, metric), dtype=float)
-        elif values.size < snap.steps:
-            values = np.concatenate([values, np.asarray(snap.exp.history[arm][metric][values.size:snap.steps],
-                                                        dtype=float)])
-        self._arrays[(arm, metric)] = (snap.exp, values)
-        return values
 
     # -------------------------------------------------------------------- messages
     def show_message(self, text: str):
@@ -372,13 +337,9 @@ class LabPanel(QtWidgets.QWidget):
 
     # -------------------------------------------------------------------- exports
     def figure_panel(self) -> figures.Panel:
-        """The figure as the window's export machinery draws it, with a title that states the run."""
-        snap = self.runner.snapshot()
-        return figures.Panel(self.figure, name=f"training:{self.experiment_name}",
-                             title=f"{self.title}: {self.describe()}, step {snap.steps:,}")
-
-    def describe(self) -> str:
-        return f"seed {self._seed}, lr {self._lr:g}"
+        """The figure of the run shown, drawn again for the page (`figures.page_figure`: the figure
+        ``attn-studio train --png`` writes), with a title that states the run."""
+        return page_figure(self.experiment_name, self.wait_built())
 
     def wait_built(self, timeout: float = 10.0):
         """The latest snapshot, once the worker has built the experiment: a panel that was never shown
@@ -394,8 +355,6 @@ class LabPanel(QtWidgets.QWidget):
 
     def export_figure(self, path, fmt: str | None = None, scale: float = 2.0) -> None:
         """Write the figure to ``path`` (PNG, SVG or PDF by its suffix or ``fmt``)."""
-        self.wait_built()
-        self.redraw()
         figures.export_figure(self.figure_panel(), path, fmt=fmt, scale=scale)
 
     def export_csv(self, path) -> None:

@@ -1,35 +1,29 @@
 """"Why √d_k": scaled and unscaled attention trained side by side (`training.ScalingExperiment`).
 
-Live curves of loss, accuracy, attention entropy (with ln T, the entropy of uniform attention)
-and the norm of ∂L/∂scores (log axis); a histogram of both arms' scores on the current batch; one
-sentence that reads the numbers off.
+The panel's controls (d_k beside the lab's own) around its figure (`scaling_figure`: the curves,
+the scores' histogram, the steps each arm took to 90 %).
 """
 
 from __future__ import annotations
 
-import math
-
-import numpy as np
 from PySide6 import QtWidgets
 
 from ...training import ScalingExperiment
 from ...training.experiment import check_int
-from ...training.scaling import MAX_D_K, T
+from ...training.scaling import MAX_D_K
 from ...training.settings import D_K_CHOICES, DEFAULT_D_K
-from ..qt.pg import cache_static, pg
-from .curves import COLOURS, CurvePlot, nice_extent, outward, recent
 from .panel import LabPanel
+from .scaling_figure import ScalingFigure
 
 __all__ = ["ScalingPanel", "D_K_CHOICES"]
-
-BINS = 40
 
 
 class ScalingPanel(LabPanel):
     """Scaled vs unscaled attention: curves, a score histogram, a sentence."""
 
-    experiment_name = "scaling"
-    title = "Why √dₖ"  # a subscript k: "d_k" lost its underscore under the tab bar's baseline
+    figure_class = ScalingFigure
+    experiment_name = ScalingFigure.experiment_name
+    title = ScalingFigure.title
     default_lr = ScalingExperiment.lr
 
     def _add_controls(self):
@@ -67,120 +61,3 @@ class ScalingPanel(LabPanel):
             self._d_k = checked["d_k"]
             self.d_k_combo.setCurrentIndex(D_K_CHOICES.index(self._d_k))
             self.d_k_combo.blockSignals(False)
-
-    def describe(self) -> str:
-        return f"d_k {self._d_k}, " + super().describe()
-
-    # -------------------------------------------------------------- figure
-    def _build_figure(self):
-        g = self.graphics
-        # Legends where the curves are not: the loss starts high, the accuracy low.
-        self.loss_plot = CurvePlot("Loss (nats)", "loss", legend_offset=(8, -8))
-        self.loss_plot.add_line("chance", math.log(8), "chance: ln 8")
-        self.accuracy_plot = CurvePlot("Accuracy", "accuracy", y_range=(0.0, 1.0), legend_offset=(8, 8))
-        self.accuracy_plot.add_line("chance", 1 / 8, "chance 1/8")
-        self.entropy_plot = CurvePlot("Attention entropy (nats)", "entropy", y_range=(0.0, math.log(T) + 0.25))
-        self.entropy_plot.add_line("uniform", math.log(T), f"uniform: ln {T} = {math.log(T):.2f}")
-        self.grad_plot = CurvePlot("‖∂L/∂scores‖ (log axis)", "norm", log_y=True, legend_offset=(-8, -8))
-        for plot in (self.loss_plot, self.accuracy_plot, self.entropy_plot, self.grad_plot):
-            for arm, colour in zip(ScalingExperiment.arms, COLOURS):
-                plot.add_series(arm, arm, colour)
-        self.hist_plot = pg.PlotItem(enableMenu=False)
-        self.hist_plot.setTitle("Scores entering the softmax (this batch)", size="10pt")
-        self.hist_plot.setLabel("bottom", "score")
-        self.hist_plot.setLabel("left", "count")
-        self.hist_plot.hideButtons()
-        self.hist_plot.setMouseEnabled(x=False, y=False)
-        self.hist_plot.addLegend(offset=(-8, 8), labelTextSize="8pt")
-        # Its ranges are set in `_draw_histogram`, in round numbers that hold still: an axis redrawn
-        # at every step (auto-range follows each batch's scores) cost more than the histogram.
-        self.hist_plot.disableAutoRange()
-        cache_static(self.hist_plot.getAxis("left"), self.hist_plot.getAxis("bottom"))
-        self._hist_ranges = None  # (experiment, (x low, x high), y high) as last set
-        self.hist_curves = {}
-        for arm, colour in zip(ScalingExperiment.arms, COLOURS):
-            brush = pg.mkColor(colour)
-            brush.setAlpha(70)
-            self.hist_curves[arm] = self.hist_plot.plot(stepMode="center", fillLevel=0, brush=brush,
-                                                        pen=pg.mkPen(colour, width=1.6), name=arm)
-        g.addItem(self.loss_plot.plot, 0, 0)
-        g.addItem(self.accuracy_plot.plot, 0, 1)
-        g.addItem(self.entropy_plot.plot, 0, 2)
-        g.addItem(self.grad_plot.plot, 1, 0)
-        g.addItem(self.hist_plot, 1, 1, 1, 2)
-
-    def extras(self, exp, inputs: dict, heavy: bool) -> dict:
-        batch = exp.batch(exp.step_count)
-        scores = {arm: exp.models[arm].attention(batch)[0].ravel() for arm in exp.arms}
-        everything = np.concatenate(list(scores.values()))
-        low, high = float(everything.min()), float(everything.max())
-        if not high > low:
-            high = low + 1.0
-        edges = np.linspace(low, high, BINS + 1)
-        return {"edges": edges, "counts": {arm: np.histogram(s, bins=edges)[0] for arm, s in scores.items()},
-                "d_k": exp.d_k}
-
-    def draw_parts(self) -> tuple:
-        return (self._draw_loss, self._draw_accuracy, self._draw_entropy, self._draw_grad, self._draw_histogram)
-
-    def _draw_curves(self, snap, plot: CurvePlot, metric: str):
-        for arm in snap.exp.arms:
-            plot.set(arm, self.history_array(snap, arm, metric))
-
-    def _draw_loss(self, snap):
-        self._draw_curves(snap, self.loss_plot, "loss")
-
-    def _draw_accuracy(self, snap):
-        self._draw_curves(snap, self.accuracy_plot, "accuracy")
-
-    def _draw_entropy(self, snap):
-        self._draw_curves(snap, self.entropy_plot, "entropy")
-
-    def _draw_grad(self, snap):
-        self._draw_curves(snap, self.grad_plot, "score_grad")
-
-    def _draw_histogram(self, snap):
-        extras = snap.extras
-        if "edges" in extras:
-            for arm, curve in self.hist_curves.items():
-                curve.setData(extras["edges"], extras["counts"][arm])
-            self._fit_histogram(snap.exp, extras["edges"], max(max(c) for c in extras["counts"].values()))
-
-    def _fit_histogram(self, exp, edges, top: float) -> None:
-        """Set the histogram's ranges when the scores leave them or fill less than a quarter of
-        them (and for a new run); otherwise they stay."""
-        low, high = float(edges[0]), float(edges[-1])
-        last = self._hist_ranges
-        if last is None or last[0] is not exp:
-            last = (exp, None, None)
-        _, x_span, y_high = last
-        if x_span is None or low < x_span[0] or high > x_span[1] or high - low < (x_span[1] - x_span[0]) / 4:
-            x_span = outward(low, high)
-            self.hist_plot.setXRange(*x_span, padding=0.02)
-        if y_high is None or top > y_high or top < y_high / 4:
-            y_high = nice_extent(top, least=1.0)
-            self.hist_plot.setYRange(0.0, y_high, padding=0.02)
-        self._hist_ranges = (exp, x_span, y_high)
-
-    def reading(self, snap) -> str:
-        """The one sentence that reads the state of the run off its numbers."""
-        exp = snap.exp
-        if snap.steps == 0:
-            return (f"d_k {exp.d_k}: press Play. Both models start from the same weights; the unscaled one "
-                    f"multiplies its scores by √{exp.d_k} = {math.sqrt(exp.d_k):.3g}.")
-        value = {arm: {m: recent(self.history(snap, arm, m)) for m in ("entropy", "score_grad", "accuracy")}
-                 for arm in exp.arms}
-        uniform = math.log(T)
-        un, sc = value["unscaled"], value["scaled"]
-        state = ("the softmax is saturated" if un["entropy"] < 0.35 * uniform else
-                 "its softmax is peaked" if un["entropy"] < 0.7 * uniform else "its softmax is still spread out")
-        ratio = sc["score_grad"] / un["score_grad"] if un["score_grad"] > 0 else math.inf
-        if ratio >= 1.5:
-            grad = f"its score gradient is {ratio:.0f}× smaller" if ratio >= 3 else f"its score gradient is {ratio:.1f}× smaller"
-        elif ratio <= 1 / 1.5:
-            grad = f"its score gradient is {1 / ratio:.1f}× larger"
-        else:
-            grad = "the score gradients are alike"
-        return (f"<b>unscaled</b>: entropy {un['entropy']:.2f} of {uniform:.2f} nats — {state}; {grad}. "
-                f"Accuracy: scaled {sc['accuracy']:.0%}, unscaled {un['accuracy']:.0%} "
-                f"(d_k {exp.d_k}, mean of the last {min(snap.steps, 20)} steps).")

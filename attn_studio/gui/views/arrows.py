@@ -280,6 +280,15 @@ class VectorLayer(pg.GraphicsObject):
                 for t in np.linspace(0.1, 1.0, 10):
                     avoid.append(QtCore.QPointF(origin.x() + t * (ends[i].x() - origin.x()),
                                                 origin.y() + t * (ends[i].y() - origin.y())))
+            if self.roles[i] != "plain":
+                # The pair's heads too, every few pixels: a label beside the tip of another arrow
+                # that ends where the pair does (q = k with projections off) is not painted over.
+                length = math.hypot(ends[i].x() - origin.x(), ends[i].y() - origin.y())
+                if length >= 1.0:
+                    for back in np.arange(0.0, min(_STYLE["a"][3] * s, length), 3.0 * s):
+                        t = 1.0 - back / length
+                        avoid.append(QtCore.QPointF(origin.x() + t * (ends[i].x() - origin.x()),
+                                                    origin.y() + t * (ends[i].y() - origin.y())))
         base_font = QtGui.QFont()
         fonts = {False: self._font(base_font, LABEL_PX * s * self.text_scale, False),
                  True: self._font(base_font, PAIR_LABEL_PX * s * self.text_scale, True)}

@@ -21,6 +21,7 @@ much is kept. The pair readout is always computed in the full dimension.
 from __future__ import annotations
 
 import html
+from dataclasses import dataclass
 
 import numpy as np
 from PySide6 import QtCore, QtGui, QtWidgets
@@ -33,6 +34,23 @@ from .arrows import PAIR_A, PAIR_B, VectorLayer
 
 MODE_X = "x"
 MODE_QK = "qk"
+ASK_QK = ": show “q and k” to see its scores"  # a pointer to the Show box: on screen only
+
+
+@dataclass(frozen=True)
+class GeometryDrawing:
+    """What the view draws, as numbers and texts: the arrows' tips (the plane's coordinates),
+    labels, roles ("a", "b", "plain") and full vectors, the pair's arc, what space is shown, the
+    caption and the pair's readout (rich text, without pointers to the view's controls)."""
+
+    tips: np.ndarray
+    labels: list
+    roles: list
+    vectors: list
+    arc: tuple | None
+    space: str
+    caption: str
+    readout: str
 
 
 def _default_key(weights_row: np.ndarray, exclude: int | None) -> int | None:
@@ -44,6 +62,35 @@ def _default_key(weights_row: np.ndarray, exclude: int | None) -> int | None:
     if exclude is not None and n > 1 and 0 <= exclude < n:
         row[exclude] = -np.inf
     return int(np.argmax(row))
+
+
+def vector_plot() -> tuple[pg.GraphicsLayoutWidget, pg.PlotItem, VectorLayer]:
+    """A canvas with one plot for arrows from the origin: equal axes (angles on screen are the
+    true ones), the axes through the origin drawn, no mouse; and its :class:`VectorLayer`."""
+    canvas = pg.GraphicsLayoutWidget()
+    canvas.ci.layout.setContentsMargins(2, 2, 8, 2)
+    plot = canvas.addPlot()
+    plot.setMenuEnabled(False)
+    plot.hideButtons()
+    plot.setMouseEnabled(x=False, y=False)
+    plot.setAspectLocked(True, ratio=1.0)
+    plot.showGrid(x=True, y=True, alpha=0.15)
+    plot.vb.disableAutoRange()
+    tick_font = QtGui.QFont()
+    tick_font.setPixelSize(13)
+    for name in ("left", "bottom"):
+        axis = plot.getAxis(name)
+        axis.setStyle(tickFont=tick_font)
+        axis.setPen(pg.mkPen("#444444", width=1))
+        axis.setTextPen(pg.mkPen("#222222"))
+    zero_pen = pg.mkPen("#b0b0b0", width=1.2)
+    plot.addItem(pg.InfiniteLine(0.0, angle=0, pen=zero_pen, movable=False))
+    plot.addItem(pg.InfiniteLine(0.0, angle=90, pen=zero_pen, movable=False))
+    arrows = VectorLayer()
+    arrows.setZValue(10)
+    plot.addItem(arrows)
+    cache_static(plot.getAxis("left"), plot.getAxis("bottom"))
+    return canvas, plot, arrows
 
 
 class GeometryView(QtWidgets.QWidget):
@@ -105,28 +152,7 @@ class GeometryView(QtWidgets.QWidget):
         controls.addWidget(self.pair_b)
         outer.addLayout(controls)
 
-        self.canvas = pg.GraphicsLayoutWidget()
-        self.canvas.ci.layout.setContentsMargins(2, 2, 8, 2)
-        self.plot = self.canvas.addPlot()
-        self.plot.setMenuEnabled(False)
-        self.plot.hideButtons()
-        self.plot.setMouseEnabled(x=False, y=False)
-        self.plot.setAspectLocked(True, ratio=1.0)
-        self.plot.showGrid(x=True, y=True, alpha=0.15)
-        self.plot.vb.disableAutoRange()
-        tick_font = QtGui.QFont()
-        tick_font.setPixelSize(13)
-        for name in ("left", "bottom"):
-            axis = self.plot.getAxis(name)
-            axis.setStyle(tickFont=tick_font)
-            axis.setPen(pg.mkPen("#444444", width=1))
-            axis.setTextPen(pg.mkPen("#222222"))
-        zero_pen = pg.mkPen("#b0b0b0", width=1.2)
-        self.plot.addItem(pg.InfiniteLine(0.0, angle=0, pen=zero_pen, movable=False))
-        self.plot.addItem(pg.InfiniteLine(0.0, angle=90, pen=zero_pen, movable=False))
-        self.arrows = VectorLayer()
-        self.arrows.setZValue(10)
-        self.plot.addItem(self.arrows)
+        self.canvas, self.plot, self.arrows = vector_plot()
         outer.addWidget(self.canvas, 1)
 
         self.caption = QtWidgets.QLabel()
@@ -156,8 +182,6 @@ class GeometryView(QtWidgets.QWidget):
         outer.addWidget(self.readout)
         for label in (self.caption, self.readout):
             no_widen(label)
-        cache_static(self.plot.getAxis("left"), self.plot.getAxis("bottom"))
-
         self.mode.currentIndexChanged.connect(self._on_mode)
         self.pair_a.activated.connect(self._on_pair)
         self.pair_b.activated.connect(self._on_pair)
@@ -301,8 +325,12 @@ class GeometryView(QtWidgets.QWidget):
         tips_arr = np.array(tips, dtype=np.float64).reshape(-1, 2)
         self.arrows.set_data(tips_arr, labels, roles, vectors, arc)
         self.readout.setText(readout)
-        self.caption.setText(self._caption_text(space, dim, projection, mode, state, len(tips)))
+        caption = self._caption_text(space, dim, projection, mode, state, len(tips))
+        self.caption.setText(caption)
         self._fit(tips_arr, (mode, dim, projection.exact, tuple(labels)))
+        # What a figure for the page draws again (`geometry_page`): the numbers, not the widgets.
+        self.drawing = GeometryDrawing(tips_arr, labels, roles, vectors, arc, space, caption,
+                                       readout.replace(ASK_QK, ""))
 
     def set_digits(self, digits: int):
         """Write the readout and hover numbers with ``digits`` decimals (the precision setting)."""
@@ -332,7 +360,7 @@ class GeometryView(QtWidgets.QWidget):
         elif raw_score and additive:
             second += " — additive scores are on: attention does not use this dot product"
         else:
-            second += " — attention compares q·k, not x·x: show “q and k” to see its scores"
+            second += " — attention compares q·k, not x·x" + ASK_QK
         return f"{first}<br><span style='font-size:small'>{second}</span>"
 
     @staticmethod
@@ -363,10 +391,17 @@ class GeometryView(QtWidgets.QWidget):
             if lo[0] >= x0 + mx and hi[0] <= x1 - mx and lo[1] >= y0 + my and hi[1] <= y1 - my:
                 return
         self._fit_key = key
-        span = float(np.max(hi - lo))
-        if not span > 0:
-            span = 1.0
-        centre = (lo + hi) / 2.0
-        half = np.maximum((hi - lo) / 2.0, span * 0.1) + span * 0.25
-        self.plot.setRange(xRange=(centre[0] - half[0], centre[0] + half[0]),
-                           yRange=(centre[1] - half[1], centre[1] + half[1]), padding=0)
+        x_range, y_range = frame(tips)
+        self.plot.setRange(xRange=x_range, yRange=y_range, padding=0)
+
+
+def frame(tips: np.ndarray) -> tuple[tuple[float, float], tuple[float, float]]:
+    """(x range, y range) that frame the origin and every tip, with room around them for labels."""
+    pts = np.vstack([np.asarray(tips, dtype=np.float64).reshape(-1, 2), np.zeros((1, 2))])
+    lo, hi = pts.min(axis=0), pts.max(axis=0)
+    span = float(np.max(hi - lo))
+    if not span > 0:
+        span = 1.0
+    centre = (lo + hi) / 2.0
+    half = np.maximum((hi - lo) / 2.0, span * 0.1) + span * 0.25
+    return ((centre[0] - half[0], centre[0] + half[0]), (centre[1] - half[1], centre[1] + half[1]))
