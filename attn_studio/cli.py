@@ -298,10 +298,11 @@ def _check_export_args(args, trained=None):
         check_output_path(args.out)
     except ExportError as exc:
         raise UsageError(str(exc)) from None
-    if panel.startswith("training:"):
-        # A lab panel shows a run that plays in the window; headless, the run is `attn-studio train`'s.
-        raise UsageError(f"the {panel} panel shows a training run; write its figure (the panel's own) and "
-                         f"history with attn-studio train {panel.split(':', 1)[1]} --out DIR --png")
+    if panel.startswith("training:") and not args.steps:
+        # A lab panel shows a run that plays in the window: the export plays it to --steps first.
+        raise UsageError(f"the {panel} panel shows a training run: give --steps N (its run played to step N), "
+                         f"or write its figure and history with attn-studio train {panel.split(':', 1)[1]} "
+                         f"--out DIR --png")
     if panel == "positions" and trained is not None:  # the panel draws the toy model's sinusoidal encoding
         from .trained.command import learned_positions
 
@@ -496,7 +497,10 @@ def _picture(window, args, panel_name: str):
 
     if args.find:
         picture.find_heads(window, *args.find)
-    view = picture.show_view(window, args.view) if args.view or args.steps or panel_name == "stage" else None
+    if panel_name.startswith("training:"):
+        view = picture.show_view(window, picture.training_view(window, panel_name))
+    else:
+        view = picture.show_view(window, args.view) if args.view or args.steps or panel_name == "stage" else None
     if args.steps:
         picture.train(window, view, args.steps)
     if panel_name == "stage":

@@ -117,3 +117,16 @@ def test_the_heads_tab_shows_its_find_in_a_picture_of_the_window(tmp_path, capfd
                     "--view", "heads", "--out", str(missing))
     assert done.returncode == 2 and "zebra" in done.stderr, done.stderr
     assert not missing.exists()
+
+
+def test_a_training_panels_figure_is_exported_after_its_run_is_played(tmp_path, capfd):
+    out = tmp_path / "seq2seq.svg"
+    done = run_here(capfd, "export", "--panel", "training:seq2seq", "--out", str(out))
+    assert done.returncode == 2 and "give --steps N" in done.stderr, done.stderr
+    assert not out.exists()
+    done = run_here(capfd, "export", "--panel", "training:seq2seq", "--steps", "4", "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    texts = svg_texts(out)
+    steps = [int(n) for n in re.findall(r"\bstep (\d+)\b", texts)]
+    assert steps and 4 <= max(steps) <= 8, texts[:1500]
+    assert "Play" not in texts  # the figure for the page, not the panel with its buttons

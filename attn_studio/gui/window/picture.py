@@ -59,6 +59,11 @@ def find_heads(window, query: str, key: str) -> None:
     settle(window)
 
 
+def training_view(window, panel_name: str) -> str:
+    """The view's name of the training lab's panel ``panel_name`` ("training:seq2seq" -> "Training: Why attention")."""
+    return TRAINING_PREFIX + window.training.tab.panels[panel_name.split(":", 1)[1]].title
+
+
 def train(window, view: str, steps: int) -> None:
     """Play the training panel of ``view`` until it has taken ``steps`` steps, then pause it."""
     panel = window.present.training_panel(view)
