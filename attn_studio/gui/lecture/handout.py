@@ -145,6 +145,10 @@ def handout_command(argv: list[str], prog: str, make_window) -> int:
     except (ExportError, OSError) as exc:
         return fail(exc, code=1)
     finally:
+        # Closed as a person closes it: a training scene started the lab's runners, whose threads
+        # the application would otherwise wait for at exit, forever (the command never returned).
+        window.studio.mark_saved()
+        window.close()
         window.deleteLater()
         app.processEvents()
         QtCore.QCoreApplication.sendPostedEvents(None, QtCore.QEvent.DeferredDelete)
