@@ -253,6 +253,30 @@ def test_a_training_panel_plays_on_the_stage_and_goes_back(window, qtbot):
     panel.pause()
 
 
+def test_a_training_plot_s_legend_is_a_key_under_it_on_the_stage_not_over_its_curves(window, qtbot):
+    from attn_studio.gui.qt.pg import pg
+
+    w = window
+    name = next(v for v in w.present.views() if v.startswith("Training: ") and "two layers" in v)
+    stage = present(w, name)
+    panel = w.present.training_panel(name)
+    legends = [item for view in panel.findChildren(pg.GraphicsView) for item in view.scene().items()
+               if isinstance(item, pg.LegendItem)]
+    assert legends
+    shown = [legend for legend in legends if legend.isVisible() and legend.parentItem().isVisible()]
+    assert not shown, "a legend is drawn over the curves on the stage"
+    texts = drawn_texts(stage)
+    key = [(t, px) for t, px in texts if "two layers, repeat" in t or "one layer, repeat" in t]
+    assert key and min(px for _, px in key) >= 23.5, key
+    w.present.move_page(1)  # the next plot: its own key
+    settle(w)
+    second = [t for t, _ in drawn_texts(stage)]
+    assert "two layers, induction" in second and "two layers, repeat" not in second, second
+    w.present.leave()
+    settle(w)
+    assert all(legend.isVisible() for legend in legends), "the window's legends come back"
+
+
 def test_stage_sizes_follow_the_screen_height():
     small, large = present_module.stage_sizes(720), present_module.stage_sizes(2160)
     assert small["label"] >= 30 and small["value"] >= 24 and small["title"] >= small["label"]

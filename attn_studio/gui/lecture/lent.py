@@ -105,8 +105,40 @@ class _Lent:
             else:
                 item.setMinimumSize(0, 0)
                 item.setMaximumSize(0, 0)
+        self._show_key()
         self.graphics.ci.layout.invalidate()
         return pages
+
+    def _show_key(self) -> None:
+        """The shown plots' legends as one line under them: at the room's text size a legend in the
+        plot covered half its curves. The legends themselves are hidden while the widget is lent."""
+        entries = []
+        for item, _, _ in self.items:
+            legend = getattr(item, "legend", None)
+            if legend is None:
+                continue
+            legend.setVisible(False)
+            if item.isVisible():
+                for sample, label in legend.items:
+                    pen = pg.mkPen(sample.item.opts.get("pen"))
+                    entries.append((label.text, pen.color().name(), pen.style() != QtCore.Qt.SolidLine))
+        if not entries:
+            if getattr(self, "key", None) is not None:
+                self.key.setVisible(False)
+            return
+        parts = [f"<span style='color:{colour}; font-weight:bold'>{'╍╍' if dashed else '━━'}</span>&nbsp;{label}"
+                 for label, colour, dashed in entries]
+        text = "&nbsp;&nbsp;&nbsp;".join(parts)
+        size = f"{getattr(self, 'key_px', 26)}px"
+        if getattr(self, "key", None) is None:
+            cells = [cell for cell_list in self.graphics.ci.items.values() for cell in cell_list]
+            row = max(r for r, _ in cells) + 1
+            columns = max(c for _, c in cells) + 1
+            self.key = pg.LabelItem(text, size=size, color=presentation.STYLE.theme.ink)
+            self.graphics.ci.addItem(self.key, row, 0, 1, columns)
+        else:
+            self.key.setText(text, size=size, color=presentation.STYLE.theme.ink)
+        self.key.setVisible(True)
 
     def fit_labels(self, width: int) -> None:
         """Labels whose height was fixed for the window: as tall as their text needs at ``width``."""
@@ -117,6 +149,7 @@ class _Lent:
 
     def enlarge(self, px: int) -> None:
         """Every text of the widget at least ``px`` pixels (its own larger sizes kept in proportion)."""
+        self.key_px = px
         self.widget.setFont(_font(px))
         # A style sheet that names a font family (a monospace table of letters) sets the size too:
         # the stage's size is added to it while the widget is on the stage.
@@ -151,7 +184,12 @@ class _Lent:
         for item, mode in self.cached:
             if shiboken6.isValid(item):
                 item.setCacheMode(mode)
+        if getattr(self, "key", None) is not None and shiboken6.isValid(self.key):
+            self.graphics.ci.removeItem(self.key)
         for item, largest, least in self.items + getattr(self, "folded", []):
+            legend = getattr(item, "legend", None)
+            if legend is not None and shiboken6.isValid(legend):
+                legend.setVisible(True)
             item.setVisible(True)
             item.setMaximumSize(largest)
             item.setMinimumSize(least)
