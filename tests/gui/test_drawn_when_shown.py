@@ -73,17 +73,43 @@ def test_a_fitted_column_is_as_wide_as_qts_own_fit_makes_it(qtbot):
         assert fitted == table.columnWidth(column), column
 
 
-def test_an_edit_refits_the_columns_from_its_own(qtbot, monkeypatch):
+def test_an_edit_refits_only_its_own_columns(qtbot, monkeypatch):
     table, model, holder = _table(qtbot, np.zeros((4, 6)))
     table.show()
     qtbot.waitExposed(table)
     fitted = []
-    monkeypatch.setattr(table, "fit_column", lambda column: fitted.append(column))
+    monkeypatch.setattr(table, "fit_column", lambda column, stop=None: fitted.append(column))
     holder["a"] = holder["a"].copy()
     holder["a"][2, 3] = -98765.4321
     model.refresh()  # one cell changed: one dataChanged for it
     table.finish_fitting()
-    assert fitted == [3, 4, 5]
+    assert fitted == [3]  # a column's width depends on its own numbers only
+    fitted.clear()
+    holder["a"] = holder["a"].copy()
+    holder["a"][1, 1] = holder["a"][3, 4] = 12.5
+    model.refresh()  # a block: the columns from its first to its last
+    table.finish_fitting()
+    assert fitted == [1, 2, 3, 4]
+
+
+def test_an_edited_column_is_refitted_to_its_new_widest_number(qtbot):
+    table, model, holder = _table(qtbot, np.zeros((4, 6)))
+    table.show()
+    qtbot.waitExposed(table)
+    table.finish_fitting()
+    narrow = [table.columnWidth(c) for c in range(6)]
+    holder["a"] = holder["a"].copy()
+    holder["a"][2, 3] = -98765.4321
+    model.refresh()
+    table.finish_fitting()
+    text = model.data(model.index(2, 3))
+    assert table.columnWidth(3) >= table.fontMetrics().horizontalAdvance(text) + 4 > narrow[3]
+    assert [table.columnWidth(c) for c in (0, 1, 2, 4, 5)] == [narrow[c] for c in (0, 1, 2, 4, 5)]
+    holder["a"] = holder["a"].copy()
+    holder["a"][2, 3] = 0.0  # the widest number gone: the column narrows again
+    model.refresh()
+    table.finish_fitting()
+    assert table.columnWidth(3) == narrow[3]
 
 
 def test_the_head_lab_draws_a_model_set_while_hidden_when_shown(qtbot):

@@ -300,8 +300,9 @@ class MatrixTable(QtWidgets.QTableView):
         self._fit_timer.setSingleShot(True)
         self._fit_timer.setInterval(0)
         self._fit_timer.timeout.connect(self.fit_columns)
-        self._candidates = None  # (key, rows per column, array): longest_rows of the numbers shown
+        self._candidates = None  # (key, {column: rows}, array): longest_rows of the numbers shown
         self._fit_next = 0  # the column the fitting goes on from (it is spread over event-loop turns)
+        self._fit_stop = None  # the column it stops before (None: the last)
         self._fit_pending = False  # a hidden table fits its columns when shown
         for signal in (model.modelReset, model.headerDataChanged):
             signal.connect(self._refit)
@@ -309,16 +310,20 @@ class MatrixTable(QtWidgets.QTableView):
         self.fit_columns()
 
     def _refit(self, *args) -> None:
-        self._fit_next = 0
+        self._fit_next, self._fit_stop = 0, None
         self._fit_timer.start()
 
     def _refit_changed(self, top_left, bottom_right, roles=()) -> None:
-        # An edit changes a cell or a block: only the columns from its first on are fitted again
-        # (the others' numbers are the same), unless a fitting of earlier columns is under way.
+        # An edit changes a cell or a block: only its columns are fitted again (the others' numbers
+        # are the same, and a column's width depends on its own numbers only). Fitting all 64
+        # columns of a (64, 64) table after a one-cell edit was most of the edit's time. A fitting
+        # under way is widened to take them in.
+        first, stop = max(0, top_left.column()), bottom_right.column() + 1
         if not self._fit_timer.isActive():
-            self._fit_next = max(0, top_left.column())
+            self._fit_next, self._fit_stop = first, stop
         else:
-            self._fit_next = min(self._fit_next, max(0, top_left.column()))
+            self._fit_next = min(self._fit_next, first)
+            self._fit_stop = None if self._fit_stop is None else max(self._fit_stop, stop)
         self._fit_timer.start()
 
     def fit_columns(self) -> None:
@@ -340,15 +345,16 @@ class MatrixTable(QtWidgets.QTableView):
             return
         end = time.perf_counter() + FIT_BUDGET
         columns = model.columnCount()
-        while self._fit_next < columns:
-            self.fit_column(self._fit_next)
+        stop = columns if self._fit_stop is None else min(self._fit_stop, columns)
+        while self._fit_next < stop:
+            self.fit_column(self._fit_next, stop)
             self._fit_next += 1
             if time.perf_counter() >= end:
                 break
-        if self._fit_next < columns:
+        if self._fit_next < stop:
             self._fit_timer.start()
         else:
-            self._fit_next = 0
+            self._fit_next, self._fit_stop = 0, None
 
     def fit_uniform(self) -> None:
         """Give every column of a wide table (a trained model's 384 dimensions) one width: that of its
@@ -388,12 +394,13 @@ class MatrixTable(QtWidgets.QTableView):
             if header.sectionSize(column) != width:
                 header.resizeSection(column, width)
 
-    def fit_column(self, column: int) -> None:
+    def fit_column(self, column: int, stop: int | None = None) -> None:
         """Make ``column`` as wide as its widest number (of the first FIT_SAMPLE_ROWS rows) and its header.
 
         The width Qt's ``resizeColumnToContents`` gives, found faster: Qt asks the delegate for the
         size of every sampled cell, each asking the model for eight roles; here each cell's text is
         measured once with the view's font, and the delegate is asked only for the widest few.
+        ``stop``: the columns up to it are about to be fitted too (their candidates are found at once).
         """
         model = self.model()
         rows = min(model.rowCount(), FIT_SAMPLE_ROWS)
@@ -403,13 +410,18 @@ class MatrixTable(QtWidgets.QTableView):
         width = header.sectionSizeHint(column)
         if rows:
             advance = self.fontMetrics().horizontalAdvance
-            # The candidates of every column at once, kept while the numbers, precision and font stay.
+            # The candidates of the columns being fitted at once, kept while the numbers, precision
+            # and font stay (an edit's one column is not worth the whole table's).
             array = model.array()
             key = (id(array), model.digits, self.font().key(), rows)
             if self._candidates is None or self._candidates[0] != key or self._candidates[2] is not array:
-                self._candidates = (key, longest_rows(array[:rows], model.digits, advance), array)
+                self._candidates = (key, {}, array)
+            found = self._candidates[1]
+            if column not in found:
+                stop = max(column + 1, model.columnCount() if stop is None else stop)
+                found.update(zip(range(column, stop), longest_rows(array[:rows, column:stop], model.digits, advance)))
             widest: dict[str, int] = {}
-            for row in self._candidates[1][column]:
+            for row in found[column]:
                 widest.setdefault(model.display_text(row, column), row)
             # The few widest texts by advance: the delegate adds the same margins to each, and a
             # glyph's overhang may reorder near-equal widths, so up to three within 2 px are asked.
