@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from PySide6 import QtCore, QtGui
 
-from ...formatting import CELL_DIGITS, format_number
+from ...formatting import CELL_DIGITS, format_fixed, format_number
 from .. import presentation
 from ..qt.pg import pg
 from .heatmap_image import runs
@@ -54,6 +54,26 @@ def _runs_path(cells: np.ndarray, found=None) -> QtGui.QPainterPath:
 
 
 _last_path: list = [np.zeros((0, 0), dtype=bool), QtGui.QPainterPath()]  # (mask, its path), the last built
+
+# Cell values laid out once per font and text, then drawn from the layout (QStaticText): the values
+# of a changed model are mostly texts already seen ("0.07", "−1.25"), and drawText laid each one
+# out again on every paint (the values of two heatmaps were a quarter of a small edit's time).
+# Kept up to STATIC_TEXTS texts; beyond, it starts again.
+STATIC_TEXTS = 20_000
+_static_texts: dict = {}  # (font key, text) -> (QStaticText, half its width, half its height)
+
+
+def _laid_out(text: str, font: QtGui.QFont, font_key: str) -> tuple:
+    found = _static_texts.get((font_key, text))
+    if found is None:
+        if len(_static_texts) >= STATIC_TEXTS:
+            _static_texts.clear()
+        static = QtGui.QStaticText(text)
+        static.setTextFormat(QtCore.Qt.PlainText)
+        static.prepare(QtGui.QTransform(), font)
+        size = static.size()
+        found = _static_texts[(font_key, text)] = (static, size.width() / 2, size.height() / 2)
+    return found
 
 
 def _shared_runs_path(cells: np.ndarray, found=None) -> QtGui.QPainterPath:
@@ -189,9 +209,37 @@ class CellOverlay(pg.GraphicsObject):
 
     def cell_text(self, i: int, j: int) -> str:
         """The text cell (``i``, ``j``) shows when it is large enough (formatted on first use)."""
+        return self._all_texts()[i * self._values.shape[1] + j]
+
+    def _all_texts(self) -> list[str]:
+        """Every cell's text, row after row (formatted on first use, all at once)."""
         if not self._texts:
-            self._texts = [[format_value(v, self.digits) for v in row] for row in self._values]
-        return self._texts[i][j]
+            self._texts = format_fixed(self._values, self.digits, short=True)
+        return self._texts
+
+    def _draw_values(self, painter: QtGui.QPainter, transform: QtGui.QTransform, cell_w: float, px: float):
+        """Write each cell's value centred in it (device pixels), in the colour that reads on its fill."""
+        rows, cols = self._values.shape
+        if self._dark_text is None:
+            self._dark_text = self._dark_text_of(self._values)
+        # Cell (i, j)'s centre: the paint's transform maps the cell grid affinely.
+        j, i = np.meshgrid(np.arange(cols), np.arange(rows))
+        x = (transform.m11() * j + transform.m21() * i + transform.dx()).ravel().tolist()
+        y = (transform.m12() * j + transform.m22() * i + transform.dy()).ravel().tolist()
+        texts, font = self._all_texts(), painter.font()
+        key, draw, point = font.key(), painter.drawStaticText, QtCore.QPointF
+        written = ~(self._masked | self._overflow)
+        dark = np.asarray(self._dark_text, dtype=bool)
+        # One pen per colour, not one per cell.
+        for colour, cells in ((QtGui.QColor(20, 20, 20), written & dark), (QtGui.QColor(255, 255, 255), written & ~dark)):
+            painter.setPen(colour)
+            for k in np.flatnonzero(cells).tolist():
+                static, half_w, half_h = _laid_out(texts[k], font, key)
+                draw(point(x[k] - half_w, y[k] - half_h), static)
+        for k in np.flatnonzero(self._overflow & ~self._masked).tolist():
+            row, col = divmod(k, cols)
+            rect = transform.mapRect(QtCore.QRectF(col - 0.5, row - 0.5, 1, 1))
+            painter.drawText(rect, QtCore.Qt.AlignCenter, "overflow" if cell_w > px * 5 else "∞/∞")
 
     def paint(self, painter: QtGui.QPainter, *args):
         rows, cols = self._values.shape
@@ -235,21 +283,7 @@ class CellOverlay(pg.GraphicsObject):
             font = QtGui.QFont(painter.font())
             font.setPixelSize(int(px))
             painter.setFont(font)
-            light, dark = QtGui.QColor(255, 255, 255), QtGui.QColor(20, 20, 20)
-            flags = QtCore.Qt.AlignCenter
-            if self._dark_text is None:
-                self._dark_text = self._dark_text_of(self._values)
-            for i in range(rows):
-                for j in range(cols):
-                    if self._masked[i, j]:
-                        continue
-                    rect = transform.mapRect(QtCore.QRectF(j - 0.5, i - 0.5, 1, 1))
-                    if self._overflow[i, j]:
-                        painter.setPen(light)
-                        painter.drawText(rect, flags, "overflow" if cell_w > px * 5 else "∞/∞")
-                        continue
-                    painter.setPen(dark if self._dark_text[i, j] else light)
-                    painter.drawText(rect, flags, self.cell_text(i, j))
+            self._draw_values(painter, transform, cell_w, px)
         row, col = self.highlight
         # Figures show no pointer.
         drawn = self.pointer_shown and not is_exporting()
