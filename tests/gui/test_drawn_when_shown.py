@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from attn_studio.gui.editing.tables import MatrixModel, MatrixTable
 from attn_studio.pretrained import load_pretrained
@@ -56,11 +57,12 @@ def test_a_visible_table_fits_a_wide_matrix_over_several_turns(qtbot, monkeypatc
     assert all(table.columnWidth(c) >= needed for c in range(30))
 
 
-def test_a_fitted_column_is_as_wide_as_qts_own_fit_makes_it(qtbot):
+@pytest.mark.parametrize("rows", [12, 40])  # every text measured, and the widest few found by ranking
+def test_a_fitted_column_is_as_wide_as_qts_own_fit_makes_it(qtbot, rows):
     # Numbers of every kind the tables show: negative, scientific, zero, long and short, so the
     # widest text of a column is not always the longest one.
     rng = np.random.default_rng(7)
-    values = rng.normal(size=(40, 9)) * 10.0 ** rng.integers(-9, 8, size=(40, 9))
+    values = rng.normal(size=(rows, 9)) * 10.0 ** rng.integers(-9, 8, size=(rows, 9))
     values[rng.random(values.shape) < 0.15] = 0.0
     values[:, 4] = 1.0  # a narrow column: its header is wider than its numbers
     table, model, _ = _table(qtbot, values)

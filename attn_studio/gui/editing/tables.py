@@ -273,6 +273,7 @@ def longest_rows(values: np.ndarray, digits: int, advance) -> list[list[int]]:
 
 FIT_COLUMNS_UP_TO = 128  # wider tables get one width for every column (fitting each costs time)
 FIT_SAMPLE_ROWS = 200  # rows measured to fit a column
+MEASURE_EVERY_ROW = 32  # up to this many rows every text of a column is measured (cheaper than ranking them)
 FIT_BUDGET = 0.008  # seconds of column fitting per event-loop turn (it shares a turn with a drawing step)
 
 
@@ -417,7 +418,10 @@ class MatrixTable(QtWidgets.QTableView):
             if self._candidates is None or self._candidates[0] != key or self._candidates[2] is not array:
                 self._candidates = (key, {}, array)
             found = self._candidates[1]
-            if column not in found:
+            if rows <= MEASURE_EVERY_ROW:
+                # A short column: measuring its few texts costs less than ranking them with NumPy.
+                found[column] = range(rows)
+            elif column not in found:
                 stop = max(column + 1, model.columnCount() if stop is None else stop)
                 found.update(zip(range(column, stop), longest_rows(array[:rows, column:stop], model.digits, advance)))
             widest: dict[str, int] = {}

@@ -60,20 +60,26 @@ _last_path: list = [np.zeros((0, 0), dtype=bool), QtGui.QPainterPath()]  # (mask
 # out again on every paint (the values of two heatmaps were a quarter of a small edit's time).
 # Kept up to STATIC_TEXTS texts; beyond, it starts again.
 STATIC_TEXTS = 20_000
-_static_texts: dict = {}  # (font key, text) -> (QStaticText, half its width, half its height)
+_static_texts: dict = {}  # font key -> {text: (QStaticText, half its width, half its height)}
 
 
-def _laid_out(text: str, font: QtGui.QFont, font_key: str) -> tuple:
-    found = _static_texts.get((font_key, text))
-    if found is None:
-        if len(_static_texts) >= STATIC_TEXTS:
+def _laid_out_texts(font: QtGui.QFont) -> dict:
+    """The texts laid out in ``font`` so far (text -> (QStaticText, half width, half height))."""
+    key = font.key()
+    texts = _static_texts.get(key)
+    if texts is None or len(texts) >= STATIC_TEXTS:
+        if sum(len(t) for t in _static_texts.values()) >= STATIC_TEXTS:
             _static_texts.clear()
-        static = QtGui.QStaticText(text)
-        static.setTextFormat(QtCore.Qt.PlainText)
-        static.prepare(QtGui.QTransform(), font)
-        size = static.size()
-        found = _static_texts[(font_key, text)] = (static, size.width() / 2, size.height() / 2)
-    return found
+        texts = _static_texts[key] = {}
+    return texts
+
+
+def _lay_out(text: str, font: QtGui.QFont) -> tuple:
+    static = QtGui.QStaticText(text)
+    static.setTextFormat(QtCore.Qt.PlainText)
+    static.prepare(QtGui.QTransform(), font)
+    size = static.size()
+    return static, size.width() / 2, size.height() / 2
 
 
 def _shared_runs_path(cells: np.ndarray, found=None) -> QtGui.QPainterPath:
@@ -93,7 +99,8 @@ class CellOverlay(pg.GraphicsObject):
         self._masked = np.zeros((0, 0), dtype=bool)
         self._dark_text = np.zeros((0, 0), dtype=bool)
         self._dark_text_of = None  # or how to find it, when it is first needed
-        self._texts: list[list[str]] = []
+        self._texts: list[str] = []  # every cell's text, row after row (made when first drawn)
+        self._centres_of: tuple = (None, [], [])  # (grid and transform, x, y): see _centres
         self._selected_row: int | None = None
         self._chars_known = 2.5  # the widest value, in ems (None: not measured yet)
         self._mask_path = QtGui.QPainterPath()
@@ -217,24 +224,39 @@ class CellOverlay(pg.GraphicsObject):
             self._texts = format_fixed(self._values, self.digits, short=True)
         return self._texts
 
+    def _centres(self, transform: QtGui.QTransform) -> tuple[list, list]:
+        """Every cell's centre on the device, row after row, as lists of x and y (kept while the
+        grid and the transform stay: an edit changes the numbers, rarely where they go)."""
+        rows, cols = self._values.shape
+        key = (rows, cols, transform.m11(), transform.m12(), transform.m21(), transform.m22(),
+               transform.dx(), transform.dy())
+        if self._centres_of[0] != key:
+            # The paint's transform maps the cell grid affinely: cell (i, j)'s centre is (j, i) mapped.
+            j, i = np.arange(cols)[None, :], np.arange(rows)[:, None]
+            x = (key[2] * j + key[4] * i + key[6]).ravel().tolist()
+            y = (key[3] * j + key[5] * i + key[7]).ravel().tolist()
+            self._centres_of = (key, x, y)
+        return self._centres_of[1], self._centres_of[2]
+
     def _draw_values(self, painter: QtGui.QPainter, transform: QtGui.QTransform, cell_w: float, px: float):
         """Write each cell's value centred in it (device pixels), in the colour that reads on its fill."""
         rows, cols = self._values.shape
         if self._dark_text is None:
             self._dark_text = self._dark_text_of(self._values)
-        # Cell (i, j)'s centre: the paint's transform maps the cell grid affinely.
-        j, i = np.meshgrid(np.arange(cols), np.arange(rows))
-        x = (transform.m11() * j + transform.m21() * i + transform.dx()).ravel().tolist()
-        y = (transform.m12() * j + transform.m22() * i + transform.dy()).ravel().tolist()
+        x, y = self._centres(transform)
         texts, font = self._all_texts(), painter.font()
-        key, draw, point = font.key(), painter.drawStaticText, QtCore.QPointF
+        laid_out, draw, point = _laid_out_texts(font), painter.drawStaticText, QtCore.QPointF
         written = ~(self._masked | self._overflow)
         dark = np.asarray(self._dark_text, dtype=bool)
         # One pen per colour, not one per cell.
         for colour, cells in ((QtGui.QColor(20, 20, 20), written & dark), (QtGui.QColor(255, 255, 255), written & ~dark)):
             painter.setPen(colour)
             for k in np.flatnonzero(cells).tolist():
-                static, half_w, half_h = _laid_out(texts[k], font, key)
+                text = texts[k]
+                found = laid_out.get(text)
+                if found is None:
+                    found = laid_out[text] = _lay_out(text, font)
+                static, half_w, half_h = found
                 draw(point(x[k] - half_w, y[k] - half_h), static)
         for k in np.flatnonzero(self._overflow & ~self._masked).tolist():
             row, col = divmod(k, cols)
