@@ -275,6 +275,7 @@ FIT_COLUMNS_UP_TO = 128  # wider tables get one width for every column (fitting 
 FIT_SAMPLE_ROWS = 200  # rows measured to fit a column
 MEASURE_EVERY_ROW = 32  # up to this many rows every text of a column is measured (cheaper than ranking them)
 FIT_BUDGET = 0.008  # seconds of column fitting per event-loop turn (it shares a turn with a drawing step)
+FIT_AT_ONCE = 4  # an edit of up to this many columns fits them in its own turn, not the next
 
 
 class MatrixTable(QtWidgets.QTableView):
@@ -320,12 +321,20 @@ class MatrixTable(QtWidgets.QTableView):
         # columns of a (64, 64) table after a one-cell edit was most of the edit's time. A fitting
         # under way is widened to take them in.
         first, stop = max(0, top_left.column()), bottom_right.column() + 1
-        if not self._fit_timer.isActive():
-            self._fit_next, self._fit_stop = first, stop
-        else:
+        if not self.isVisible():
+            self._fit_pending = True  # every column is fitted when the table is shown
+            return
+        if self._fit_timer.isActive():
             self._fit_next = min(self._fit_next, first)
             self._fit_stop = None if self._fit_stop is None else max(self._fit_stop, stop)
-        self._fit_timer.start()
+            return
+        self._fit_next, self._fit_stop = first, stop
+        if stop - first <= FIT_AT_ONCE:
+            # A cell's column (or a few) is fitted in the turn that changed it, before it is painted:
+            # a turn of its own for it cost more than the fitting.
+            self.fit_columns()
+        else:
+            self._fit_timer.start()
 
     def fit_columns(self) -> None:
         """Make every column as wide as its widest number (and header), at least 40 pixels.
@@ -468,7 +477,7 @@ class MatrixTable(QtWidgets.QTableView):
     def showEvent(self, event):
         super().showEvent(event)
         if self._fit_pending:
-            self._fit_next = 0
+            self._fit_next, self._fit_stop = 0, None
             self.fit_columns()
 
     def copy_selection(self) -> bool:
