@@ -8,6 +8,8 @@ guessed from its length).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from PySide6 import QtCore, QtGui
 
@@ -55,31 +57,56 @@ def _runs_path(cells: np.ndarray, found=None) -> QtGui.QPainterPath:
 
 _last_path: list = [np.zeros((0, 0), dtype=bool), QtGui.QPainterPath()]  # (mask, its path), the last built
 
-# Cell values laid out once per font and text, then drawn from the layout (QStaticText): the values
-# of a changed model are mostly texts already seen ("0.07", "−1.25"), and drawText laid each one
-# out again on every paint (the values of two heatmaps were a quarter of a small edit's time).
-# Kept up to STATIC_TEXTS texts; beyond, it starts again.
-STATIC_TEXTS = 20_000
-_static_texts: dict = {}  # font key -> {text: (QStaticText, half its width, half its height)}
+# Cell values are laid out once per font and text (QStaticText) and, on the screen, drawn once per
+# colour into a small picture that each cell showing that text copies: the values of a changed
+# model are mostly texts already seen ("0.07", "−1.25"), and drawText laid out and rasterised each
+# one again on every paint (the values of two heads were a quarter of a small edit's time).
+# Figures draw the laid-out texts (an SVG or PDF keeps them as text). Up to DRAWN_TEXTS are kept.
+DRAWN_TEXTS = 20_000
+_drawn_texts: dict = {}  # (font key, colour, pixel ratio) or font key -> {text: what draws it}
 
 
-def _laid_out_texts(font: QtGui.QFont) -> dict:
-    """The texts laid out in ``font`` so far (text -> (QStaticText, half width, half height))."""
-    key = font.key()
-    texts = _static_texts.get(key)
-    if texts is None or len(texts) >= STATIC_TEXTS:
-        if sum(len(t) for t in _static_texts.values()) >= STATIC_TEXTS:
-            _static_texts.clear()
-        texts = _static_texts[key] = {}
+def _drawn(key) -> dict:
+    """The texts kept for ``key`` (see ``_drawn_texts``): text -> (what to draw, its offset from the centre)."""
+    texts = _drawn_texts.get(key)
+    if texts is None:
+        if sum(len(t) for t in _drawn_texts.values()) >= DRAWN_TEXTS:
+            _drawn_texts.clear()
+        texts = _drawn_texts[key] = {}
     return texts
 
 
 def _lay_out(text: str, font: QtGui.QFont) -> tuple:
+    """``text`` laid out in ``font``: (QStaticText, half its width, half its height)."""
     static = QtGui.QStaticText(text)
     static.setTextFormat(QtCore.Qt.PlainText)
     static.prepare(QtGui.QTransform(), font)
     size = static.size()
     return static, size.width() / 2, size.height() / 2
+
+
+def _rasterise(text: str, font: QtGui.QFont, colour: QtGui.QColor, ratio: float) -> tuple:
+    """``text`` drawn in ``font`` and ``colour`` on a transparent pixmap for a screen of pixel ratio
+    ``ratio``: (QPixmap, half its width, half its height), the text centred in it as drawText centres it."""
+    static, half_w, half_h = _laid_out(text, font)
+    width, height = math.ceil(2 * half_w) + 2, math.ceil(2 * half_h) + 2
+    pixmap = QtGui.QPixmap(math.ceil(width * ratio), math.ceil(height * ratio))
+    pixmap.setDevicePixelRatio(ratio)
+    pixmap.fill(QtCore.Qt.transparent)
+    painter = QtGui.QPainter(pixmap)
+    painter.setFont(font)
+    painter.setPen(colour)
+    painter.drawStaticText(QtCore.QPointF(width / 2 - half_w, height / 2 - half_h), static)
+    painter.end()
+    return pixmap, width / 2, height / 2
+
+
+def _laid_out(text: str, font: QtGui.QFont) -> tuple:
+    texts = _drawn(font.key())
+    found = texts.get(text)
+    if found is None:
+        found = texts[text] = _lay_out(text, font)
+    return found
 
 
 def _shared_runs_path(cells: np.ndarray, found=None) -> QtGui.QPainterPath:
@@ -244,20 +271,28 @@ class CellOverlay(pg.GraphicsObject):
         if self._dark_text is None:
             self._dark_text = self._dark_text_of(self._values)
         x, y = self._centres(transform)
-        texts, font = self._all_texts(), painter.font()
-        laid_out, draw, point = _laid_out_texts(font), painter.drawStaticText, QtCore.QPointF
+        texts, font, point = self._all_texts(), painter.font(), QtCore.QPointF
+        # On the screen (a raster painter, no figure being made) each text is copied from its picture.
+        on_screen = not is_exporting() and painter.paintEngine().type() == QtGui.QPaintEngine.Raster
+        ratio = painter.device().devicePixelRatioF() if on_screen else 1.0
         written = ~(self._masked | self._overflow)
         dark = np.asarray(self._dark_text, dtype=bool)
         # One pen per colour, not one per cell.
         for colour, cells in ((QtGui.QColor(20, 20, 20), written & dark), (QtGui.QColor(255, 255, 255), written & ~dark)):
             painter.setPen(colour)
+            if on_screen:
+                drawn, draw = _drawn((font.key(), colour.rgba(), ratio)), painter.drawPixmap
+                make = lambda text: _rasterise(text, font, colour, ratio)  # noqa: E731
+            else:
+                drawn, draw = _drawn(font.key()), painter.drawStaticText
+                make = lambda text: _lay_out(text, font)  # noqa: E731
             for k in np.flatnonzero(cells).tolist():
                 text = texts[k]
-                found = laid_out.get(text)
+                found = drawn.get(text)
                 if found is None:
-                    found = laid_out[text] = _lay_out(text, font)
-                static, half_w, half_h = found
-                draw(point(x[k] - half_w, y[k] - half_h), static)
+                    found = drawn[text] = make(text)
+                what, half_w, half_h = found
+                draw(point(x[k] - half_w, y[k] - half_h), what)
         for k in np.flatnonzero(self._overflow & ~self._masked).tolist():
             row, col = divmod(k, cols)
             rect = transform.mapRect(QtCore.QRectF(col - 0.5, row - 0.5, 1, 1))
