@@ -76,6 +76,22 @@ def _drawn(key) -> dict:
     return texts
 
 
+_em_widths: dict = {}  # (the application's font, text) -> the text's width in ems of it
+
+
+def _em_width(text: str) -> float:
+    """The width of ``text`` in ems of the application's font (measured once per font and text)."""
+    font = QtGui.QFont()
+    key = (font.key(), text)
+    width = _em_widths.get(key)
+    if width is None:
+        if len(_em_widths) >= DRAWN_TEXTS:
+            _em_widths.clear()
+        font.setPixelSize(100)
+        width = _em_widths[key] = QtGui.QFontMetricsF(font).horizontalAdvance(text) / 100.0
+    return width
+
+
 def _lay_out(text: str, font: QtGui.QFont) -> tuple:
     """``text`` laid out in ``font``: (QStaticText, half its width, half its height)."""
     static = QtGui.QStaticText(text)
@@ -162,10 +178,7 @@ class CellOverlay(pg.GraphicsObject):
         """Width of the widest value, in ems of the cell font (measured, not guessed from its length)."""
         finite = self._values[np.isfinite(self._values)]
         texts = [format_value(v, self.digits) for v in (finite.min(), finite.max())] if finite.size else ["0.00"]
-        font = QtGui.QFont()
-        font.setPixelSize(100)
-        metrics = QtGui.QFontMetricsF(font)
-        return max(metrics.horizontalAdvance(t) for t in texts) / 100.0
+        return max(_em_width(t) for t in texts)
 
     def set_presentation(self, zoom: float, outline: QtGui.QColor):
         """Text size of the cell values follows the app's zoom; the outline the theme."""
@@ -326,9 +339,11 @@ class CellOverlay(pg.GraphicsObject):
         scale = abs(transform.m11() / on_screen) if on_screen else 1.0
         # The largest text the cell holds: its widest value with a little room each side,
         # one line high with room above and below.
-        # Measuring the widest value needs every value: not when the cells cannot hold even a
-        # narrow one (a value is at least a digit, some 0.3 em).
-        narrowest = min(cell_h * 0.62, (cell_w - 3 * scale) / (0.3 + 0.15)) / scale
+        # Measuring the widest value needs every value: not when the cells cannot hold even the
+        # narrowest a value can be, zero with the precision's decimals ("0.00"; the stages of a
+        # dozen tokens at 1366 × 768 cannot, and measured theirs on every edit).
+        least = _em_width(format_value(0.0, self.digits))
+        narrowest = min(cell_h * 0.62, (cell_w - 3 * scale) / (least + 0.15)) / scale
         if narrowest < MIN_TEXT_PX or not self.show_values:
             fit = narrowest
         else:
