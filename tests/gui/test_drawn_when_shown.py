@@ -156,3 +156,31 @@ def test_the_widest_number_is_found_without_writing_every_number(qtbot):
             fitted = table.columnWidth(column)
             table.resizeColumnToContents(column)
             assert fitted == table.columnWidth(column), (digits, column)
+
+
+def test_a_column_follows_a_longer_label_and_a_larger_font(qtbot):
+    # The header's and the delegate's widths are kept between fittings: a new label or font
+    # must still widen the column as Qt's own fit does.
+    holder = {"a": np.full((3, 2), 0.5), "cols": ["d1", "d2"]}
+    model = MatrixModel("W", lambda: holder["a"], lambda: ["a", "b", "c"], lambda: holder["cols"])
+    table = MatrixTable(model, "testTable")
+    qtbot.addWidget(table)
+    table.resize(900, 400)
+    table.show()
+    qtbot.waitExposed(table)
+    table.finish_fitting()
+    before = table.columnWidth(1)
+    holder["cols"] = ["d1", "a much longer dimension label"]
+    model.refresh()
+    table.finish_fitting()
+    fitted = table.columnWidth(1)
+    table.resizeColumnToContents(1)
+    assert fitted == table.columnWidth(1) > before
+    font = table.font()
+    font.setPointSizeF(font.pointSizeF() * 2)
+    table.setFont(font)
+    table.finish_fitting()
+    assert table.columnWidth(1) > fitted
+    fitted = table.columnWidth(0)
+    table.resizeColumnToContents(0)
+    assert fitted == table.columnWidth(0)

@@ -273,6 +273,7 @@ def longest_rows(values: np.ndarray, digits: int, advance) -> list[list[int]]:
 
 FIT_COLUMNS_UP_TO = 128  # wider tables get one width for every column (fitting each costs time)
 FIT_SAMPLE_ROWS = 200  # rows measured to fit a column
+DRAWN_WIDTHS = 10_000  # texts whose width the delegate gave, kept (beyond, they are asked again)
 MEASURE_EVERY_ROW = 32  # up to this many rows every text of a column is measured (cheaper than ranking them)
 FIT_BUDGET = 0.008  # seconds of column fitting per event-loop turn (it shares a turn with a drawing step)
 FIT_AT_ONCE = 4  # an edit of up to this many columns fits them in its own turn, not the next
@@ -306,6 +307,10 @@ class MatrixTable(QtWidgets.QTableView):
         self._fit_next = 0  # the column the fitting goes on from (it is spread over event-loop turns)
         self._fit_stop = None  # the column it stops before (None: the last)
         self._fit_pending = False  # a hidden table fits its columns when shown
+        # What the header and the delegate said, kept while the font stays: a cell's width depends on
+        # its text only, a header's on its label (a change of labels or shape forgets them). Asking
+        # them again was most of fitting an edited column.
+        self._widths_font, self._text_widths, self._header_widths, self._advances = None, {}, {}, {}
         for signal in (model.modelReset, model.headerDataChanged):
             signal.connect(self._refit)
         model.dataChanged.connect(self._refit_changed)
@@ -313,7 +318,15 @@ class MatrixTable(QtWidgets.QTableView):
 
     def _refit(self, *args) -> None:
         self._fit_next, self._fit_stop = 0, None
+        self._header_widths = {}
         self._fit_timer.start()
+
+    def _widths(self, font_key: str) -> tuple[dict, dict, dict]:
+        """(text -> the delegate's width, column -> the header's width, text -> its advance) for the
+        font ``font_key``."""
+        if self._widths_font != font_key or len(self._advances) > DRAWN_WIDTHS:
+            self._widths_font, self._text_widths, self._header_widths, self._advances = font_key, {}, {}, {}
+        return self._text_widths, self._header_widths, self._advances
 
     def _refit_changed(self, top_left, bottom_right, roles=()) -> None:
         # An edit changes a cell or a block: only its columns are fitted again (the others' numbers
@@ -417,13 +430,17 @@ class MatrixTable(QtWidgets.QTableView):
         header = self.horizontalHeader()
         if header.isSectionHidden(column):
             return
-        width = header.sectionSizeHint(column)
+        font_key = self.font().key()
+        text_widths, header_widths, advances = self._widths(font_key)
+        width = header_widths.get(column)
+        if width is None:
+            width = header_widths[column] = header.sectionSizeHint(column)
         if rows:
             advance = self.fontMetrics().horizontalAdvance
             # The candidates of the columns being fitted at once, kept while the numbers, precision
             # and font stay (an edit's one column is not worth the whole table's).
             array = model.array()
-            key = (id(array), model.digits, self.font().key(), rows)
+            key = (id(array), model.digits, font_key, rows)
             if self._candidates is None or self._candidates[0] != key or self._candidates[2] is not array:
                 self._candidates = (key, {}, array)
             found = self._candidates[1]
@@ -438,11 +455,17 @@ class MatrixTable(QtWidgets.QTableView):
                 widest.setdefault(model.display_text(row, column), row)
             # The few widest texts by advance: the delegate adds the same margins to each, and a
             # glyph's overhang may reorder near-equal widths, so up to three within 2 px are asked.
-            measured = sorted(((advance(text), text) for text in widest), reverse=True)
+            for text in widest:
+                if text not in advances:
+                    advances[text] = advance(text)
+            measured = sorted(((advances[text], text) for text in widest), reverse=True)
             # Texts of one advance get one size from the delegate: one of each width is asked.
             by_width = dict((width_, text) for width_, text in reversed(measured[:3]) if width_ >= measured[0][0] - 2)
             candidates = list(by_width.values())
-            content = max(self.sizeHintForIndex(model.index(widest[text], column)).width() for text in candidates)
+            for text in candidates:
+                if text not in text_widths:
+                    text_widths[text] = self.sizeHintForIndex(model.index(widest[text], column)).width()
+            content = max(text_widths[text] for text in candidates)
             width = max(width, content + (1 if self.showGrid() else 0))
         header.resizeSection(column, width)
 
