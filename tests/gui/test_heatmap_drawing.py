@@ -8,7 +8,8 @@ import pytest
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from attn_studio.gui.views.heatmap import WEIGHTS_CMAP, Heatmap
-from attn_studio.gui.views.heatmap_view import HeatmapCanvas
+
+from gui_helpers import shown_canvas
 
 VALUES = np.array([[0.0, 1.0, 0.5],
                    [1.0, 0.0, 0.25]])
@@ -21,11 +22,7 @@ LABELS = dict(row_labels=["a", "b"], col_labels=["x", "y", "z"])
 def canvas(qtbot):
     heatmap = Heatmap("test", WEIGHTS_CMAP)
     heatmap.overlay.show_values = False  # colours only: no text over the sampled pixels
-    canvas = HeatmapCanvas(heatmap, with_bar=False)
-    qtbot.addWidget(canvas)
-    canvas.resize(420, 320)
-    canvas.show()
-    qtbot.waitExposed(canvas)
+    canvas = shown_canvas(qtbot, heatmap, 420, 320)
     heatmap.set_data(VALUES, masked=MASKED, levels=(0.0, 1.0), **LABELS)
     return canvas
 
@@ -96,11 +93,7 @@ def test_cell_values_on_the_screen_are_the_texts_a_figure_draws(qtbot):
     from attn_studio.gui.views.token_axis import exporting
 
     heatmap = Heatmap("test", WEIGHTS_CMAP)
-    canvas = HeatmapCanvas(heatmap, with_bar=False)
-    qtbot.addWidget(canvas)
-    canvas.resize(420, 320)
-    canvas.show()
-    qtbot.waitExposed(canvas)
+    canvas = shown_canvas(qtbot, heatmap, 420, 320)
     labels = dict(row_labels=["a", "b"], col_labels=["x", "y"])
     values = np.array([[0.07, 0.93], [0.5, 0.25]])
     heatmap.set_data(values, masked=np.zeros((2, 2), dtype=bool), levels=(0.0, 1.0), **labels)

@@ -14,7 +14,7 @@ from attn_studio.gui.views.heatmap import SCORES_CMAP, WEIGHTS_CMAP, Heatmap
 from attn_studio.gui.views.heatmap_canvas import HeatmapCanvas
 from attn_studio.gui.views.heatmap_image import MAX_IMAGE_SIDE, block_mean
 
-from gui_helpers import finish
+from gui_helpers import finish, shown_canvas
 from window_reset import quiet
 
 
@@ -198,16 +198,10 @@ def test_a_tall_tables_columns_are_fitted_a_column_per_turn_and_hold_their_numbe
 
 
 def test_a_picture_drawn_smaller_than_its_pixels_shows_their_average_not_a_sample(qtbot):
-    from attn_studio.gui.views.heatmap_view import HeatmapCanvas
-
     n = 600  # a cell per pixel of the picture, drawn into some 250 screen pixels
     checker = (np.add.outer(np.arange(n), np.arange(n)) % 2).astype(float)
     heatmap = Heatmap("checks", WEIGHTS_CMAP)
-    canvas = HeatmapCanvas(heatmap, with_bar=False)
-    qtbot.addWidget(canvas)
-    canvas.resize(300, 280)
-    canvas.show()
-    qtbot.waitExposed(canvas)
+    canvas = shown_canvas(qtbot, heatmap, 300, 280)
     labels = [str(i) for i in range(n)]
     heatmap.set_data(checker, masked=np.zeros((n, n), dtype=bool), row_labels=labels, col_labels=labels,
                      levels=(0.0, 1.0))
