@@ -167,3 +167,30 @@ def test_an_edit_moves_the_marker_without_stroking_the_curves_again(window, monk
 
     figures.render_panel(plot, scale=1.0)
     assert len(set(strokes)) == 8  # every curve, drawn for the figure
+
+
+def test_an_edit_lays_nothing_out_again_and_the_caption_says_its_numbers(window, qtbot):
+    # The caption's numbers change on every edit, its size never: the window, the dock and the
+    # plot are not laid out again (that cost half a millisecond an edit), and the words are new.
+    w = window
+    settle(w)
+    asked = []
+
+    class Watch(QtCore.QObject):
+        def eventFilter(self, obj, event):
+            if event.type() == QtCore.QEvent.LayoutRequest and obj in (w, w.variance_dock, w.variance_plot):
+                asked.append(obj.objectName())
+            return False
+
+    watch = Watch()
+    QtWidgets.QApplication.instance().installEventFilter(watch)
+    try:
+        for i in range(3):
+            w.studio.set_embedding(w.studio.state.query_tokens[0], 2, f"{0.3 * (i + 1):.1f}")
+            settle(w)
+            check_marker(w, w.studio.state.d_k)  # the caption says this model's numbers
+    finally:
+        QtWidgets.QApplication.instance().removeEventFilter(watch)
+    assert asked == []
+    caption = w.variance_plot.caption
+    assert caption.isVisible() and caption.height() >= caption.heightForWidth(caption.width())
