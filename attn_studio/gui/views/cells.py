@@ -101,6 +101,15 @@ def _lay_out(text: str, font: QtGui.QFont) -> tuple:
     return static, size.width() / 2, size.height() / 2
 
 
+def _laid_out(text: str, font: QtGui.QFont) -> tuple:
+    """:func:`_lay_out`, kept per font and text."""
+    texts = _drawn(font.key())
+    found = texts.get(text)
+    if found is None:
+        found = texts[text] = _lay_out(text, font)
+    return found
+
+
 def _rasterise(text: str, font: QtGui.QFont, colour: QtGui.QColor, ratio: float) -> tuple:
     """``text`` drawn in ``font`` and ``colour`` on a transparent pixmap for a screen of pixel ratio
     ``ratio``: (QPixmap, half its width, half its height), the text centred in it as drawText centres it."""
@@ -115,14 +124,6 @@ def _rasterise(text: str, font: QtGui.QFont, colour: QtGui.QColor, ratio: float)
     painter.drawStaticText(QtCore.QPointF(width / 2 - half_w, height / 2 - half_h), static)
     painter.end()
     return pixmap, width / 2, height / 2
-
-
-def _laid_out(text: str, font: QtGui.QFont) -> tuple:
-    texts = _drawn(font.key())
-    found = texts.get(text)
-    if found is None:
-        found = texts[text] = _lay_out(text, font)
-    return found
 
 
 def _shared_runs_path(cells: np.ndarray, found=None) -> QtGui.QPainterPath:
