@@ -61,7 +61,7 @@ def longest_rows(values: np.ndarray, digits: int, advance) -> list[list[int]]:
 
 FIT_COLUMNS_UP_TO = 128  # wider tables get one width for every column (fitting each costs time)
 FIT_SAMPLE_ROWS = 200  # rows measured to fit a column
-DRAWN_WIDTHS = 10_000  # texts whose width the delegate gave, kept (beyond, they are asked again)
+DRAWN_WIDTHS = 10_000  # texts whose widths are kept (beyond, they are measured again)
 MEASURE_EVERY_ROW = 32  # up to this many rows every text of a column is measured (cheaper than ranking them)
 FIT_BUDGET = 0.008  # seconds of column fitting per event-loop turn (it shares a turn with a drawing step)
 FIT_AT_ONCE = 4  # an edit of up to this many columns fits them in its own turn, not the next
@@ -85,7 +85,8 @@ class MatrixTable(QtWidgets.QTableView):
         self.setAlternatingRowColors(True)
         self.setWordWrap(False)
         # Columns as wide as their numbers: a cell never elides one (−6.038e−5 stays whole).
-        # Fitted once per event-loop turn after a change, from a bounded sample of rows.
+        # Fitted after a change (an edit's few columns at once, more over event-loop turns), from
+        # a bounded sample of rows.
         self.horizontalHeader().setResizeContentsPrecision(FIT_SAMPLE_ROWS)
         self._fit_timer = QtCore.QTimer(self)
         self._fit_timer.setSingleShot(True)
