@@ -5,6 +5,7 @@ Prints median and p95 per size. Runs on Qt's offscreen platform (no display need
     python benchmarks/bench_gui.py [--repeats N]
     python benchmarks/bench_gui.py --profile 64,64,8   # where a cell edit's time goes (cProfile)
     python benchmarks/bench_gui.py --previous REV      # also the same edits on revision REV (git), same run
+    python benchmarks/bench_gui.py --compare-only      # only the edits against the previous release
 
 The cell edits at (12, 16, 4) and (64, 64, 8) are also measured on the previous release (``--previous``,
 by default the last revision before toy edits could move off the GUI thread), in a child process on
@@ -163,20 +164,22 @@ def profile_edits(size, repeats):
 
 
 def edit_medians(repeats):
-    """Print ``T d_model heads median`` for the compared sizes (the child of ``compare_previous``)."""
+    """Print ``T d_model heads median p95`` for the compared sizes (the child of ``compare_previous``)."""
     from PySide6 import QtWidgets
 
     app = QtWidgets.QApplication.instance() or QtWidgets.QApplication([])
     for size in COMPARED:
         window = open_window(app, *size)
         times, _ = bench_edit(app, window, window.models["embeddings"], size, repeats)
-        print(*size, statistics.median(times), flush=True)
+        print(*size, statistics.median(times), percentile(times, 95), flush=True)
         close(app, window)
 
 
-def compare_previous(revision, repeats):
+def compare_previous(revision, repeats, rounds=3):
     """The compared cell edits on this code and on ``revision`` (extracted with git), alternated in
-    child processes so that both see the same load; both medians printed, and their ratio."""
+    child processes (``rounds`` each) so that both see the same load; both medians and p95s printed,
+    and their ratios. Of each side's rounds the quietest figure is kept: load from others on a
+    shared machine only ever adds time."""
     import shutil
     from pathlib import Path
 
@@ -189,23 +192,29 @@ def compare_previous(revision, repeats):
     except (OSError, subprocess.CalledProcessError) as exc:
         print(f"\nprevious release {revision}: not measured ({exc})")
         return
-    medians = {"now": {}, "previous": {}}
+    figures = {"now": {}, "previous": {}}  # side -> size -> [(median, p95) per round]
     try:
-        for _ in range(2):
+        for _ in range(rounds):
             for name, path in (("previous", folder), ("now", root)):
                 env = {**os.environ, "PYTHONPATH": str(path), "QT_QPA_PLATFORM": "offscreen"}
                 out = subprocess.run([sys.executable, __file__, "--edits-only", "--repeats", str(repeats)],
                                      capture_output=True, text=True, env=env, check=True, cwd=str(path))
                 for line in out.stdout.splitlines():
-                    *size, median = line.split()
-                    medians[name].setdefault(tuple(int(n) for n in size), []).append(float(median))
+                    t, d_model, heads, *times = line.split()
+                    # A release before p95 was printed gives the median only.
+                    median, p95 = (float(times[0]), float(times[-1]))
+                    figures[name].setdefault((int(t), int(d_model), int(heads)), []).append((median, p95))
     finally:
         shutil.rmtree(folder, ignore_errors=True)
-    print(f"\ncell edit -> repainted, median ms, this code against the previous release ({revision}), same run:")
-    print(f"{'T':>5} {'d_model':>8} {'heads':>6} {'now':>8} {'previous':>9} {'now/previous':>13}")
+    print(f"\ncell edit -> repainted, ms, this code against the previous release ({revision}), same run "
+          f"({rounds} alternated rounds of {repeats} edits, the quietest round's figure of each side):")
+    print(f"{'T':>5} {'d_model':>8} {'heads':>6} {'':>6} {'now':>8} {'previous':>9} {'now/previous':>13}")
     for size in COMPARED:
-        now, previous = min(medians["now"][size]), min(medians["previous"][size])
-        print(f"{size[0]:>5} {size[1]:>8} {size[2]:>6} {now * 1e3:>8.1f} {previous * 1e3:>9.1f} {now / previous:>13.2f}")
+        for i, name in enumerate(("median", "p95")):
+            now = min(f[i] for f in figures["now"][size])
+            previous = min(f[i] for f in figures["previous"][size])
+            print(f"{size[0]:>5} {size[1]:>8} {size[2]:>6} {name:>6} {now * 1e3:>8.1f} {previous * 1e3:>9.1f} "
+                  f"{now / previous:>13.2f}")
 
 
 def main():
@@ -216,10 +225,18 @@ def main():
                         help="profile cell edits at this size instead of the benchmark, and print the costliest calls")
     parser.add_argument("--previous", default=PREVIOUS, metavar="REV",
                         help="git revision to compare the cell edits with (empty: none)")
+    parser.add_argument("--compare-only", action="store_true",
+                        help="only the cell edits against the previous release (--previous)")
+    parser.add_argument("--rounds", type=int, default=3,
+                        help="alternated rounds of the comparison with the previous release")
     parser.add_argument("--edits-only", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.edits_only:
         edit_medians(args.repeats)
+        return
+    if args.compare_only:
+        print("load average (1, 5, 15 min) at the start: " + ", ".join(f"{x:.2f}" for x in os.getloadavg()))
+        compare_previous(args.previous or PREVIOUS, args.repeats, args.rounds)
         return
     if args.profile:
         profile_edits(tuple(int(n) for n in args.profile.split(",")), args.repeats)
@@ -245,7 +262,7 @@ def main():
         close(app, window)
 
     if args.previous:
-        compare_previous(args.previous, args.repeats)
+        compare_previous(args.previous, args.repeats, args.rounds)
 
     # A pasted paragraph: paste -> repainted, then a cell edit at that size.
     words = ("the lecturer pasted a long paragraph about attention so that every token attends to every "

@@ -42,6 +42,53 @@ def caption_label(name: str) -> QtWidgets.QLabel:
     return label
 
 
+class OutsideLayouts(QtWidgets.QWidget):
+    """Holds one widget filling it, outside any layout, so that a change of the widget's text does
+    not lay the window out again: QLabel.setText asks its parent's layout, and every layout above
+    it up to the window, to lay out anew (half a millisecond on every edit for the √d_k plot's
+    caption, whose size never changes). The holder takes the widget's size constraints, and lays
+    out again when they change (a new font, a fixed height freed on the stage), not its text."""
+
+    def __init__(self, widget: QtWidgets.QWidget, parent=None):
+        super().__init__(parent)
+        self.widget = widget
+        widget.setParent(self)
+        self.setSizePolicy(widget.sizePolicy())
+        self._constraints = None
+        self._follow()
+
+    def _follow(self) -> None:
+        w = self.widget
+        constraints = (w.minimumSize(), w.maximumSize())
+        if constraints != self._constraints:
+            self._constraints = constraints
+            self.setMinimumSize(constraints[0])
+            self.setMaximumSize(constraints[1])
+            self.updateGeometry()
+
+    def event(self, event):
+        if event.type() == QtCore.QEvent.LayoutRequest:
+            self._follow()  # the widget asks for a new layout: only its constraints count
+            return True
+        return super().event(event)
+
+    def sizeHint(self):
+        return self.widget.sizeHint()
+
+    def minimumSizeHint(self):
+        return self.widget.minimumSizeHint()
+
+    def hasHeightForWidth(self):
+        return self.widget.hasHeightForWidth()
+
+    def heightForWidth(self, width):
+        return self.widget.heightForWidth(width)
+
+    def resizeEvent(self, event):
+        self.widget.setGeometry(self.rect())
+        super().resizeEvent(event)
+
+
 def short_token(token: str, limit: int = 40) -> str:
     """``token`` cut to ``limit`` characters with "…", for labels and captions.
 

@@ -133,3 +133,15 @@ def fully_shown(widget: QtWidgets.QWidget, top: QtWidgets.QWidget) -> bool:
             return True
         parent = parent.parentWidget()
     return False
+
+
+def shown_canvas(qtbot, heatmap, width: int, height: int):
+    """``heatmap`` on a canvas of its own (no colour bar), ``width`` × ``height``, shown."""
+    from attn_studio.gui.views.heatmap_canvas import HeatmapCanvas
+
+    canvas = HeatmapCanvas(heatmap, with_bar=False)
+    qtbot.addWidget(canvas)
+    canvas.resize(width, height)
+    canvas.show()
+    qtbot.waitExposed(canvas)
+    return canvas

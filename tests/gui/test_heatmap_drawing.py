@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from PySide6 import QtCore, QtGui
+from PySide6 import QtCore, QtGui, QtWidgets
 
 from attn_studio.gui.views.heatmap import WEIGHTS_CMAP, Heatmap
-from attn_studio.gui.views.heatmap_view import HeatmapCanvas
+
+from gui_helpers import shown_canvas
 
 VALUES = np.array([[0.0, 1.0, 0.5],
                    [1.0, 0.0, 0.25]])
@@ -21,11 +22,7 @@ LABELS = dict(row_labels=["a", "b"], col_labels=["x", "y", "z"])
 def canvas(qtbot):
     heatmap = Heatmap("test", WEIGHTS_CMAP)
     heatmap.overlay.show_values = False  # colours only: no text over the sampled pixels
-    canvas = HeatmapCanvas(heatmap, with_bar=False)
-    qtbot.addWidget(canvas)
-    canvas.resize(420, 320)
-    canvas.show()
-    qtbot.waitExposed(canvas)
+    canvas = shown_canvas(qtbot, heatmap, 420, 320)
     heatmap.set_data(VALUES, masked=MASKED, levels=(0.0, 1.0), **LABELS)
     return canvas
 
@@ -76,3 +73,66 @@ def test_new_colours_redraw_the_same_numbers(canvas):
     got = _pixel(canvas, canvas.grab().toImage(), 0, 1)
     assert max(abs(int(a) - int(b)) for a, b in zip(got, lut[255])) <= 2
     np.testing.assert_array_equal(heatmap.data.values, VALUES)
+
+
+def _ink(image: QtGui.QImage, rect: QtCore.QRect, dark: bool) -> np.ndarray:
+    """Which pixels of ``rect`` are the text's (near white, or near black for dark text)."""
+    rgb = np.array([[image.pixelColor(x, y).getRgb()[:3] for x in range(rect.left() + 2, rect.right() - 1)]
+                    for y in range(rect.top() + 2, rect.bottom() - 1)], dtype=int)
+    return rgb.max(axis=2) < 90 if dark else rgb.min(axis=2) > 190
+
+
+def _centre(ink: np.ndarray) -> tuple[float, float]:
+    ys, xs = np.nonzero(ink)
+    return (xs.min() + xs.max()) / 2, (ys.min() + ys.max()) / 2
+
+
+def test_cell_values_on_the_screen_are_the_texts_a_figure_draws(qtbot):
+    # The screen copies each value from a picture of its text made once; a figure draws the texts
+    # themselves. Both show the same text in the same place, and a changed value its new text.
+    from attn_studio.gui.views.token_axis import exporting
+
+    heatmap = Heatmap("test", WEIGHTS_CMAP)
+    canvas = shown_canvas(qtbot, heatmap, 420, 320)
+    labels = dict(row_labels=["a", "b"], col_labels=["x", "y"])
+    values = np.array([[0.07, 0.93], [0.5, 0.25]])
+    heatmap.set_data(values, masked=np.zeros((2, 2), dtype=bool), levels=(0.0, 1.0), **labels)
+
+    def inks(image, values):
+        dark = heatmap._dark_text(values)
+        return {(i, j): _ink(image, canvas.mapFromScene(heatmap.cell_scene_rect(i, j)).boundingRect(), dark[i, j])
+                for i in range(2) for j in range(2)}
+
+    def figure():
+        image = QtGui.QImage(canvas.size(), QtGui.QImage.Format_ARGB32_Premultiplied)
+        image.fill(QtCore.Qt.white)
+        with exporting():
+            QtWidgets.QWidget.render(canvas, image)  # the widget as it draws itself (pyqtgraph's is the scene's)
+        return image
+
+    screen = inks(canvas.grab().toImage(), values)
+    assert heatmap.overlay.last_text_px >= 7  # the values are written
+    drawn = inks(figure(), values)
+    assert {bool(heatmap._dark_text(values)[i, j]) for i in range(2) for j in range(2)} == {True, False}
+    for cell, ink in screen.items():
+        assert ink.sum() > 15, cell
+        assert abs(int(ink.sum()) - int(drawn[cell].sum())) <= 0.3 * drawn[cell].sum(), cell
+        assert np.allclose(_centre(ink), _centre(drawn[cell]), atol=1.0), cell
+
+    changed = values.copy()
+    changed[0, 0] = 0.71  # another text, the other colour
+    heatmap.set_data(changed, masked=np.zeros((2, 2), dtype=bool), levels=(0.0, 1.0), **labels)
+    again = inks(canvas.grab().toImage(), changed)
+    assert heatmap._dark_text(changed)[0, 0] != heatmap._dark_text(values)[0, 0]
+    drawn = inks(figure(), changed)
+    assert abs(int(again[(0, 0)].sum()) - int(drawn[(0, 0)].sum())) <= 0.3 * drawn[(0, 0)].sum()
+    assert np.array_equal(again[(1, 1)], screen[(1, 1)])  # an unchanged value looks the same
+
+    # Other levels: the same texts in the other colour (0.93 is now at the dark end).
+    dark_before = heatmap._dark_text(changed)
+    heatmap.set_data(changed, masked=np.zeros((2, 2), dtype=bool), levels=(0.9, 1.0), **labels)
+    recoloured = inks(canvas.grab().toImage(), changed)
+    drawn = inks(figure(), changed)
+    assert dark_before[0, 1] and not heatmap._dark_text(changed)[0, 1]
+    for cell, ink in recoloured.items():
+        assert abs(int(ink.sum()) - int(drawn[cell].sum())) <= 0.3 * drawn[cell].sum(), cell

@@ -14,7 +14,7 @@ from attn_studio.gui.views.heatmap import SCORES_CMAP, WEIGHTS_CMAP, Heatmap
 from attn_studio.gui.views.heatmap_canvas import HeatmapCanvas
 from attn_studio.gui.views.heatmap_image import MAX_IMAGE_SIDE, block_mean
 
-from gui_helpers import finish
+from gui_helpers import finish, shown_canvas
 from window_reset import quiet
 
 
@@ -174,8 +174,6 @@ def test_the_masked_cells_path_covers_exactly_the_masked_cells(qtbot):
 
 
 def test_a_tall_tables_columns_are_fitted_a_column_per_turn_and_hold_their_numbers(window, qtbot, monkeypatch):
-    from PySide6 import QtCore
-
     from attn_studio.gui.editing import tables
     from attn_studio.gui.editing.tables import FIT_SAMPLE_ROWS
 
@@ -186,27 +184,24 @@ def test_a_tall_tables_columns_are_fitted_a_column_per_turn_and_hold_their_numbe
     window.bridge.flush()
     qtbot.waitUntil(lambda: not table.fitting(), timeout=10_000)
     assert model.columnCount() > 2
-    # The first column edited: it and every column after it are fitted again.
-    assert model.setData(model.index(0, 0), "-6.038e-5", QtCore.Qt.EditRole)
+    # A block pasted over the first three columns: those three are fitted again.
+    table.setCurrentIndex(model.index(0, 0))
+    QtWidgets.QApplication.clipboard().setText("-6.038e-5\t-7.5e-5\t-8.25e-5")
+    assert table.paste()
     window.bridge.flush()
     QtWidgets.QApplication.processEvents()
     assert table.fitting()  # the columns one at a time, the window answering between them
     qtbot.waitUntil(lambda: not table.fitting(), timeout=10_000)
-    text = model.data(model.index(0, 0))
-    assert table.columnWidth(0) >= table.fontMetrics().horizontalAdvance(text) + 4
+    for column in range(3):
+        text = model.data(model.index(0, column))
+        assert table.columnWidth(column) >= table.fontMetrics().horizontalAdvance(text) + 4
 
 
 def test_a_picture_drawn_smaller_than_its_pixels_shows_their_average_not_a_sample(qtbot):
-    from attn_studio.gui.views.heatmap_view import HeatmapCanvas
-
     n = 600  # a cell per pixel of the picture, drawn into some 250 screen pixels
     checker = (np.add.outer(np.arange(n), np.arange(n)) % 2).astype(float)
     heatmap = Heatmap("checks", WEIGHTS_CMAP)
-    canvas = HeatmapCanvas(heatmap, with_bar=False)
-    qtbot.addWidget(canvas)
-    canvas.resize(300, 280)
-    canvas.show()
-    qtbot.waitExposed(canvas)
+    canvas = shown_canvas(qtbot, heatmap, 300, 280)
     labels = [str(i) for i in range(n)]
     heatmap.set_data(checker, masked=np.zeros((n, n), dtype=bool), row_labels=labels, col_labels=labels,
                      levels=(0.0, 1.0))

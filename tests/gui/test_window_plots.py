@@ -142,3 +142,55 @@ def test_the_markers_keep_their_colours_and_are_drawn_once_per_kind(window):
     assert len(plot.model_points.fragmentAtlas) <= 2
     brushes = [brush.color().name() for brush in plot.model_points.data["brush"]]
     assert brushes == ["#d55e00", "#0072b2"]  # unscaled vermillion, scaled blue
+
+
+def test_an_edit_moves_the_marker_without_stroking_the_curves_again(window, monkeypatch):
+    # The curves are fixed: painted once into a cache, they are copied when the marker on them
+    # moves. A figure still draws them as lines (its export turns the caches off).
+    plot = window.variance_plot
+    plot.canvas.viewport().repaint()
+    strokes = []
+    curves = [item.curve for chart in (plot.variance, plot.saturation) for item in chart.listDataItems()
+              if hasattr(item, "curve")]
+    assert len(curves) == 8
+    for curve in curves:  # on each item: PySide calls a class's paint as it was when the item was made
+        paint = curve.paint
+        monkeypatch.setattr(curve, "paint", lambda *args, curve=curve, paint=paint: (strokes.append(curve), paint(*args)))
+    for i in range(3):
+        window.studio.set_embedding(window.studio.state.query_tokens[0], 1, f"{0.2 * (i + 1):.1f}")
+        settle(window)
+        plot.canvas.viewport().repaint()
+    assert strokes == []
+    x, _ = marker_xy(plot)
+    assert len(x) == 2  # the marker was drawn anew
+    from attn_studio.gui.files import figures
+
+    figures.render_panel(plot, scale=1.0)
+    assert len(set(strokes)) == 8  # every curve, drawn for the figure
+
+
+def test_an_edit_lays_nothing_out_again_and_the_caption_says_its_numbers(window, qtbot):
+    # The caption's numbers change on every edit, its size never: the window, the dock and the
+    # plot are not laid out again (that cost half a millisecond an edit), and the words are new.
+    w = window
+    settle(w)
+    asked = []
+
+    class Watch(QtCore.QObject):
+        def eventFilter(self, obj, event):
+            if event.type() == QtCore.QEvent.LayoutRequest and obj in (w, w.variance_dock, w.variance_plot):
+                asked.append(obj.objectName())
+            return False
+
+    watch = Watch()
+    QtWidgets.QApplication.instance().installEventFilter(watch)
+    try:
+        for i in range(3):
+            w.studio.set_embedding(w.studio.state.query_tokens[0], 2, f"{0.3 * (i + 1):.1f}")
+            settle(w)
+            check_marker(w, w.studio.state.d_k)  # the caption says this model's numbers
+    finally:
+        QtWidgets.QApplication.instance().removeEventFilter(watch)
+    assert asked == []
+    caption = w.variance_plot.caption
+    assert caption.isVisible() and caption.height() >= caption.heightForWidth(caption.width())

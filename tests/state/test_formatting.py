@@ -2,9 +2,10 @@
 
 import math
 
+import numpy as np
 import pytest
 
-from attn_studio.formatting import MINUS, format_number, format_vector
+from attn_studio.formatting import MINUS, format_fixed, format_number, format_vector
 
 
 @pytest.mark.parametrize("x, digits, fixed, text", [
@@ -40,3 +41,18 @@ def test_no_ascii_hyphen_as_minus():
 def test_vector():
     assert format_vector([0.55, -0.87]) == f"(0.55, {MINUS}0.87)"
     assert format_vector(range(64)).endswith("…) d=64")
+
+
+def test_format_fixed_writes_every_value_as_format_number_does():
+    # Numbers of every kind a heatmap cell shows: negative zeros and numbers rounding to zero
+    # (written without a minus), the rounding edges, huge, tiny and non-finite ones.
+    rng = np.random.default_rng(3)
+    values = rng.normal(size=4000) * 10.0 ** rng.integers(-7, 9, size=4000)
+    values[:16] = [-0.0, 0.0, np.nan, np.inf, -np.inf, -0.004999, -0.005, 0.005, -1e-300, 1e300, -1e300,
+                   -0.995, 0.999999, -0.00004999, -0.00005, -0.5]
+    grid = values.reshape(80, 50)
+    for digits in (0, 2, 4):
+        for short in (True, False):
+            expected = [format_number(x, digits, fixed=True, short=short) for x in grid.ravel()]
+            assert format_fixed(grid, digits, short=short) == expected
+    assert format_fixed(np.array([[-0.001, -1.25]]), 2) == ["0.00", f"{MINUS}1.25"]

@@ -301,7 +301,9 @@ class ControlsPanel(QtWidgets.QWidget):
             if b.enabled is not None and b.widget.isEnabled() != b.enabled(st):
                 b.widget.setEnabled(b.enabled(st))
             del blocker
-        self.scale_check.setToolTip(SCALE_TIP if self.scale_check.isEnabled() else SCALE_TIP_ADDITIVE)
+        tip = SCALE_TIP if self.scale_check.isEnabled() else SCALE_TIP_ADDITIVE
+        if self.scale_check.toolTip() != tip:  # a new tip is an event for the box, on every edit
+            self.scale_check.setToolTip(tip)
         self.large_input_note.setVisible(bool(self._typed) or not st.live_update)
         if preset_name is not None:
             self.show_preset(preset_name, preset_edited)

@@ -1,228 +1,16 @@
-"""Editable matrix tables: a QAbstractTableModel over the state's arrays.
-
-The model keeps no numbers of its own: ``data`` reads the studio's current
-state, ``setData`` goes through the studio, and a refused value leaves the
-state (and so the table) as it was, with the reason emitted as ``refused``.
+"""Editable matrix tables: the view of a :class:`~.matrix_model.MatrixModel` (compact columns
+fitted to their numbers, editing, copy and paste of blocks) and the fitting of its columns.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 
 import numpy as np
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from ...engine import EngineError
-from ...formatting import DEFAULT_DIGITS, format_number
-from ...state import StateError
-from ..widgets import short_token
-
-Qt = QtCore.Qt
-# Role numbers as plain ints: data() is called for every visible cell and role
-# on each repaint, and comparing ints is far cheaper than comparing enums.
-_DISPLAY = Qt.ItemDataRole.DisplayRole.value
-_EDIT = Qt.ItemDataRole.EditRole.value
-_ALIGN = Qt.ItemDataRole.TextAlignmentRole.value
-_TOOLTIP = Qt.ItemDataRole.ToolTipRole.value
-_USER = Qt.ItemDataRole.UserRole.value
-_RIGHT = int((Qt.AlignRight | Qt.AlignVCenter).value)
-_HORIZONTAL = Qt.Orientation.Horizontal
-_EDITABLE = Qt.ItemIsEnabled | Qt.ItemIsSelectable | Qt.ItemIsEditable
-_READ_ONLY = Qt.ItemIsEnabled | Qt.ItemIsSelectable
-
-
-def display_number(value: float, digits: int = DEFAULT_DIGITS) -> str:
-    """A table cell's number: :func:`~attn_studio.formatting.format_number` (``digits`` decimals, true minus)."""
-    return format_number(value, digits)
-
-
-class MatrixModel(QtCore.QAbstractTableModel):
-    """A 2-D view of one array of the studio.
-
-    ``read()`` returns the array to show; ``row_labels()`` / ``col_labels()``
-    the headers; ``write(row, col, text)`` applies an edit through the studio
-    (or is None for a read-only table).
-    """
-
-    refused = QtCore.Signal(str)
-    accepted = QtCore.Signal()  # an edit went through (the window clears an old refusal)
-
-    def __init__(self, name: str, read: Callable[[], np.ndarray], row_labels: Callable[[], list[str]],
-                 col_labels: Callable[[], list[str]], write: Callable[[int, int, str], None] | None = None,
-                 tooltip: Callable[[int, int], str] | None = None,
-                 write_block: Callable[[int, int, list[list[str]]], None] | None = None, parent=None):
-        super().__init__(parent)
-        self.name = name
-        self._write_block = write_block
-        self._read, self._rows, self._cols, self._write = read, row_labels, col_labels, write
-        self._tooltip = tooltip
-        self._array = np.asarray(read())
-        self._painted = self._array  # the numbers the view was last told about
-        self._display: dict[tuple[int, int], str] = {}
-        self._flags = _EDITABLE if write is not None else _READ_ONLY
-        self._row_labels = list(row_labels())
-        self._col_labels = list(col_labels())
-        self.digits = DEFAULT_DIGITS
-
-    def set_digits(self, digits: int):
-        """Show the numbers with ``digits`` decimals (the precision setting); editing keeps full precision."""
-        digits = int(digits)
-        if digits != self.digits:
-            self.digits = digits
-            self._display.clear()
-            rows, cols = self.rowCount(), self.columnCount()
-            if rows and cols:
-                self.dataChanged.emit(self.index(0, 0), self.index(rows - 1, cols - 1), [Qt.DisplayRole])
-
-    # -- Qt model API ----------------------------------------------------------
-    def rowCount(self, parent=QtCore.QModelIndex()):
-        return 0 if parent.isValid() else self._array.shape[0]
-
-    def columnCount(self, parent=QtCore.QModelIndex()):
-        return 0 if parent.isValid() else (self._array.shape[1] if self._array.ndim == 2 else 0)
-
-    def data(self, index, role=_DISPLAY):
-        if not index.isValid():
-            return None
-        role = int(role) if not isinstance(role, int) else role
-        r, c = index.row(), index.column()
-        if role == _DISPLAY:
-            return self.display_text(r, c)
-        if role == _ALIGN:
-            return _RIGHT
-        if role == _EDIT:
-            # Text, so the editor is a line edit that accepts anything and lets
-            # setData explain what is wrong, instead of a spin box that clamps.
-            return repr(float(self._array[r, c]))
-        if role == _TOOLTIP:
-            if self._tooltip is not None:
-                return self._tooltip(r, c)
-            return (f"{self.name}[{self._row_labels[r]}, {self._col_labels[c]}] = "
-                    f"{format_number(self._array[r, c], max(self.digits, 15))}")
-        if role == _USER:
-            return float(self._array[r, c])
-        return None
-
-    def display_text(self, row: int, column: int) -> str:
-        """The text cell (``row``, ``column``) shows (made once per number and precision)."""
-        text = self._display.get((row, column))
-        if text is None:
-            text = self._display[(row, column)] = display_number(float(self._array[row, column]), self.digits)
-        return text
-
-    def headerData(self, section, orientation, role=_DISPLAY):
-        # Ints, not enums (as in data()): a header asks this for hundreds of sections at a reset.
-        if (role if isinstance(role, int) else int(role.value)) != _DISPLAY:
-            return None
-        labels = self._col_labels if orientation == _HORIZONTAL else self._row_labels
-        return labels[section] if 0 <= section < len(labels) else None
-
-    def flags(self, index):
-        return self._flags
-
-    def setData(self, index, value, role=Qt.EditRole):
-        """Apply an edit through the studio; False (and ``refused``) when the value is bad."""
-        if role != Qt.EditRole or not index.isValid() or self._write is None:
-            return False
-        try:
-            self._write(index.row(), index.column(), value if isinstance(value, str) else str(value))
-        except (StateError, EngineError) as exc:
-            # A label is a token: quoted shortened (a 5,000-character word would be the whole message).
-            row = short_token(str(self._row_labels[index.row()]))
-            col = short_token(str(self._col_labels[index.column()]))
-            self.refused.emit(f"{self.name} [{row}, {col}]: {exc}. The old value is kept.")
-            return False
-        # The window refreshes every table once the bridge reports the change;
-        # re-read the numbers now too (without signalling, so the view is not
-        # painted twice) so that a script calling setData reads the new value.
-        # A script calling setData reads the new value at once; the view is told
-        # once the bridge reports the change (refresh compares with what it painted).
-        self._array = np.asarray(self._read())
-        self._display = {}
-        self.accepted.emit()
-        return True
-
-    def paste_block(self, row: int, col: int, rows: list[list[str]]) -> bool:
-        """Write a pasted block at (``row``, ``col``) as one edit; False (and ``refused``) if any cell is bad."""
-        if self._write_block is None:
-            self.refused.emit(f"{self.name} is computed, not edited: nothing was pasted.")
-            return False
-        try:
-            self._write_block(row, col, rows)
-        except (StateError, EngineError) as exc:
-            self.refused.emit(f"{self.name}: {exc}. Nothing was pasted; the old values are kept.")
-            return False
-        self._array = np.asarray(self._read())
-        self._display = {}
-        self.accepted.emit()
-        return True
-
-    def block_text(self, top: int, left: int, bottom: int, right: int) -> str:
-        """Cells [top..bottom] x [left..right] as tab-separated text, full precision (for spreadsheets)."""
-        return "\n".join("\t".join(repr(float(self._array[r, c])) for c in range(left, right + 1))
-                         for r in range(top, bottom + 1))
-
-    # -- following the studio ----------------------------------------------------
-    def needs_reset(self) -> bool:
-        """True when the studio's array has another shape than the one shown (a refresh would reset the
-        table, which costs a view its header sizes: tens of milliseconds at hundreds of rows)."""
-        return np.shape(self._read()) != self._painted.shape
-
-    def mark_stale(self) -> None:
-        """Refresh later (a hidden table): :meth:`array` and the next :meth:`refresh_if_stale` bring it up to date."""
-        self._stale = True
-
-    def refresh_if_stale(self) -> None:
-        if getattr(self, "_stale", False):
-            self.refresh()
-
-    def refresh(self):
-        """Re-read the array and headers from the studio; reset only if the shape changed."""
-        self._stale = False
-        array = np.asarray(self._read())
-        self._display = {}
-        rows, cols = list(self._row_labels), list(self._col_labels)
-        new_rows, new_cols = list(self._rows()), list(self._cols())
-        if array.shape != self._painted.shape:
-            self.beginResetModel()
-            self._array = self._painted = array
-            self._row_labels, self._col_labels = new_rows, new_cols
-            self.endResetModel()
-            return
-        old = self._painted
-        self._array = self._painted = array
-        if new_rows != rows:
-            self._row_labels = new_rows
-            self.headerDataChanged.emit(Qt.Vertical, 0, max(len(new_rows) - 1, 0))
-        if new_cols != cols:
-            self._col_labels = new_cols
-            self.headerDataChanged.emit(Qt.Horizontal, 0, max(len(new_cols) - 1, 0))
-        if not array.size:
-            return
-        # Signal only the block of cells that changed: an edit changes one cell
-        # (or one word's rows), and repainting a whole table costs a frame.
-        changed = np.argwhere(old != array)
-        if changed.size:
-            (r0, c0), (r1, c1) = changed.min(axis=0), changed.max(axis=0)
-            self.dataChanged.emit(self.index(int(r0), int(c0)), self.index(int(r1), int(c1)),
-                                  [Qt.DisplayRole, Qt.EditRole, Qt.ToolTipRole])
-
-    def array(self) -> np.ndarray:
-        """The array currently shown (a read-only view of the studio's numbers)."""
-        self.refresh_if_stale()
-        return self._array
-
-
-def parse_clipboard(text: str) -> list[list[str]]:
-    """Rows of cells from pasted text: tab-separated (spreadsheets), else commas, else spaces."""
-    lines = [line for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n") if line.strip()]
-    if any("\t" in line for line in lines):
-        return [line.split("\t") for line in lines]
-    if any("," in line for line in lines):
-        return [line.split(",") for line in lines]
-    return [line.split() for line in lines]
-
+# The model lives beside the view; it is imported from here as it always was.
+from .matrix_model import MatrixModel, display_number, parse_clipboard  # noqa: F401
 
 SAME_SHAPE_MEASURED = 4  # numbers of one shape measured per column (digit widths can differ a little)
 
@@ -273,7 +61,10 @@ def longest_rows(values: np.ndarray, digits: int, advance) -> list[list[int]]:
 
 FIT_COLUMNS_UP_TO = 128  # wider tables get one width for every column (fitting each costs time)
 FIT_SAMPLE_ROWS = 200  # rows measured to fit a column
+DRAWN_WIDTHS = 10_000  # texts whose widths are kept (beyond, they are measured again)
+MEASURE_EVERY_ROW = 32  # up to this many rows every text of a column is measured (cheaper than ranking them)
 FIT_BUDGET = 0.008  # seconds of column fitting per event-loop turn (it shares a turn with a drawing step)
+FIT_AT_ONCE = 4  # an edit of up to this many columns fits them in its own turn, not the next
 
 
 class MatrixTable(QtWidgets.QTableView):
@@ -294,32 +85,58 @@ class MatrixTable(QtWidgets.QTableView):
         self.setAlternatingRowColors(True)
         self.setWordWrap(False)
         # Columns as wide as their numbers: a cell never elides one (−6.038e−5 stays whole).
-        # Fitted once per event-loop turn after a change, from a bounded sample of rows.
+        # Fitted after a change (an edit's few columns at once, more over event-loop turns), from
+        # a bounded sample of rows.
         self.horizontalHeader().setResizeContentsPrecision(FIT_SAMPLE_ROWS)
         self._fit_timer = QtCore.QTimer(self)
         self._fit_timer.setSingleShot(True)
         self._fit_timer.setInterval(0)
         self._fit_timer.timeout.connect(self.fit_columns)
-        self._candidates = None  # (key, rows per column, array): longest_rows of the numbers shown
+        self._candidates = None  # (key, {column: rows}, array): longest_rows of the numbers shown
         self._fit_next = 0  # the column the fitting goes on from (it is spread over event-loop turns)
+        self._fit_stop = None  # the column it stops before (None: the last)
         self._fit_pending = False  # a hidden table fits its columns when shown
+        # What the header and the delegate said, kept while the font stays: a cell's width depends on
+        # its text only, a header's on its label (a change of labels or shape forgets them). Asking
+        # them again was most of fitting an edited column.
+        self._widths_font, self._text_widths, self._header_widths, self._advances = None, {}, {}, {}
         for signal in (model.modelReset, model.headerDataChanged):
             signal.connect(self._refit)
         model.dataChanged.connect(self._refit_changed)
         self.fit_columns()
 
     def _refit(self, *args) -> None:
-        self._fit_next = 0
+        self._fit_next, self._fit_stop = 0, None
+        self._header_widths = {}
         self._fit_timer.start()
 
+    def _widths(self, font_key: str) -> tuple[dict, dict, dict]:
+        """(text -> the delegate's width, column -> the header's width, text -> its advance) for the
+        font ``font_key``."""
+        if self._widths_font != font_key or len(self._advances) > DRAWN_WIDTHS:
+            self._widths_font, self._text_widths, self._header_widths, self._advances = font_key, {}, {}, {}
+        return self._text_widths, self._header_widths, self._advances
+
     def _refit_changed(self, top_left, bottom_right, roles=()) -> None:
-        # An edit changes a cell or a block: only the columns from its first on are fitted again
-        # (the others' numbers are the same), unless a fitting of earlier columns is under way.
-        if not self._fit_timer.isActive():
-            self._fit_next = max(0, top_left.column())
+        # An edit changes a cell or a block: only its columns are fitted again (the others' numbers
+        # are the same, and a column's width depends on its own numbers only). Fitting all 64
+        # columns of a (64, 64) table after a one-cell edit was most of the edit's time. A fitting
+        # under way is widened to take them in.
+        first, stop = max(0, top_left.column()), bottom_right.column() + 1
+        if not self.isVisible():
+            self._fit_pending = True  # every column is fitted when the table is shown
+            return
+        if self._fit_timer.isActive():
+            self._fit_next = min(self._fit_next, first)
+            self._fit_stop = None if self._fit_stop is None else max(self._fit_stop, stop)
+            return
+        self._fit_next, self._fit_stop = first, stop
+        if stop - first <= FIT_AT_ONCE:
+            # A cell's column (or a few) is fitted in the turn that changed it, before it is painted:
+            # a turn of its own for it cost more than the fitting.
+            self.fit_columns()
         else:
-            self._fit_next = min(self._fit_next, max(0, top_left.column()))
-        self._fit_timer.start()
+            self._fit_timer.start()
 
     def fit_columns(self) -> None:
         """Make every column as wide as its widest number (and header), at least 40 pixels.
@@ -340,15 +157,16 @@ class MatrixTable(QtWidgets.QTableView):
             return
         end = time.perf_counter() + FIT_BUDGET
         columns = model.columnCount()
-        while self._fit_next < columns:
-            self.fit_column(self._fit_next)
+        stop = columns if self._fit_stop is None else min(self._fit_stop, columns)
+        while self._fit_next < stop:
+            self.fit_column(self._fit_next, stop)
             self._fit_next += 1
             if time.perf_counter() >= end:
                 break
-        if self._fit_next < columns:
+        if self._fit_next < stop:
             self._fit_timer.start()
         else:
-            self._fit_next = 0
+            self._fit_next, self._fit_stop = 0, None
 
     def fit_uniform(self) -> None:
         """Give every column of a wide table (a trained model's 384 dimensions) one width: that of its
@@ -388,36 +206,55 @@ class MatrixTable(QtWidgets.QTableView):
             if header.sectionSize(column) != width:
                 header.resizeSection(column, width)
 
-    def fit_column(self, column: int) -> None:
+    def fit_column(self, column: int, stop: int | None = None) -> None:
         """Make ``column`` as wide as its widest number (of the first FIT_SAMPLE_ROWS rows) and its header.
 
         The width Qt's ``resizeColumnToContents`` gives, found faster: Qt asks the delegate for the
         size of every sampled cell, each asking the model for eight roles; here each cell's text is
         measured once with the view's font, and the delegate is asked only for the widest few.
+        ``stop``: the columns up to it are about to be fitted too (their candidates are found at once).
         """
         model = self.model()
         rows = min(model.rowCount(), FIT_SAMPLE_ROWS)
         header = self.horizontalHeader()
         if header.isSectionHidden(column):
             return
-        width = header.sectionSizeHint(column)
+        font_key = self.font().key()
+        text_widths, header_widths, advances = self._widths(font_key)
+        width = header_widths.get(column)
+        if width is None:
+            width = header_widths[column] = header.sectionSizeHint(column)
         if rows:
             advance = self.fontMetrics().horizontalAdvance
-            # The candidates of every column at once, kept while the numbers, precision and font stay.
+            # The candidates of the columns being fitted at once, kept while the numbers, precision
+            # and font stay (an edit's one column is not worth the whole table's).
             array = model.array()
-            key = (id(array), model.digits, self.font().key(), rows)
+            key = (id(array), model.digits, font_key, rows)
             if self._candidates is None or self._candidates[0] != key or self._candidates[2] is not array:
-                self._candidates = (key, longest_rows(array[:rows], model.digits, advance), array)
+                self._candidates = (key, {}, array)
+            found = self._candidates[1]
+            if rows <= MEASURE_EVERY_ROW:
+                # A short column: measuring its few texts costs less than ranking them with NumPy.
+                found[column] = range(rows)
+            elif column not in found:
+                stop = max(column + 1, model.columnCount() if stop is None else stop)
+                found.update(zip(range(column, stop), longest_rows(array[:rows, column:stop], model.digits, advance)))
             widest: dict[str, int] = {}
-            for row in self._candidates[1][column]:
+            for row in found[column]:
                 widest.setdefault(model.display_text(row, column), row)
             # The few widest texts by advance: the delegate adds the same margins to each, and a
             # glyph's overhang may reorder near-equal widths, so up to three within 2 px are asked.
-            measured = sorted(((advance(text), text) for text in widest), reverse=True)
+            for text in widest:
+                if text not in advances:
+                    advances[text] = advance(text)
+            measured = sorted(((advances[text], text) for text in widest), reverse=True)
             # Texts of one advance get one size from the delegate: one of each width is asked.
             by_width = dict((width_, text) for width_, text in reversed(measured[:3]) if width_ >= measured[0][0] - 2)
             candidates = list(by_width.values())
-            content = max(self.sizeHintForIndex(model.index(widest[text], column)).width() for text in candidates)
+            for text in candidates:
+                if text not in text_widths:
+                    text_widths[text] = self.sizeHintForIndex(model.index(widest[text], column)).width()
+            content = max(text_widths[text] for text in candidates)
             width = max(width, content + (1 if self.showGrid() else 0))
         header.resizeSection(column, width)
 
@@ -452,7 +289,7 @@ class MatrixTable(QtWidgets.QTableView):
     def showEvent(self, event):
         super().showEvent(event)
         if self._fit_pending:
-            self._fit_next = 0
+            self._fit_next, self._fit_stop = 0, None
             self.fit_columns()
 
     def copy_selection(self) -> bool:

@@ -62,6 +62,12 @@ def cache_static(*items) -> None:
     rarely, and replaying their drawing on every repaint costs a frame."""
     for item in items:
         item.setCacheMode(QtWidgets.QGraphicsItem.DeviceCoordinateCache)
+        if isinstance(item, pg.PlotDataItem):
+            # A PlotDataItem draws nothing itself: its curve and symbols (children) do. Cached on
+            # the parent alone, the √d_k plot's eight curves were stroked again on every edit
+            # (the model's marker sits on them), a tenth of a small edit's time.
+            item.curve.setCacheMode(QtWidgets.QGraphicsItem.DeviceCoordinateCache)
+            item.scatter.setCacheMode(QtWidgets.QGraphicsItem.DeviceCoordinateCache)
 
 
 def wider_pen(pen, factor: float, flat: bool = False):

@@ -8,10 +8,12 @@ guessed from its length).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from PySide6 import QtCore, QtGui
 
-from ...formatting import CELL_DIGITS, format_number
+from ...formatting import CELL_DIGITS, format_fixed, format_number
 from .. import presentation
 from ..qt.pg import pg
 from .heatmap_image import runs
@@ -55,6 +57,74 @@ def _runs_path(cells: np.ndarray, found=None) -> QtGui.QPainterPath:
 
 _last_path: list = [np.zeros((0, 0), dtype=bool), QtGui.QPainterPath()]  # (mask, its path), the last built
 
+# Cell values are laid out once per font and text (QStaticText) and, on the screen, drawn once per
+# colour into a small picture that each cell showing that text copies: the values of a changed
+# model are mostly texts already seen ("0.07", "−1.25"), and drawText laid out and rasterised each
+# one again on every paint (the values of two heads were a quarter of a small edit's time).
+# Figures draw the laid-out texts (an SVG or PDF keeps them as text). Up to DRAWN_TEXTS are kept.
+DRAWN_TEXTS = 20_000
+_drawn_texts: dict = {}  # (font key, colour, pixel ratio) or font key -> {text: what draws it}
+
+
+def _drawn(key) -> dict:
+    """The texts kept for ``key`` (see ``_drawn_texts``): text -> (what to draw, its offset from the centre)."""
+    texts = _drawn_texts.get(key)
+    if texts is None:
+        if sum(len(t) for t in _drawn_texts.values()) >= DRAWN_TEXTS:
+            _drawn_texts.clear()
+        texts = _drawn_texts[key] = {}
+    return texts
+
+
+_em_widths: dict = {}  # (the application's font, text) -> the text's width in ems of it
+
+
+def _em_width(text: str) -> float:
+    """The width of ``text`` in ems of the application's font (measured once per font and text)."""
+    font = QtGui.QFont()
+    key = (font.key(), text)
+    width = _em_widths.get(key)
+    if width is None:
+        if len(_em_widths) >= DRAWN_TEXTS:
+            _em_widths.clear()
+        font.setPixelSize(100)
+        width = _em_widths[key] = QtGui.QFontMetricsF(font).horizontalAdvance(text) / 100.0
+    return width
+
+
+def _lay_out(text: str, font: QtGui.QFont) -> tuple:
+    """``text`` laid out in ``font``: (QStaticText, half its width, half its height)."""
+    static = QtGui.QStaticText(text)
+    static.setTextFormat(QtCore.Qt.PlainText)
+    static.prepare(QtGui.QTransform(), font)
+    size = static.size()
+    return static, size.width() / 2, size.height() / 2
+
+
+def _laid_out(text: str, font: QtGui.QFont) -> tuple:
+    """:func:`_lay_out`, kept per font and text."""
+    texts = _drawn(font.key())
+    found = texts.get(text)
+    if found is None:
+        found = texts[text] = _lay_out(text, font)
+    return found
+
+
+def _rasterise(text: str, font: QtGui.QFont, colour: QtGui.QColor, ratio: float) -> tuple:
+    """``text`` drawn in ``font`` and ``colour`` on a transparent pixmap for a screen of pixel ratio
+    ``ratio``: (QPixmap, half its width, half its height), the text centred in it as drawText centres it."""
+    static, half_w, half_h = _laid_out(text, font)
+    width, height = math.ceil(2 * half_w) + 2, math.ceil(2 * half_h) + 2
+    pixmap = QtGui.QPixmap(math.ceil(width * ratio), math.ceil(height * ratio))
+    pixmap.setDevicePixelRatio(ratio)
+    pixmap.fill(QtCore.Qt.transparent)
+    painter = QtGui.QPainter(pixmap)
+    painter.setFont(font)
+    painter.setPen(colour)
+    painter.drawStaticText(QtCore.QPointF(width / 2 - half_w, height / 2 - half_h), static)
+    painter.end()
+    return pixmap, width / 2, height / 2
+
 
 def _shared_runs_path(cells: np.ndarray, found=None) -> QtGui.QPainterPath:
     """:func:`_runs_path`, built once for the same cells (the stages and heads of a result all show
@@ -73,7 +143,8 @@ class CellOverlay(pg.GraphicsObject):
         self._masked = np.zeros((0, 0), dtype=bool)
         self._dark_text = np.zeros((0, 0), dtype=bool)
         self._dark_text_of = None  # or how to find it, when it is first needed
-        self._texts: list[list[str]] = []
+        self._texts: list[str] = []  # every cell's text, row after row (made when first drawn)
+        self._centres_of: tuple = (None, [], [])  # (grid and transform, x, y): see _centres
         self._selected_row: int | None = None
         self._chars_known = 2.5  # the widest value, in ems (None: not measured yet)
         self._mask_path = QtGui.QPainterPath()
@@ -108,10 +179,7 @@ class CellOverlay(pg.GraphicsObject):
         """Width of the widest value, in ems of the cell font (measured, not guessed from its length)."""
         finite = self._values[np.isfinite(self._values)]
         texts = [format_value(v, self.digits) for v in (finite.min(), finite.max())] if finite.size else ["0.00"]
-        font = QtGui.QFont()
-        font.setPixelSize(100)
-        metrics = QtGui.QFontMetricsF(font)
-        return max(metrics.horizontalAdvance(t) for t in texts) / 100.0
+        return max(_em_width(t) for t in texts)
 
     def set_presentation(self, zoom: float, outline: QtGui.QColor):
         """Text size of the cell values follows the app's zoom; the outline the theme."""
@@ -189,9 +257,60 @@ class CellOverlay(pg.GraphicsObject):
 
     def cell_text(self, i: int, j: int) -> str:
         """The text cell (``i``, ``j``) shows when it is large enough (formatted on first use)."""
+        return self._all_texts()[i * self._values.shape[1] + j]
+
+    def _all_texts(self) -> list[str]:
+        """Every cell's text, row after row (formatted on first use, all at once)."""
         if not self._texts:
-            self._texts = [[format_value(v, self.digits) for v in row] for row in self._values]
-        return self._texts[i][j]
+            self._texts = format_fixed(self._values, self.digits, short=True)
+        return self._texts
+
+    def _centres(self, transform: QtGui.QTransform) -> tuple[list, list]:
+        """Every cell's centre on the device, row after row, as lists of x and y (kept while the
+        grid and the transform stay: an edit changes the numbers, rarely where they go)."""
+        rows, cols = self._values.shape
+        key = (rows, cols, transform.m11(), transform.m12(), transform.m21(), transform.m22(),
+               transform.dx(), transform.dy())
+        if self._centres_of[0] != key:
+            # The paint's transform maps the cell grid affinely: cell (i, j)'s centre is (j, i) mapped.
+            j, i = np.arange(cols)[None, :], np.arange(rows)[:, None]
+            x = (key[2] * j + key[4] * i + key[6]).ravel().tolist()
+            y = (key[3] * j + key[5] * i + key[7]).ravel().tolist()
+            self._centres_of = (key, x, y)
+        return self._centres_of[1], self._centres_of[2]
+
+    def _draw_values(self, painter: QtGui.QPainter, transform: QtGui.QTransform, cell_w: float, px: float):
+        """Write each cell's value centred in it (device pixels), in the colour that reads on its fill."""
+        rows, cols = self._values.shape
+        if self._dark_text is None:
+            self._dark_text = self._dark_text_of(self._values)
+        x, y = self._centres(transform)
+        texts, font, point = self._all_texts(), painter.font(), QtCore.QPointF
+        # On the screen (a raster painter, no figure being made) each text is copied from its picture.
+        on_screen = not is_exporting() and painter.paintEngine().type() == QtGui.QPaintEngine.Raster
+        ratio = painter.device().devicePixelRatioF() if on_screen else 1.0
+        written = ~(self._masked | self._overflow)
+        dark = np.asarray(self._dark_text, dtype=bool)
+        # One pen per colour, not one per cell.
+        for colour, cells in ((QtGui.QColor(20, 20, 20), written & dark), (QtGui.QColor(255, 255, 255), written & ~dark)):
+            painter.setPen(colour)
+            if on_screen:
+                drawn, draw = _drawn((font.key(), colour.rgba(), ratio)), painter.drawPixmap
+                make = lambda text: _rasterise(text, font, colour, ratio)  # noqa: E731
+            else:
+                drawn, draw = _drawn(font.key()), painter.drawStaticText
+                make = lambda text: _lay_out(text, font)  # noqa: E731
+            for k in np.flatnonzero(cells).tolist():
+                text = texts[k]
+                found = drawn.get(text)
+                if found is None:
+                    found = drawn[text] = make(text)
+                what, half_w, half_h = found
+                draw(point(x[k] - half_w, y[k] - half_h), what)
+        for k in np.flatnonzero(self._overflow & ~self._masked).tolist():
+            row, col = divmod(k, cols)
+            rect = transform.mapRect(QtCore.QRectF(col - 0.5, row - 0.5, 1, 1))
+            painter.drawText(rect, QtCore.Qt.AlignCenter, "overflow" if cell_w > px * 5 else "∞/∞")
 
     def paint(self, painter: QtGui.QPainter, *args):
         rows, cols = self._values.shape
@@ -221,9 +340,11 @@ class CellOverlay(pg.GraphicsObject):
         scale = abs(transform.m11() / on_screen) if on_screen else 1.0
         # The largest text the cell holds: its widest value with a little room each side,
         # one line high with room above and below.
-        # Measuring the widest value needs every value: not when the cells cannot hold even a
-        # narrow one (a value is at least a digit, some 0.3 em).
-        narrowest = min(cell_h * 0.62, (cell_w - 3 * scale) / (0.3 + 0.15)) / scale
+        # Measuring the widest value needs every value: not when the cells cannot hold even the
+        # narrowest a value can be, zero with the precision's decimals ("0.00"; the stages of a
+        # dozen tokens at 1366 × 768 cannot, and measured theirs on every edit).
+        least = _em_width(format_value(0.0, self.digits))
+        narrowest = min(cell_h * 0.62, (cell_w - 3 * scale) / (least + 0.15)) / scale
         if narrowest < MIN_TEXT_PX or not self.show_values:
             fit = narrowest
         else:
@@ -235,21 +356,7 @@ class CellOverlay(pg.GraphicsObject):
             font = QtGui.QFont(painter.font())
             font.setPixelSize(int(px))
             painter.setFont(font)
-            light, dark = QtGui.QColor(255, 255, 255), QtGui.QColor(20, 20, 20)
-            flags = QtCore.Qt.AlignCenter
-            if self._dark_text is None:
-                self._dark_text = self._dark_text_of(self._values)
-            for i in range(rows):
-                for j in range(cols):
-                    if self._masked[i, j]:
-                        continue
-                    rect = transform.mapRect(QtCore.QRectF(j - 0.5, i - 0.5, 1, 1))
-                    if self._overflow[i, j]:
-                        painter.setPen(light)
-                        painter.drawText(rect, flags, "overflow" if cell_w > px * 5 else "∞/∞")
-                        continue
-                    painter.setPen(dark if self._dark_text[i, j] else light)
-                    painter.drawText(rect, flags, self.cell_text(i, j))
+            self._draw_values(painter, transform, cell_w, px)
         row, col = self.highlight
         # Figures show no pointer.
         drawn = self.pointer_shown and not is_exporting()

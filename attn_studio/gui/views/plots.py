@@ -7,6 +7,7 @@ from PySide6 import QtCore, QtWidgets
 
 from ...formatting import DEFAULT_DIGITS, format_number
 from ..qt.pg import cache_static, pg
+from ..widgets import OutsideLayouts
 
 RAW = "#d55e00"      # Okabe-Ito vermillion: unscaled (colour-blind safe pair)
 SCALED = "#0072b2"   # Okabe-Ito blue: scaled
@@ -45,10 +46,10 @@ class VariancePlot(QtWidgets.QWidget):
         self.caption = QtWidgets.QLabel()
         self.caption.setObjectName("varianceCaption")
         self.caption.setWordWrap(True)
-        # A fixed height: the measured numbers change on every edit, and a
-        # label that could change height would re-lay out the whole window.
+        # Two lines, outside the layouts: the measured numbers change on every edit, and a label in
+        # a layout lays out the whole window again when its text changes, even at a fixed height.
         self.caption.setFixedHeight(self.caption.fontMetrics().lineSpacing() * 2 + 6)
-        layout.addWidget(self.caption)
+        layout.addWidget(OutsideLayouts(self.caption))
 
         curve = studio.variance_curve()
         dims = curve.dims.astype(float)

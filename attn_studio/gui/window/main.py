@@ -274,7 +274,8 @@ class MainWindow(QtWidgets.QMainWindow):
             bar.clearMessage()
 
     def _update_title(self):
-        self.setWindowModified(self.studio.is_modified)
+        if self.isWindowModified() != (modified := self.studio.is_modified):  # each call tells the window system
+            self.setWindowModified(modified)
         self.setWindowTitle(self.document.title())
 
     def save_settings(self):
