@@ -12,13 +12,14 @@ is used (:func:`read_lecture`).
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .checks import check_text
 from .limits import StateError
 from .safe_files import SessionError, read_bytes_bounded, write_atomic
-from .session import load_preset, session_from_json, state_to_json
+from .session import RecoveryStore, load_preset, session_from_json, state_to_json
 from .session_json import dumps, parse_json
 from .state import StudioState
 from .studio import Studio
@@ -247,6 +248,35 @@ def write_lecture(lecture: Lecture, path) -> None:
         write_atomic(Path(path), text.encode("utf-8"))
     except SessionError as exc:
         raise LectureError(str(exc)) from None
+
+
+class LectureRecovery(RecoveryStore):
+    """Autosaved copies of unsaved lectures, kept as :class:`~attn_studio.session.RecoveryStore` keeps
+    sessions: one file a running studio (``recovery-<pid>-<id>.attn-lecture.json``) under a lock held
+    while it runs, offered at the next start only when the studio that wrote it is gone, never deleted
+    when it cannot be read (moved to the quarantine folder)."""
+
+    SUFFIX = SUFFIX
+    NAME = re.compile(r"^recovery-(\d+)(?:-([0-9a-f]+))?\.attn-lecture\.json$")
+
+    def save(self, lecture: Lecture, training=None) -> None:
+        """Write ``lecture`` to this studio's lecture recovery file (atomically); ``LectureError`` on failure."""
+        if not self.enabled:
+            return
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            self._lock()
+        except OSError as exc:
+            raise LectureError(f"cannot keep a copy in {self.folder}: {exc.strerror or exc}") from None
+        write_lecture(lecture, self.path)
+
+    def readable(self, path) -> bool:
+        """True when ``path`` is a lecture file whose every field checks."""
+        try:
+            read_lecture(path)
+        except LectureError:
+            return False
+        return True
 
 
 def scene_studio(scene: Scene):

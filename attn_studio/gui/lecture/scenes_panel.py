@@ -17,12 +17,14 @@ from pathlib import Path
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from ...matrices import ExportError
-from ...scenes import SUFFIX, Lecture, LectureError, Scene, example_lecture, read_lecture, write_lecture
+from ...scenes import Lecture, LectureError, Scene
 from ...session import session_from_json, state_to_json
 from ...state import StudioState
 from .console import PresenterConsole
+from .lecture_files import LectureFiles
 
 HISTORY = 200  # lecture edits kept for the panel's undo
+NO_LECTURE = "No lecture: Help → Example lecture, or Add the current view (Ctrl+M)"
 
 
 def capture_scene(window, title: str) -> Scene:
@@ -86,13 +88,13 @@ class ScenesPanel(QtWidgets.QWidget):
         self.setObjectName("scenesPanel")
         self.window = window
         self.lecture: Lecture | None = None
-        self.path: Path | None = None  # the lecture's file, once opened or saved
         self.current = -1
+        self.files = LectureFiles(window, self)  # Open, Save, Save As, recent files, autosave, recovery
         self._undo: list[Lecture | None] = []
         self._redo: list[Lecture | None] = []
         self._filling = False
         layout = QtWidgets.QVBoxLayout(self)
-        self.title_label = QtWidgets.QLabel("No lecture: Help → Example lecture, or Add the current view (Ctrl+M)")
+        self.title_label = QtWidgets.QLabel(NO_LECTURE)
         self.title_label.setObjectName("lectureTitle")
         self.title_label.setWordWrap(True)
         layout.addWidget(self.title_label)
@@ -132,14 +134,15 @@ class ScenesPanel(QtWidgets.QWidget):
                 ("update", "Update", self.update_current, "Make what is shown now the selected scene's own"),
                 ("undo", "Undo", self.undo, "Undo the last change of the lecture"),
                 ("redo", "Redo", self.redo, "Redo it"),
-                ("open", "Open…", self.open_dialog, "Open a lecture file (.attn-lecture.json)"),
-                ("save", "Save…", self.save_dialog, "Save the lecture to a file (.attn-lecture.json)"),
+                ("open", "Open…", lambda: self.files.open_dialog(), "Open a lecture file (.attn-lecture.json)"),
+                ("save", "Save", lambda: self.files.save(), "Save the lecture to its file (.attn-lecture.json)"),
+                ("save_as", "Save As…", lambda: self.files.save_as_dialog(), "Save the lecture to a new file"),
                 ("handout", "Hand-out…", self.handout_dialog, "Each scene's figure: one PDF, or a file a scene"))):
             button = QtWidgets.QPushButton(text)
             button.setObjectName(f"scenes_{name}")
             button.setToolTip(tip)
             button.clicked.connect(slot)
-            buttons.addWidget(button, i // 3, i % 3)
+            buttons.addWidget(button, i // 3, i % 3, 1, 3 if i == 9 else 1)
             self.buttons[name] = button
         layout.addLayout(buttons)
         self.add_action = QtGui.QAction("Add scene", window)
@@ -150,9 +153,13 @@ class ScenesPanel(QtWidgets.QWidget):
         self._sync()
 
     # -- the lecture ----------------------------------------------------------------------------
-    def set_lecture(self, lecture: Lecture | None, *, record: bool = True) -> None:
-        """Show ``lecture`` (an undoable change of the panel's lecture when ``record``)."""
-        if record:
+    def set_lecture(self, lecture: Lecture | None, *, record: bool = True, fresh: bool = False) -> None:
+        """Show ``lecture`` (an undoable change of the panel's lecture when ``record``; ``fresh``: a lecture
+        opened, with no history to undo)."""
+        if fresh:
+            self._undo.clear()
+            self._redo.clear()
+        elif record:
             self._undo = (self._undo + [self.lecture])[-HISTORY:]
             self._redo.clear()
         self.lecture = lecture
@@ -160,10 +167,10 @@ class ScenesPanel(QtWidgets.QWidget):
         self._sync()
         self.lectureChanged.emit()
 
-    def open_example(self) -> None:
-        """Help → Example lecture: the lecture that ships with the app, its first scene shown."""
-        self.set_lecture(example_lecture())
-        self.go(0)
+    def open_example(self) -> bool:
+        """Help → Example lecture: the lecture that ships with the app, its first scene shown (unsaved
+        changes of the lecture open asked about first)."""
+        return self.files.open_example()
 
     def _replace(self, scenes, title: str | None = None) -> None:
         lecture = self.lecture
@@ -176,44 +183,20 @@ class ScenesPanel(QtWidgets.QWidget):
         self.set_lecture(new)
 
     def open_lecture(self, path) -> bool:
-        """Open the lecture file ``path`` (every field checked first; a refused file changes nothing) on
-        its first scene; False with a message when it is refused."""
-        try:
-            lecture = read_lecture(path)
-        except LectureError as exc:
-            self.window.show_message(str(exc))
-            return False
-        self.path = Path(path)
-        self.set_lecture(lecture)
-        self.go(0)
-        return True
+        """Open the lecture file ``path`` on its first scene (see :meth:`LectureFiles.open`; nothing is asked)."""
+        return self.files.open(path, ask=False)
 
     def save_lecture(self, path) -> bool:
         """Write the lecture to ``path`` atomically; False with a message when it cannot be written."""
+        return self.files.save_to(path)
+
+    def show_file(self, path, modified: bool) -> None:
+        """Show the lecture's title, its file and whether it has unsaved changes."""
         if self.lecture is None:
-            self.window.show_message("There is no lecture to save: add a scene first (Ctrl+M)")
-            return False
-        try:
-            write_lecture(self.lecture, path)
-        except (LectureError, OSError) as exc:
-            self.window.show_message(f"The lecture was not saved: {exc}")
-            return False
-        self.path = Path(path)
-        self.window.statusBar().showMessage(f"Saved {self.path.name}", 5000)
-        return True
-
-    def open_dialog(self) -> None:
-        path, _ = QtWidgets.QFileDialog.getOpenFileName(self, "Open a lecture", "", f"Lectures (*{SUFFIX})")
-        if path:
-            self.open_lecture(path)
-
-    def save_dialog(self) -> None:
-        start = str(self.path) if self.path else f"lecture{SUFFIX}"
-        path, _ = QtWidgets.QFileDialog.getSaveFileName(self, "Save the lecture", start, f"Lectures (*{SUFFIX})")
-        if path:
-            if not path.endswith(SUFFIX):
-                path += SUFFIX
-            self.save_lecture(path)
+            self.title_label.setText(NO_LECTURE)
+            return
+        where = path.name if path is not None else "not saved yet"
+        self.title_label.setText(f"{self.lecture.title} — {where}{' •' if modified else ''}")
 
     def export_handout(self, path, fmt: str = "png", ask_cancel=None) -> list:
         """Write the lecture's hand-out to ``path`` (a .pdf, or a folder of ``fmt`` files), each scene
@@ -380,7 +363,7 @@ class ScenesPanel(QtWidgets.QWidget):
                 self.list.addItem(item)
             self.list.setCurrentRow(min(max(row, 0), len(scenes) - 1) if scenes else -1)
             self.list.blockSignals(False)
-            self.title_label.setText(self.lecture.title if self.lecture else self.title_label.text())
+            self.show_file(self.files.path, self.files.is_modified)
             for name in ("duplicate", "delete", "update"):
                 self.buttons[name].setEnabled(bool(scenes))
             self.buttons["undo"].setEnabled(bool(self._undo))
@@ -416,11 +399,23 @@ def install(window) -> ScenesPanel:
         action.setObjectName("exampleLectureAction")
     file_menu = next((a.menu() for a in window.menuBar().actions() if a.menu() and "File" in a.text()), None)
     if file_menu is not None:
+        files = panel.files
+        before = next((a for a in file_menu.actions() if a.menu() is not None and a.menu() is not window.files.recent_menu),
+                      None)  # the lecture's files after the session's, before Export
+        for text, slot, name in (("Open &Lecture…", files.open_dialog, "openLectureAction"),
+                                 ("Save Lectur&e", files.save, "saveLectureAction"),
+                                 ("Save Lecture As…", files.save_as_dialog, "saveLectureAsAction")):
+            action = QtGui.QAction(text, window)
+            action.setObjectName(name)
+            action.triggered.connect(lambda _=False, slot=slot: slot())
+            file_menu.insertAction(before, action)
+        file_menu.insertSeparator(before)
         handout = QtGui.QAction("Export lecture &hand-out…", window)
         handout.setObjectName("exportHandoutAction")
         handout.triggered.connect(panel.handout_dialog)
         quit_action = next((a for a in file_menu.actions() if a.text().replace("&", "") == "Quit"), None)
         file_menu.insertAction(quit_action, handout) if quit_action else file_menu.addAction(handout)
+    window.lecture_files = panel.files
     window.present.lecture_panel = panel
     window.scenes = panel
     window.scenes_dock = dock
