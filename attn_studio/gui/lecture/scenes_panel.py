@@ -24,6 +24,7 @@ from .console import PresenterConsole
 from .lecture_files import LectureFiles
 
 HISTORY = 200  # lecture edits kept for the panel's undo
+SETTLED_TURNS = 2  # turns without drawing before a scene's stage is painted
 NO_LECTURE = "No lecture: Help → Example lecture, or Add the current view (Ctrl+M)"
 
 
@@ -44,14 +45,15 @@ def capture_scene(window, title: str) -> Scene:
     return Scene(title=title, view=view, selection=selection, session=json.loads(state_to_json(state)))
 
 
-def show_scene(window, scene: Scene, on_shown=None) -> None:
+def show_scene(window, scene: Scene, on_shown=None, wanted=lambda: True) -> None:
     """Show ``scene`` in ``window``: its model, then its view and selection (a trained model is opened
-    off the GUI thread; ``on_shown(ok)`` is called once it is shown, or refused with a message)."""
+    off the GUI thread; ``on_shown(ok)`` is called once it is shown, or refused with a message). A
+    model that arrives when ``wanted()`` is False (another scene was asked for meanwhile) only opens."""
     session = session_from_json(json.dumps(scene.session))
     sel = scene.selection
 
     def select_and_show(ok: bool = True) -> None:
-        if ok:
+        if ok and wanted():
             studio = window.studio
             if studio.is_trained:
                 window.trained.room.select(layer=sel.get("layer"), head=sel.get("head"), query=sel.get("query"))
@@ -75,6 +77,18 @@ def show_scene(window, scene: Scene, on_shown=None) -> None:
         window.trained.open_session(session, None, on_done=select_and_show)
 
 
+def _paint_offscreen(view: QtWidgets.QGraphicsView) -> None:
+    # The scene painted into an image of the view's size (a widget whose window is not painted
+    # meanwhile cannot be grabbed: its items are painted directly).
+    image = QtGui.QImage(view.viewport().size(), QtGui.QImage.Format_ARGB32_Premultiplied)
+    painter = QtGui.QPainter(image)
+    try:
+        view.scene().render(painter, QtCore.QRectF(image.rect()),
+                            view.mapToScene(view.viewport().rect()).boundingRect())
+    finally:
+        painter.end()
+
+
 class ScenesPanel(QtWidgets.QWidget):
     """The lecture's scenes: a list (drag to reorder), the selected scene's title, caption and notes,
     and Add (Ctrl+M), Duplicate, Delete, Update, Undo, Redo. ``lecture`` is the lecture shown (None:
@@ -93,6 +107,7 @@ class ScenesPanel(QtWidgets.QWidget):
         self._undo: list[Lecture | None] = []
         self._redo: list[Lecture | None] = []
         self._filling = False
+        self._showing = None  # the scene being shown, until it is drawn whole
         layout = QtWidgets.QVBoxLayout(self)
         self.title_label = QtWidgets.QLabel(NO_LECTURE)
         self.title_label.setObjectName("lectureTitle")
@@ -339,8 +354,43 @@ class ScenesPanel(QtWidgets.QWidget):
         self.list.blockSignals(False)
         self._fill_fields(index)
         scene = self.lecture.scenes[index]
-        show_scene(self.window, scene, on_shown=lambda ok: self.sceneShown.emit(index))
+        # The stage keeps showing the scene before until this one is drawn whole (a trained model takes
+        # more than a turn): it is not painted meanwhile, and is painted once when all is drawn.
+        self._showing = token = object()
+        stage = self.window.present.stage
+        if stage is not None:
+            stage.setUpdatesEnabled(False)
+
+        def shown(ok: bool) -> None:
+            if self._showing is token:  # else a later scene was asked for: it will say so
+                self.sceneShown.emit(index)
+                self._release(token)
+
+        show_scene(self.window, scene, on_shown=shown, wanted=lambda: self._showing is token)
         return True
+
+    def _release(self, token, settled: int = 0) -> None:
+        # Painted again once nothing is left to draw and the layouts of the last drawing are done:
+        # SETTLED_TURNS turns without drawing (a plot lays out its axes a turn after it is drawn).
+        if self._showing is not token:
+            return
+        if settled < SETTLED_TURNS:
+            stage = self.window.present.stage
+            if settled == 1 and stage is not None:
+                # A plot measures its axes' labels when it is first painted, and lays them out after
+                # that: painted once off the screen now, so the stage's first painting is its last.
+                for view in stage.findChildren(QtWidgets.QGraphicsView):
+                    if view.isVisible() and view.scene() is not None:
+                        _paint_offscreen(view)
+            QtCore.QTimer.singleShot(0, lambda: self._release(token, 0 if self.window.drawing() else settled + 1))
+            return
+        self._showing = None
+        if self.window.present.stage is not None:
+            self.window.present.stage.setUpdatesEnabled(True)
+
+    def showing(self) -> bool:
+        """True while a scene asked for is not yet drawn whole (the stage shows the scene before)."""
+        return self._showing is not None
 
     def scene(self, index: int | None = None) -> Scene | None:
         """Scene ``index`` (default: the one shown last), or None."""
