@@ -258,6 +258,7 @@ class LectureRecovery(RecoveryStore):
 
     SUFFIX = SUFFIX
     NAME = re.compile(r"^recovery-(\d+)(?:-([0-9a-f]+))?\.attn-lecture\.json$")
+    READ, REFUSED = staticmethod(read_lecture), LectureError
 
     def save(self, lecture: Lecture, training=None) -> None:
         """Write ``lecture`` to this studio's lecture recovery file (atomically); ``LectureError`` on failure."""
@@ -269,14 +270,6 @@ class LectureRecovery(RecoveryStore):
         except OSError as exc:
             raise LectureError(f"cannot keep a copy in {self.folder}: {exc.strerror or exc}") from None
         write_lecture(lecture, self.path)
-
-    def readable(self, path) -> bool:
-        """True when ``path`` is a lecture file whose every field checks."""
-        try:
-            read_lecture(path)
-        except LectureError:
-            return False
-        return True
 
 
 def scene_studio(scene: Scene):
@@ -303,6 +296,15 @@ def scene_studio(scene: Scene):
     if layer is not None or head is not None or query is not None:
         studio.select(layer=layer, head=head, query=query)
     return studio
+
+
+def scene_weights(scene: Scene):
+    """The attention weights ``scene`` shows (its selected head's, for its selected query's layer: an
+    array of queries × keys), for a small picture of it; a missing model raises ``ModelError``."""
+    studio = scene_studio(scene)
+    heads = studio.result.weights
+    head = min(int(getattr(studio.state, "shown_head", studio.state.head_index)), heads.shape[0] - 1)
+    return heads[max(head, 0)]
 
 
 # -- the lecture that ships with the app -------------------------------------------------

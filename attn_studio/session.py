@@ -321,6 +321,7 @@ class RecoveryStore:
 
     SUFFIX = SESSION_SUFFIX  # what the files hold (a lecture's store keeps lectures: scenes.LectureRecovery)
     NAME = _RECOVERY_NAME
+    READ, REFUSED = staticmethod(read_any_session), SessionError
 
     def __init__(self, folder, pid: int | None = None, *, enabled: bool = True):
         self.folder = Path(folder)
@@ -465,10 +466,11 @@ class RecoveryStore:
         return self.quarantine(path)
 
     def readable(self, path) -> bool:
-        """True when ``path`` holds work this store can give back (a session file, every field checked)."""
+        """True when ``path`` holds work this store can give back (``READ`` checks every field and
+        raises ``REFUSED`` otherwise)."""
         try:
-            read_any_session(path)
-        except SessionError:
+            self.READ(path)
+        except self.REFUSED:
             return False
         return True
 

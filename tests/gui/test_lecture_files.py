@@ -7,14 +7,14 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from PySide6 import QtCore, QtGui, QtWidgets
+from PySide6 import QtGui, QtWidgets
 
 from attn_studio.gui import MainWindow
 from attn_studio.gui.window import data_dir
 from attn_studio.scenes import Lecture, LectureRecovery, example_lecture, read_lecture, write_lecture
 from attn_studio.session import RecoveryStore
 from attn_studio.state import StudioState
-from gui_helpers import settle
+from gui_helpers import drop_files, settle
 
 Box = QtWidgets.QMessageBox
 
@@ -78,13 +78,7 @@ def test_a_dropped_lecture_file_opens_it(win, tmp_path):
     path = tmp_path / "dropped.attn-lecture.json"
     write_lecture(_own_lecture(), path)
     before = w.studio.state
-    mime = QtCore.QMimeData()
-    mime.setUrls([QtCore.QUrl.fromLocalFile(str(path))])
-    pos = QtCore.QPointF(w.width() / 2, w.height() / 2)
-    enter = QtGui.QDragEnterEvent(pos.toPoint(), QtCore.Qt.CopyAction, mime, QtCore.Qt.LeftButton, QtCore.Qt.NoModifier)
-    w.dragEnterEvent(enter)
-    assert enter.isAccepted()
-    w.dropEvent(QtGui.QDropEvent(pos, QtCore.Qt.CopyAction, mime, QtCore.Qt.LeftButton, QtCore.Qt.NoModifier))
+    assert drop_files(w, path).isAccepted()
     settle(w)
     assert w.scenes.lecture == _own_lecture() and w.scenes.current == 0
     assert w.studio.state.sentence == _own_lecture().scenes[0].session["sentence"]

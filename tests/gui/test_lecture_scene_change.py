@@ -13,7 +13,7 @@ from PySide6.QtTest import QTest
 
 from attn_studio.pretrained import default_model_zip
 from attn_studio.session import state_to_json
-from gui_helpers import settle, wait_idle
+from gui_helpers import put_lecture_away, settle, wait_idle
 
 pytestmark = pytest.mark.skipif(default_model_zip() is None, reason="all-MiniLM-L6-v2 is not installed")
 
@@ -23,15 +23,8 @@ PROJECTOR = QtCore.QRect(0, 0, 1280, 720)
 
 @pytest.fixture
 def window(shared_window, qtbot):
-    w = shared_window
-    yield w
-    w.present.leave()
-    wait_idle(qtbot, w)
-    if w.studio.is_trained:
-        w.trained.room.use_toy()
-        wait_idle(qtbot, w)
-    w.scenes.set_lecture(None, record=False)
-    settle(w)
+    yield shared_window
+    put_lecture_away(qtbot, shared_window)
 
 
 class _Paints(QtCore.QObject):
@@ -71,14 +64,20 @@ def _page_down_and_watch(w, stage, key=QtCore.Qt.Key_PageDown, presses=1):
     return turns, old_turns, sum(paints.seen)
 
 
-def test_a_trained_scene_shows_the_scene_before_until_it_is_drawn_whole(window, qtbot):
-    w = window
+def _before_minilm(w, qtbot):
+    """The example lecture on the stage at the toy scene before MiniLM's: (lecture, MiniLM's index, stage)."""
     w.scenes.open_example()
     lecture = w.scenes.lecture
     minilm = next(i for i, s in enumerate(lecture.scenes) if s.trained)
     stage = w.present.enter(geometry=PROJECTOR)
-    w.scenes.go(minilm - 1)  # the toy scene before it
+    w.scenes.go(minilm - 1)
     wait_idle(qtbot, w)
+    return lecture, minilm, stage
+
+
+def test_a_trained_scene_shows_the_scene_before_until_it_is_drawn_whole(window, qtbot):
+    w = window
+    lecture, minilm, stage = _before_minilm(w, qtbot)
     assert not w.scenes.showing() and not w.studio.is_trained
     turns, old_turns, painted_meanwhile = _page_down_and_watch(w, stage)
     # The model took turns to open, and in none of them was the stage painted.
@@ -108,12 +107,7 @@ def test_a_trained_scene_shows_the_scene_before_until_it_is_drawn_whole(window, 
 
 def test_pressed_twice_while_a_model_opens_it_ends_on_the_later_scene(window, qtbot):
     w = window
-    w.scenes.open_example()
-    lecture = w.scenes.lecture
-    minilm = next(i for i, s in enumerate(lecture.scenes) if s.trained)
-    stage = w.present.enter(geometry=PROJECTOR)
-    w.scenes.go(minilm - 1)
-    wait_idle(qtbot, w)
+    lecture, minilm, stage = _before_minilm(w, qtbot)
     _, _, painted_meanwhile = _page_down_and_watch(w, stage, presses=2)
     wait_idle(qtbot, w)
     assert painted_meanwhile == 0

@@ -20,7 +20,7 @@ from ...matrices import ExportError
 from ...scenes import Lecture, LectureError, Scene
 from ...session import session_from_json, state_to_json
 from ...state import StudioState
-from .console import PresenterConsole
+from . import console
 from .lecture_files import LectureFiles
 
 HISTORY = 200  # lecture edits kept for the panel's undo
@@ -470,23 +470,5 @@ def install(window) -> ScenesPanel:
     window.scenes = panel
     window.scenes_dock = dock
     # The presenter console: on the laptop while the stage is on another screen (View → Presenter console).
-    console = PresenterConsole(window, panel)
-    console_dock = window.layout_room.dock("Presenter console", "presenterDock", console, QtCore.Qt.RightDockWidgetArea)
-    console_dock.hide()
-
-    def presenting(on: bool) -> None:
-        # After the turn: F5 toggles the action before the stage is made.
-        QtCore.QTimer.singleShot(0, lambda: show_console(on))
-
-    def show_console(on: bool) -> None:
-        stage = window.present.stage
-        elsewhere = on and stage is not None and stage.screen() is not window.screen()
-        if on:
-            console.start()
-        else:
-            console.stop()
-        console_dock.setVisible(bool(elsewhere and panel.lecture is not None))
-
-    window.present.action.toggled.connect(presenting)
-    window.presenter_console, window.presenter_dock = console, console_dock
+    console.install(window, panel)
     return panel
