@@ -91,15 +91,37 @@ class PresenterConsole(QtWidgets.QWidget):
         self.buttons["previous"].clicked.connect(lambda: window.present.next_scene(-1))
         self.buttons["next"].clicked.connect(lambda: window.present.next_scene(1))
         self.buttons["instead"].setCheckable(True)
-        for widget in (self.position, self.current, self.notes, self.next, self.picture, self.clock):
-            layout.addWidget(widget, 1 if widget is self.notes else 0)
+        layout.addWidget(self.position)
+        layout.addWidget(self.current)
+        # The notes, then the next scene: one above the other in the dock, side by side full screen.
+        self.body = QtWidgets.QBoxLayout(QtWidgets.QBoxLayout.TopToBottom)
+        self.body.addWidget(self.notes, 1)
+        upcoming = QtWidgets.QVBoxLayout()
+        upcoming.addWidget(self.next)
+        upcoming.addWidget(self.picture)
+        upcoming.addStretch(1)
+        self.body.addLayout(upcoming)
+        layout.addLayout(self.body, 1)
+        layout.addWidget(self.clock)
         layout.addLayout(buttons)
+        self.scale = 1  # the picture's scale: larger full screen
         self.timer = QtCore.QTimer(self, interval=1000)
         self.timer.timeout.connect(self.refresh)
         self._poll = QtCore.QTimer(self, interval=50)
         self._poll.timeout.connect(self._collect)
         panel.sceneShown.connect(lambda _i: self.refresh())
         panel.lectureChanged.connect(self.refresh)
+
+    def set_wide(self, wide: bool) -> None:
+        """Full screen (``wide``): the notes beside the next scene, its picture twice as large."""
+        self.body.setDirection(QtWidgets.QBoxLayout.LeftToRight if wide else QtWidgets.QBoxLayout.TopToBottom)
+        self.scale = 2 if wide else 1
+        font = QtGui.QFont(self.font())
+        font.setPointSizeF(font.pointSizeF() * (1.5 if wide else 1.0))  # read from an arm's length away
+        self.notes.setFont(font)
+        self.picture.setFixedSize(PICTURE * self.scale)
+        self.next.setMaximumWidth(PICTURE.width() * self.scale if wide else 16777215)
+        self.refresh()
 
     def start(self) -> None:
         """Present began: the elapsed time counts from now."""
@@ -144,7 +166,8 @@ class PresenterConsole(QtWidgets.QWidget):
         key = _picture_key(scene)
         made = self.pictures.get(key)
         if isinstance(made, QtGui.QPixmap):
-            self.picture.setPixmap(made)
+            # Blocks of equal pixels stay blocks when scaled up: no smoothing.
+            self.picture.setPixmap(made if self.scale == 1 else made.scaled(made.size() * self.scale))
         elif made is not None:
             self.picture.setText(made)
         else:
@@ -194,6 +217,7 @@ def install(window, panel):
     screen = ConsoleScreen(window.present)
 
     def place(instead: bool) -> None:
+        console.set_wide(instead)
         if instead:
             screen.layout().addWidget(console)
             dock.hide()
@@ -218,6 +242,7 @@ def install(window, panel):
             place(True)
         else:
             screen.hide()
+            console.set_wide(False)
             if console.parent() is not None and console.parentWidget() is not dock:
                 dock.setWidget(console)
                 console.show()
