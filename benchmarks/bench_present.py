@@ -117,7 +117,8 @@ def _bench_scenes(app, w, rect, repeats: int) -> None:
             t0 = time.perf_counter()
             w.scenes.go(i)
             app.processEvents()
-            while room.worker.is_busy():
+            # Until the scene is drawn whole and the stage painted again (it is not painted meanwhile).
+            while room.worker.is_busy() or w.scenes.showing():
                 app.processEvents()
                 time.sleep(0.001)
             _settle(app, w)

@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import json
 import time
-from concurrent.futures import Future, ThreadPoolExecutor
-
 import numpy as np
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from ...scenes import Scene, scene_weights
+from ..qt.worker import Job
 
 PICTURE = QtCore.QSize(240, 180)  # the next scene's picture on the console
 
@@ -51,8 +50,7 @@ class PresenterConsole(QtWidgets.QWidget):
         self.window, self.panel = window, panel
         self.started: float | None = None
         self.pictures: dict[str, QtGui.QPixmap | str] = {}
-        self._pending: dict[str, Future] = {}
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="scene-picture")
+        self._pending: dict[str, Job] = {}
         layout = QtWidgets.QVBoxLayout(self)
         big = QtGui.QFont(self.font())
         big.setPointSizeF(big.pointSizeF() * 1.6)
@@ -107,8 +105,6 @@ class PresenterConsole(QtWidgets.QWidget):
         self.scale = 1  # the picture's scale: larger full screen
         self.timer = QtCore.QTimer(self, interval=1000)
         self.timer.timeout.connect(self.refresh)
-        self._poll = QtCore.QTimer(self, interval=50)
-        self._poll.timeout.connect(self._collect)
         panel.sceneShown.connect(lambda _i: self.refresh())
         panel.lectureChanged.connect(self.refresh)
 
@@ -132,10 +128,6 @@ class PresenterConsole(QtWidgets.QWidget):
     def stop(self) -> None:
         self.timer.stop()
         self.started = None
-
-    def shutdown(self) -> None:
-        """The window closes: no picture is made any more."""
-        self._pool.shutdown(wait=False, cancel_futures=True)
 
     def refresh(self) -> None:
         """Show the scene, the next one and its picture, the time since the start and the clock."""
@@ -173,21 +165,16 @@ class PresenterConsole(QtWidgets.QWidget):
         else:
             self.picture.setText("…")
             if key not in self._pending:  # computed off the GUI thread, once
-                self._pending[key] = self._pool.submit(scene_weights, scene)
-                self._poll.start()
+                self._pending[key] = Job(scene_weights, scene, on_result=lambda w, key=key: self._made(key, w),
+                                         on_error=lambda exc, key=key: self._made(key, exc)).submit()
 
-    def _collect(self) -> None:
-        for key, future in list(self._pending.items()):
-            if not future.done():
-                continue
-            del self._pending[key]
-            try:
-                self.pictures[key] = QtGui.QPixmap.fromImage(weights_image(future.result()))
-            except Exception as exc:  # a missing model, a scene that cannot be computed: said in words
-                self.pictures[key] = f"No picture: {str(exc)[:120]}"
-        if not self._pending:
-            self._poll.stop()
-            self.refresh()
+    def _made(self, key: str, made) -> None:
+        self._pending.pop(key, None)
+        if isinstance(made, BaseException):  # a missing model, a scene that cannot be computed: in words
+            self.pictures[key] = f"No picture: {str(made)[:120]}"
+        else:
+            self.pictures[key] = QtGui.QPixmap.fromImage(weights_image(made))
+        self.refresh()
 
 
 class ConsoleScreen(QtWidgets.QWidget):
@@ -248,7 +235,6 @@ def install(window, panel):
                 console.show()
             dock.setVisible(wanted)
 
-    QtWidgets.QApplication.instance().aboutToQuit.connect(console.shutdown)
     console.buttons["instead"].toggled.connect(lambda on: window.present.active and place(on))
     # After the turn: F5 toggles the action before the stage is made.
     window.present.action.toggled.connect(lambda on: QtCore.QTimer.singleShot(0, lambda: show_console(on)))
