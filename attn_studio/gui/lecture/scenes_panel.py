@@ -65,10 +65,16 @@ def show_scene(window, scene: Scene, on_shown=None, wanted=lambda: True) -> None
             if "step" in sel:
                 window.render_view(window.pipeline_view)
                 window.pipeline_view.set_current_step(sel["step"])
+            window.bridge.flush()  # the selection's redraw of the window now, the stage's below
+        if ok and wanted() or not ok:
+            window.present.deferred = False
+        if ok and wanted():
             window.present.show_view(scene.view, page=sel.get("page", 0))
         if on_shown is not None:
             on_shown(ok)
 
+    # The stage is drawn once, with the scene's view and selection: not first with the view before.
+    window.present.deferred = True
     if isinstance(session, StudioState):
         window.studio.set_state(session, label=f"show scene “{scene.title}”")
         window.bridge.flush()
@@ -180,7 +186,22 @@ class ScenesPanel(QtWidgets.QWidget):
         self.lecture = lecture
         self.current = min(self.current, len(lecture.scenes) - 1) if lecture is not None else -1
         self._sync()
+        self._build_ahead()
         self.lectureChanged.emit()
+
+    def _build_ahead(self) -> None:
+        # The training lab's panels the lecture shows take a tenth of a second each to build: built
+        # when the lecture opens, one an event-loop turn, not when their scene is first played.
+        views = [s.view for s in self.lecture.scenes if s.view.startswith("Training: ")] if self.lecture else []
+        present = self.window.present
+
+        def build(rest: list) -> None:
+            if rest:
+                present.training_panel(rest[0])
+                QtCore.QTimer.singleShot(0, lambda: build(rest[1:]))
+
+        if views:
+            QtCore.QTimer.singleShot(0, lambda: build(list(dict.fromkeys(views))))
 
     def open_example(self) -> bool:
         """Help → Example lecture: the lecture that ships with the app, its first scene shown (unsaved
