@@ -198,8 +198,7 @@ def main(argv: list[str] | None = None) -> int:
               if state is not None else MainWindow())
     window.show()
     if lecture is not None:
-        window.scenes.set_lecture(lecture, record=False)
-        window.scenes.go(0)
+        window.lecture_files.opened(lecture, args.file)  # its file kept for Save, listed in Open Recent
     elif trained is not None:
         window.trained.open_session(trained, args.file, training=training)
     else:

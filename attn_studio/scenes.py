@@ -12,13 +12,14 @@ is used (:func:`read_lecture`).
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .checks import check_text
 from .limits import StateError
 from .safe_files import SessionError, read_bytes_bounded, write_atomic
-from .session import load_preset, session_from_json, state_to_json
+from .session import RecoveryStore, load_preset, session_from_json, state_to_json
 from .session_json import dumps, parse_json
 from .state import StudioState
 from .studio import Studio
@@ -249,6 +250,28 @@ def write_lecture(lecture: Lecture, path) -> None:
         raise LectureError(str(exc)) from None
 
 
+class LectureRecovery(RecoveryStore):
+    """Autosaved copies of unsaved lectures, kept as :class:`~attn_studio.session.RecoveryStore` keeps
+    sessions: one file a running studio (``recovery-<pid>-<id>.attn-lecture.json``) under a lock held
+    while it runs, offered at the next start only when the studio that wrote it is gone, never deleted
+    when it cannot be read (moved to the quarantine folder)."""
+
+    SUFFIX = SUFFIX
+    NAME = re.compile(r"^recovery-(\d+)(?:-([0-9a-f]+))?\.attn-lecture\.json$")
+    READ, REFUSED = staticmethod(read_lecture), LectureError
+
+    def save(self, lecture: Lecture, training=None) -> None:
+        """Write ``lecture`` to this studio's lecture recovery file (atomically); ``LectureError`` on failure."""
+        if not self.enabled:
+            return
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            self._lock()
+        except OSError as exc:
+            raise LectureError(f"cannot keep a copy in {self.folder}: {exc.strerror or exc}") from None
+        write_lecture(lecture, self.path)
+
+
 def scene_studio(scene: Scene):
     """The studio ``scene`` shows, its result computed: a toy :class:`~attn_studio.studio.Studio`, or a
     trained :class:`~attn_studio.trained.TrainedStudio` (a missing model raises the trained side's
@@ -273,6 +296,15 @@ def scene_studio(scene: Scene):
     if layer is not None or head is not None or query is not None:
         studio.select(layer=layer, head=head, query=query)
     return studio
+
+
+def scene_weights(scene: Scene):
+    """The attention weights ``scene`` shows (its selected head's, for its selected query's layer: an
+    array of queries × keys), for a small picture of it; a missing model raises ``ModelError``."""
+    studio = scene_studio(scene)
+    heads = studio.result.weights
+    head = min(int(getattr(studio.state, "shown_head", studio.state.head_index)), heads.shape[0] - 1)
+    return heads[max(head, 0)]
 
 
 # -- the lecture that ships with the app -------------------------------------------------

@@ -319,6 +319,10 @@ class RecoveryStore:
     studio); only a store of this process (``pid`` None) takes the lock.
     """
 
+    SUFFIX = SESSION_SUFFIX  # what the files hold (a lecture's store keeps lectures: scenes.LectureRecovery)
+    NAME = _RECOVERY_NAME
+    READ, REFUSED = staticmethod(read_any_session), SessionError
+
     def __init__(self, folder, pid: int | None = None, *, enabled: bool = True):
         self.folder = Path(folder)
         self.enabled = enabled
@@ -330,12 +334,12 @@ class RecoveryStore:
     @property
     def path(self) -> Path:
         """This studio's recovery file."""
-        return self.folder / f"{_RECOVERY_PREFIX}{self.pid}-{self.id}{SESSION_SUFFIX}"
+        return self.folder / f"{_RECOVERY_PREFIX}{self.pid}-{self.id}{self.SUFFIX}"
 
     @property
     def lock_path(self) -> Path:
         """The lock this studio holds while it runs (once it has autosaved)."""
-        return self.path.with_name(self.path.name[: -len(SESSION_SUFFIX)] + _LOCK_SUFFIX)
+        return self.path.with_name(self.path.name[: -len(self.SUFFIX)] + _LOCK_SUFFIX)
 
     def _lock(self) -> None:
         if not self._own or self._lock_fd is not None:
@@ -405,7 +409,7 @@ class RecoveryStore:
             return []
         found = []
         for entry in self._entries():
-            if not _RECOVERY_NAME.match(entry.name) or entry.name == self.path.name:
+            if not self.NAME.match(entry.name) or entry.name == self.path.name:
                 continue
             try:
                 info = entry.stat(follow_symlinks=False)
@@ -414,9 +418,9 @@ class RecoveryStore:
             if not stat.S_ISREG(info.st_mode):
                 continue
             path = Path(entry.path)
-            if _lock_held(path.with_name(path.name[: -len(SESSION_SUFFIX)] + _LOCK_SUFFIX)):
+            if _lock_held(path.with_name(path.name[: -len(self.SUFFIX)] + _LOCK_SUFFIX)):
                 continue
-            if _writer_running(int(_RECOVERY_NAME.match(entry.name).group(1)), info.st_mtime):
+            if _writer_running(int(self.NAME.match(entry.name).group(1)), info.st_mtime):
                 continue
             found.append((info.st_mtime, path))
         return [p for _, p in sorted(found, key=lambda item: item[0], reverse=True)]
@@ -450,9 +454,7 @@ class RecoveryStore:
         except OSError as exc:
             return f"{path.name} could not be examined ({exc.strerror or exc}); it was left where it is"
         if stat.S_ISREG(info.st_mode):
-            try:
-                read_any_session(path)
-            except SessionError:
+            if not self.readable(path):
                 return self.quarantine(path)
             try:
                 path.unlink()
@@ -462,6 +464,15 @@ class RecoveryStore:
                 return message
             return None
         return self.quarantine(path)
+
+    def readable(self, path) -> bool:
+        """True when ``path`` holds work this store can give back (``READ`` checks every field and
+        raises ``REFUSED`` otherwise)."""
+        try:
+            self.READ(path)
+        except self.REFUSED:
+            return False
+        return True
 
     def sweep(self) -> list[str]:
         """Tidy the folder at start: messages for what was moved aside.
@@ -480,12 +491,12 @@ class RecoveryStore:
                 info = entry.stat(follow_symlinks=False)
             except OSError:
                 continue
-            if _RECOVERY_NAME.match(name) and not stat.S_ISREG(info.st_mode):
+            if self.NAME.match(name) and not stat.S_ISREG(info.st_mode):
                 messages.append(self.quarantine(entry.path))
             elif (name.startswith(_RECOVERY_PREFIX) and name.endswith(_LOCK_SUFFIX) and stat.S_ISREG(info.st_mode)
                   and name != self.lock_path.name and not _lock_held(Path(entry.path))):
                 stem = name[: -len(_LOCK_SUFFIX)]
-                if not (self.folder / f"{stem}{SESSION_SUFFIX}").exists():
+                if not (self.folder / f"{stem}{self.SUFFIX}").exists():
                     try:
                         os.unlink(entry.path)
                     except OSError:

@@ -7,7 +7,7 @@ when the window shows something other than what the engine computes.
 from __future__ import annotations
 
 import numpy as np
-from PySide6 import QtCore, QtWidgets
+from PySide6 import QtCore, QtGui, QtWidgets
 
 from attn_studio.engine import Vocabulary, attention, multi_head_attention, sinusoidal_positions, tokenize
 
@@ -145,3 +145,27 @@ def shown_canvas(qtbot, heatmap, width: int, height: int):
     canvas.show()
     qtbot.waitExposed(canvas)
     return canvas
+
+
+def put_lecture_away(qtbot, window) -> None:
+    """After a lecture test on a shared window: the stage left, the toy model back, no lecture open."""
+    window.present.leave()
+    wait_idle(qtbot, window)
+    if window.studio.is_trained:
+        window.trained.room.use_toy()
+        wait_idle(qtbot, window)
+    window.scenes.set_lecture(None, record=False)
+    settle(window)
+
+
+def drop_files(window, *paths) -> QtGui.QDragEnterEvent:
+    """Drag ``paths`` over ``window`` and drop them there, as a file manager does; returns the drag's
+    enter event (accepted when the window takes the files)."""
+    mime = QtCore.QMimeData()
+    mime.setUrls([QtCore.QUrl.fromLocalFile(str(p)) for p in paths])
+    pos = QtCore.QPointF(window.width() / 2, window.height() / 2)
+    enter = QtGui.QDragEnterEvent(pos.toPoint(), QtCore.Qt.CopyAction, mime, QtCore.Qt.LeftButton,
+                                  QtCore.Qt.NoModifier)
+    window.dragEnterEvent(enter)
+    window.dropEvent(QtGui.QDropEvent(pos, QtCore.Qt.CopyAction, mime, QtCore.Qt.LeftButton, QtCore.Qt.NoModifier))
+    return enter

@@ -9,7 +9,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from PySide6.QtTest import QTest
 
 from attn_studio.scenes import example_lecture
-from gui_helpers import settle, wait_idle
+from gui_helpers import put_lecture_away, settle, wait_idle
 
 WINDOW_PRESET = "journey"
 WINDOW_SIZE = (1280, 720)
@@ -23,13 +23,7 @@ def window(shared_window, qtbot):
     w.scenes._undo.clear()
     w.scenes._redo.clear()
     yield w
-    w.present.leave()
-    wait_idle(qtbot, w)
-    if w.studio.is_trained:
-        w.trained.room.use_toy()
-        wait_idle(qtbot, w)
-    w.scenes.set_lecture(None, record=False)
-    settle(w)
+    put_lecture_away(qtbot, w)
 
 
 def test_help_opens_the_example_lecture_on_its_first_scene(window):

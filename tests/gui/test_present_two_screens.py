@@ -87,17 +87,23 @@ SCRIPT = textwrap.dedent("""
 """)
 
 
-def test_the_stage_fills_the_projector_and_follows_the_laptop(tmp_path):
+def run_on_two_screens(script: str, tmp_path, *args) -> dict:
+    """Run ``script`` in a process whose screens are SCREENS (its argv: this folder, then ``args``); the
+    dict it prints after "RESULT"."""
     config = tmp_path / "screens.json"
     config.write_text(json.dumps(SCREENS))
     env = dict(os.environ, QT_QPA_PLATFORM=f"offscreen:configfile={config}",
                ATTN_STUDIO_DATA_DIR=str(tmp_path / "data"))
     here = os.path.dirname(os.path.abspath(__file__))
-    done = subprocess.run([sys.executable, "-c", SCRIPT, here], env=env, capture_output=True, text=True,
-                          timeout=120)
+    done = subprocess.run([sys.executable, "-c", script, here, *args], env=env, capture_output=True, text=True,
+                          timeout=180)
     line = next((l for l in done.stdout.splitlines() if l.startswith("RESULT")), None)
     assert line is not None, done.stdout + done.stderr
-    out = json.loads(line[len("RESULT"):])
+    return json.loads(line[len("RESULT"):])
+
+
+def test_the_stage_fills_the_projector_and_follows_the_laptop(tmp_path):
+    out = run_on_two_screens(SCRIPT, tmp_path)
     assert out["window_screen"] == "laptop" and out["window_visible"]
     assert out["stage_screen"] == "projector" and out["stage_size"] == [1280, 720]
     assert out["labels"] and min(out["labels"]) >= 30 and out["rows_labelled"]

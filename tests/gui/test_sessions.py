@@ -3,12 +3,13 @@
 
 import numpy as np
 import pytest
-from PySide6 import QtCore, QtGui, QtWidgets
+from PySide6 import QtCore, QtWidgets
 
 from attn_studio.gui import MainWindow
 from attn_studio.gui.window import data_dir
 from attn_studio.session import RecoveryStore, read_session, write_session
 from attn_studio.state import StudioState
+from gui_helpers import drop_files
 
 
 @pytest.fixture
@@ -103,14 +104,7 @@ def test_save_to_a_missing_folder_fails_with_a_message_and_keeps_the_state(win, 
 def test_dropping_a_session_file_opens_it(win, tmp_path):
     path = tmp_path / "dropped.attn.json"
     write_session(path, StudioState(sentence="drop me here", d_model=2, d_head=2))
-    mime = QtCore.QMimeData()
-    mime.setUrls([QtCore.QUrl.fromLocalFile(str(path))])
-    pos = QtCore.QPointF(win.width() / 2, win.height() / 2)
-    enter = QtGui.QDragEnterEvent(pos.toPoint(), QtCore.Qt.CopyAction, mime, QtCore.Qt.LeftButton, QtCore.Qt.NoModifier)
-    win.dragEnterEvent(enter)
-    assert enter.isAccepted()
-    drop = QtGui.QDropEvent(pos, QtCore.Qt.CopyAction, mime, QtCore.Qt.LeftButton, QtCore.Qt.NoModifier)
-    win.dropEvent(drop)
+    assert drop_files(win, path).isAccepted()
     win.bridge.flush()
     assert win.studio.state.sentence == "drop me here"
     assert win.sentence_edit.text() == "drop me here"

@@ -14,6 +14,7 @@ from typing import Callable
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from ...document import AUTOSAVE_MS, Document, SaveJob
+from ...scenes import SUFFIX as LECTURE_SUFFIX
 from ...schema import TrainedSession
 from ...session import SESSION_SUFFIX, SessionError, read_session_file
 from .save_worker import SaveQueue
@@ -167,14 +168,21 @@ class FileActions(QtCore.QObject):
     def _fill_recent_menu(self):
         self.recent_menu.clear()
         for f in self.recent_files():
-            self.recent_menu.addAction(Path(f).name, lambda f=f: self.confirm_discard() and self.open_file(f)
-                                       ).setToolTip(f)
+            self.recent_menu.addAction(Path(f).name, lambda f=f: self.open_any(f)).setToolTip(f)
         if not self.recent_files():
             self.recent_menu.addAction("(none yet)").setEnabled(False)
 
     def open_dropped(self, paths: list[str]) -> bool:
         """Open the first of files dropped on the window (asks about unsaved changes first)."""
-        return bool(paths) and self.confirm_discard() and self.open_file(paths[0])
+        return bool(paths) and self.open_any(paths[0])
+
+    def open_any(self, path) -> bool:
+        """Open ``path``, a session or a lecture (``.attn-lecture.json``, the window's lecture files open
+        it), asking first about the unsaved changes it would replace."""
+        lectures = getattr(self.window, "lecture_files", None)
+        if lectures is not None and str(path).endswith(LECTURE_SUFFIX):
+            return lectures.open(path)
+        return self.confirm_discard() and self.open_file(path)
 
     # -- autosave and recovery ----------------------------------------------------------------
     def changed(self, fields) -> None:
@@ -214,13 +222,18 @@ class FileActions(QtCore.QObject):
             self.show_message(message)
 
     def offer_recovery(self) -> None:
-        """After a crash, offer the work that was autosaved (a banner, never a blocking dialog)."""
+        """After a crash, offer the work that was autosaved (a banner, never a blocking dialog): the
+        session's, and the lecture's when one was unsaved (the window's ``lecture_files``), together."""
         offer = self.document.recovery_offer()
         if offer.notes:
             self.show_message(" ".join(offer.notes))
-        if offer.path is None:
+        lectures = getattr(self.window, "lecture_files", None)
+        lecture = lectures.recovery_offer() if lectures is not None else None
+        if offer.path is None and lecture is None:
             return
-        bar, restore, discard = recovery_banner(offer.when)
+        what = (("unsaved work and a lecture", "were") if lecture else ("unsaved work", "was")) \
+            if offer.path is not None else ("an unsaved lecture", "was")
+        bar, restore, discard = recovery_banner(offer.when if offer.path is not None else lecture[1], what)
         holder = QtWidgets.QWidget()
         layout = QtWidgets.QVBoxLayout(holder)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -230,13 +243,18 @@ class FileActions(QtCore.QObject):
         self.window.setMenuWidget(holder)
         self.recovery_banner = bar
 
-        def answer(note):
-            if note:
-                self.show_message(note)
+        def answer(restoring: bool):
+            notes = []
+            if offer.path is not None:
+                notes.append((self.document.restore if restoring else self.document.discard_recovery)(offer.path))
+            if lecture is not None:
+                notes.append((lectures.restore if restoring else lectures.recovery.discard)(lecture[0]))
+            if any(notes):
+                self.show_message(" ".join(n for n in notes if n))
             bar.hide()
 
-        restore.clicked.connect(lambda: answer(self.document.restore(offer.path)))
-        discard.clicked.connect(lambda: answer(self.document.discard_recovery(offer.path)))
+        restore.clicked.connect(lambda: answer(True))
+        discard.clicked.connect(lambda: answer(False))
 
     def close(self) -> None:
         """A clean close: stop the timer, finish a save in flight, leave nothing to recover."""
@@ -245,14 +263,16 @@ class FileActions(QtCore.QObject):
         self.document.close()
 
 
-def recovery_banner(when: str) -> tuple[QtWidgets.QFrame, QtWidgets.QPushButton, QtWidgets.QPushButton]:
-    """The banner that offers work a crashed run left behind: (banner, restore button, discard button)."""
+def recovery_banner(when: str, what=("unsaved work", "was")) -> tuple[QtWidgets.QFrame, QtWidgets.QPushButton,
+                                                                      QtWidgets.QPushButton]:
+    """The banner that offers work a crashed run left behind (``what``: what it is and its verb, as
+    ("an unsaved lecture", "was")): (banner, restore button, discard button)."""
     bar = QtWidgets.QFrame()
     bar.setObjectName("recoveryBanner")
     bar.setStyleSheet("#recoveryBanner { background: #fff4ce; border-bottom: 1px solid #e0c060; }")
     row = QtWidgets.QHBoxLayout(bar)
     row.setContentsMargins(8, 4, 8, 4)
-    row.addWidget(QtWidgets.QLabel(f"Attention Studio closed unexpectedly; unsaved work from {when} was kept."), 1)
+    row.addWidget(QtWidgets.QLabel(f"Attention Studio closed unexpectedly; {what[0]} from {when} {what[1]} kept."), 1)
     restore = QtWidgets.QPushButton("Restore")
     restore.setObjectName("restoreButton")
     discard = QtWidgets.QPushButton("Discard")

@@ -59,6 +59,7 @@ class Present(StageFigures, LentViews, QtCore.QObject):
         self.geometry: QtCore.QRect | None = None
         self.lecture_panel = None  # the Scenes panel, when the window has one: PageDown plays its scenes
         self._jump = None  # digits typed after G (go to scene N, as pdfpc does)
+        self.deferred = False  # a scene is being applied: the stage is drawn once, when it is shown
         self._last_sheet: dict | None = None  # the figure on the stage and what it was built for
         self.centre = 0  # the middle of a training heatmap's window of tokens (↑ ↓ move it)
         self.action = QtGui.QAction("&Present", window)
@@ -135,9 +136,10 @@ class Present(StageFigures, LentViews, QtCore.QObject):
         tab = self._training_tab()
         if tab is None:
             return None
-        for panel in tab.panels.values():
-            if TRAINING_PREFIX + panel.title == name:
-                return panel
+        # By title, building only the panel asked for (the others are built when they are shown).
+        for key, title in self.window.training.titles().items():
+            if TRAINING_PREFIX + title == name:
+                return tab.panel(key)
         return None
 
     def current_view(self) -> str:
@@ -402,7 +404,7 @@ class Present(StageFigures, LentViews, QtCore.QObject):
 
     # -- drawing -----------------------------------------------------------------------------
     def _changed(self, *_) -> None:
-        if self.stage is not None:
+        if self.stage is not None and not self.deferred:
             self.render()
 
     def _show_view(self) -> None:

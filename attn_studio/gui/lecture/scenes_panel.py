@@ -17,12 +17,15 @@ from pathlib import Path
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from ...matrices import ExportError
-from ...scenes import SUFFIX, Lecture, LectureError, Scene, example_lecture, read_lecture, write_lecture
+from ...scenes import Lecture, LectureError, Scene
 from ...session import session_from_json, state_to_json
 from ...state import StudioState
-from .console import PresenterConsole
+from . import console
+from .lecture_files import LectureFiles
 
 HISTORY = 200  # lecture edits kept for the panel's undo
+SETTLED_TURNS = 2  # turns without drawing before a scene's stage is painted
+NO_LECTURE = "No lecture: Help → Example lecture, or Add the current view (Ctrl+M)"
 
 
 def capture_scene(window, title: str) -> Scene:
@@ -42,14 +45,15 @@ def capture_scene(window, title: str) -> Scene:
     return Scene(title=title, view=view, selection=selection, session=json.loads(state_to_json(state)))
 
 
-def show_scene(window, scene: Scene, on_shown=None) -> None:
+def show_scene(window, scene: Scene, on_shown=None, wanted=lambda: True) -> None:
     """Show ``scene`` in ``window``: its model, then its view and selection (a trained model is opened
-    off the GUI thread; ``on_shown(ok)`` is called once it is shown, or refused with a message)."""
+    off the GUI thread; ``on_shown(ok)`` is called once it is shown, or refused with a message). A
+    model that arrives when ``wanted()`` is False (another scene was asked for meanwhile) only opens."""
     session = session_from_json(json.dumps(scene.session))
     sel = scene.selection
 
     def select_and_show(ok: bool = True) -> None:
-        if ok:
+        if ok and wanted():
             studio = window.studio
             if studio.is_trained:
                 window.trained.room.select(layer=sel.get("layer"), head=sel.get("head"), query=sel.get("query"))
@@ -61,16 +65,34 @@ def show_scene(window, scene: Scene, on_shown=None) -> None:
             if "step" in sel:
                 window.render_view(window.pipeline_view)
                 window.pipeline_view.set_current_step(sel["step"])
+            window.bridge.flush()  # the selection's redraw of the window now, the stage's below
+        if ok and wanted() or not ok:
+            window.present.deferred = False
+        if ok and wanted():
             window.present.show_view(scene.view, page=sel.get("page", 0))
         if on_shown is not None:
             on_shown(ok)
 
+    # The stage is drawn once, with the scene's view and selection: not first with the view before.
+    window.present.deferred = True
     if isinstance(session, StudioState):
         window.studio.set_state(session, label=f"show scene “{scene.title}”")
         window.bridge.flush()
         select_and_show(True)
     else:
         window.trained.open_session(session, None, on_done=select_and_show)
+
+
+def _paint_offscreen(view: QtWidgets.QGraphicsView) -> None:
+    # The scene painted into an image of the view's size (a widget whose window is not painted
+    # meanwhile cannot be grabbed: its items are painted directly).
+    image = QtGui.QImage(view.viewport().size(), QtGui.QImage.Format_ARGB32_Premultiplied)
+    painter = QtGui.QPainter(image)
+    try:
+        view.scene().render(painter, QtCore.QRectF(image.rect()),
+                            view.mapToScene(view.viewport().rect()).boundingRect())
+    finally:
+        painter.end()
 
 
 class ScenesPanel(QtWidgets.QWidget):
@@ -86,13 +108,14 @@ class ScenesPanel(QtWidgets.QWidget):
         self.setObjectName("scenesPanel")
         self.window = window
         self.lecture: Lecture | None = None
-        self.path: Path | None = None  # the lecture's file, once opened or saved
         self.current = -1
+        self.files = LectureFiles(window, self)  # Open, Save, Save As, recent files, autosave, recovery
         self._undo: list[Lecture | None] = []
         self._redo: list[Lecture | None] = []
         self._filling = False
+        self._showing = None  # the scene being shown, until it is drawn whole
         layout = QtWidgets.QVBoxLayout(self)
-        self.title_label = QtWidgets.QLabel("No lecture: Help → Example lecture, or Add the current view (Ctrl+M)")
+        self.title_label = QtWidgets.QLabel(NO_LECTURE)
         self.title_label.setObjectName("lectureTitle")
         self.title_label.setWordWrap(True)
         layout.addWidget(self.title_label)
@@ -132,14 +155,15 @@ class ScenesPanel(QtWidgets.QWidget):
                 ("update", "Update", self.update_current, "Make what is shown now the selected scene's own"),
                 ("undo", "Undo", self.undo, "Undo the last change of the lecture"),
                 ("redo", "Redo", self.redo, "Redo it"),
-                ("open", "Open…", self.open_dialog, "Open a lecture file (.attn-lecture.json)"),
-                ("save", "Save…", self.save_dialog, "Save the lecture to a file (.attn-lecture.json)"),
+                ("open", "Open…", lambda: self.files.open_dialog(), "Open a lecture file (.attn-lecture.json)"),
+                ("save", "Save", lambda: self.files.save(), "Save the lecture to its file (.attn-lecture.json)"),
+                ("save_as", "Save As…", lambda: self.files.save_as_dialog(), "Save the lecture to a new file"),
                 ("handout", "Hand-out…", self.handout_dialog, "Each scene's figure: one PDF, or a file a scene"))):
             button = QtWidgets.QPushButton(text)
             button.setObjectName(f"scenes_{name}")
             button.setToolTip(tip)
             button.clicked.connect(slot)
-            buttons.addWidget(button, i // 3, i % 3)
+            buttons.addWidget(button, i // 3, i % 3, 1, 3 if i == 9 else 1)
             self.buttons[name] = button
         layout.addLayout(buttons)
         self.add_action = QtGui.QAction("Add scene", window)
@@ -150,20 +174,39 @@ class ScenesPanel(QtWidgets.QWidget):
         self._sync()
 
     # -- the lecture ----------------------------------------------------------------------------
-    def set_lecture(self, lecture: Lecture | None, *, record: bool = True) -> None:
-        """Show ``lecture`` (an undoable change of the panel's lecture when ``record``)."""
-        if record:
+    def set_lecture(self, lecture: Lecture | None, *, record: bool = True, fresh: bool = False) -> None:
+        """Show ``lecture`` (an undoable change of the panel's lecture when ``record``; ``fresh``: a lecture
+        opened, with no history to undo)."""
+        if fresh:
+            self._undo.clear()
+            self._redo.clear()
+        elif record:
             self._undo = (self._undo + [self.lecture])[-HISTORY:]
             self._redo.clear()
         self.lecture = lecture
         self.current = min(self.current, len(lecture.scenes) - 1) if lecture is not None else -1
         self._sync()
+        self._build_ahead()
         self.lectureChanged.emit()
 
-    def open_example(self) -> None:
-        """Help → Example lecture: the lecture that ships with the app, its first scene shown."""
-        self.set_lecture(example_lecture())
-        self.go(0)
+    def _build_ahead(self) -> None:
+        # The training lab's panels the lecture shows take a tenth of a second each to build: built
+        # when the lecture opens, one an event-loop turn, not when their scene is first played.
+        views = [s.view for s in self.lecture.scenes if s.view.startswith("Training: ")] if self.lecture else []
+        present = self.window.present
+
+        def build(rest: list) -> None:
+            if rest:
+                present.training_panel(rest[0])
+                QtCore.QTimer.singleShot(0, lambda: build(rest[1:]))
+
+        if views:
+            QtCore.QTimer.singleShot(0, lambda: build(list(dict.fromkeys(views))))
+
+    def open_example(self) -> bool:
+        """Help → Example lecture: the lecture that ships with the app, its first scene shown (unsaved
+        changes of the lecture open asked about first)."""
+        return self.files.open_example()
 
     def _replace(self, scenes, title: str | None = None) -> None:
         lecture = self.lecture
@@ -176,44 +219,20 @@ class ScenesPanel(QtWidgets.QWidget):
         self.set_lecture(new)
 
     def open_lecture(self, path) -> bool:
-        """Open the lecture file ``path`` (every field checked first; a refused file changes nothing) on
-        its first scene; False with a message when it is refused."""
-        try:
-            lecture = read_lecture(path)
-        except LectureError as exc:
-            self.window.show_message(str(exc))
-            return False
-        self.path = Path(path)
-        self.set_lecture(lecture)
-        self.go(0)
-        return True
+        """Open the lecture file ``path`` on its first scene (see :meth:`LectureFiles.open`; nothing is asked)."""
+        return self.files.open(path, ask=False)
 
     def save_lecture(self, path) -> bool:
         """Write the lecture to ``path`` atomically; False with a message when it cannot be written."""
+        return self.files.save_to(path)
+
+    def show_file(self, path, modified: bool) -> None:
+        """Show the lecture's title, its file and whether it has unsaved changes."""
         if self.lecture is None:
-            self.window.show_message("There is no lecture to save: add a scene first (Ctrl+M)")
-            return False
-        try:
-            write_lecture(self.lecture, path)
-        except (LectureError, OSError) as exc:
-            self.window.show_message(f"The lecture was not saved: {exc}")
-            return False
-        self.path = Path(path)
-        self.window.statusBar().showMessage(f"Saved {self.path.name}", 5000)
-        return True
-
-    def open_dialog(self) -> None:
-        path, _ = QtWidgets.QFileDialog.getOpenFileName(self, "Open a lecture", "", f"Lectures (*{SUFFIX})")
-        if path:
-            self.open_lecture(path)
-
-    def save_dialog(self) -> None:
-        start = str(self.path) if self.path else f"lecture{SUFFIX}"
-        path, _ = QtWidgets.QFileDialog.getSaveFileName(self, "Save the lecture", start, f"Lectures (*{SUFFIX})")
-        if path:
-            if not path.endswith(SUFFIX):
-                path += SUFFIX
-            self.save_lecture(path)
+            self.title_label.setText(NO_LECTURE)
+            return
+        where = path.name if path is not None else "not saved yet"
+        self.title_label.setText(f"{self.lecture.title} — {where}{' •' if modified else ''}")
 
     def export_handout(self, path, fmt: str = "png", ask_cancel=None) -> list:
         """Write the lecture's hand-out to ``path`` (a .pdf, or a folder of ``fmt`` files), each scene
@@ -356,8 +375,43 @@ class ScenesPanel(QtWidgets.QWidget):
         self.list.blockSignals(False)
         self._fill_fields(index)
         scene = self.lecture.scenes[index]
-        show_scene(self.window, scene, on_shown=lambda ok: self.sceneShown.emit(index))
+        # The stage keeps showing the scene before until this one is drawn whole (a trained model takes
+        # more than a turn): it is not painted meanwhile, and is painted once when all is drawn.
+        self._showing = token = object()
+        stage = self.window.present.stage
+        if stage is not None:
+            stage.setUpdatesEnabled(False)
+
+        def shown(ok: bool) -> None:
+            if self._showing is token:  # else a later scene was asked for: it will say so
+                self.sceneShown.emit(index)
+                self._release(token)
+
+        show_scene(self.window, scene, on_shown=shown, wanted=lambda: self._showing is token)
         return True
+
+    def _release(self, token, settled: int = 0) -> None:
+        # Painted again once nothing is left to draw and the layouts of the last drawing are done:
+        # SETTLED_TURNS turns without drawing (a plot lays out its axes a turn after it is drawn).
+        if self._showing is not token:
+            return
+        if settled < SETTLED_TURNS:
+            stage = self.window.present.stage
+            if settled == 1 and stage is not None:
+                # A plot measures its axes' labels when it is first painted, and lays them out after
+                # that: painted once off the screen now, so the stage's first painting is its last.
+                for view in stage.findChildren(QtWidgets.QGraphicsView):
+                    if view.isVisible() and view.scene() is not None:
+                        _paint_offscreen(view)
+            QtCore.QTimer.singleShot(0, lambda: self._release(token, 0 if self.window.drawing() else settled + 1))
+            return
+        self._showing = None
+        if self.window.present.stage is not None:
+            self.window.present.stage.setUpdatesEnabled(True)
+
+    def showing(self) -> bool:
+        """True while a scene asked for is not yet drawn whole (the stage shows the scene before)."""
+        return self._showing is not None
 
     def scene(self, index: int | None = None) -> Scene | None:
         """Scene ``index`` (default: the one shown last), or None."""
@@ -380,7 +434,7 @@ class ScenesPanel(QtWidgets.QWidget):
                 self.list.addItem(item)
             self.list.setCurrentRow(min(max(row, 0), len(scenes) - 1) if scenes else -1)
             self.list.blockSignals(False)
-            self.title_label.setText(self.lecture.title if self.lecture else self.title_label.text())
+            self.show_file(self.files.path, self.files.is_modified)
             for name in ("duplicate", "delete", "update"):
                 self.buttons[name].setEnabled(bool(scenes))
             self.buttons["undo"].setEnabled(bool(self._undo))
@@ -416,32 +470,26 @@ def install(window) -> ScenesPanel:
         action.setObjectName("exampleLectureAction")
     file_menu = next((a.menu() for a in window.menuBar().actions() if a.menu() and "File" in a.text()), None)
     if file_menu is not None:
+        files = panel.files
+        before = next((a for a in file_menu.actions() if a.menu() is not None and a.menu() is not window.files.recent_menu),
+                      None)  # the lecture's files after the session's, before Export
+        for text, slot, name in (("Open &Lecture…", files.open_dialog, "openLectureAction"),
+                                 ("Save Lectur&e", files.save, "saveLectureAction"),
+                                 ("Save Lecture As…", files.save_as_dialog, "saveLectureAsAction")):
+            action = QtGui.QAction(text, window)
+            action.setObjectName(name)
+            action.triggered.connect(lambda _=False, slot=slot: slot())
+            file_menu.insertAction(before, action)
+        file_menu.insertSeparator(before)
         handout = QtGui.QAction("Export lecture &hand-out…", window)
         handout.setObjectName("exportHandoutAction")
         handout.triggered.connect(panel.handout_dialog)
         quit_action = next((a for a in file_menu.actions() if a.text().replace("&", "") == "Quit"), None)
         file_menu.insertAction(quit_action, handout) if quit_action else file_menu.addAction(handout)
+    window.lecture_files = panel.files
     window.present.lecture_panel = panel
     window.scenes = panel
     window.scenes_dock = dock
     # The presenter console: on the laptop while the stage is on another screen (View → Presenter console).
-    console = PresenterConsole(window, panel)
-    console_dock = window.layout_room.dock("Presenter console", "presenterDock", console, QtCore.Qt.RightDockWidgetArea)
-    console_dock.hide()
-
-    def presenting(on: bool) -> None:
-        # After the turn: F5 toggles the action before the stage is made.
-        QtCore.QTimer.singleShot(0, lambda: show_console(on))
-
-    def show_console(on: bool) -> None:
-        stage = window.present.stage
-        elsewhere = on and stage is not None and stage.screen() is not window.screen()
-        if on:
-            console.start()
-        else:
-            console.stop()
-        console_dock.setVisible(bool(elsewhere and panel.lecture is not None))
-
-    window.present.action.toggled.connect(presenting)
-    window.presenter_console, window.presenter_dock = console, console_dock
+    console.install(window, panel)
     return panel

@@ -48,6 +48,9 @@ class TrainedWiring(QtCore.QObject):
         self.toy = self.proxy.target
         self.room = room = TrainedRoom(window)
         self._toy_document = None  # the toy's file and example while a trained model is shown
+        # The last model a session opened, kept while the toy is shown: a lecture going from a toy
+        # scene to a trained one opens it again without reading its files.
+        self.kept_model = None
         self._tips: dict = {}
         self._variance_shown = False
         window.controls.form.insertRow(0, room.panel)
@@ -181,13 +184,15 @@ class TrainedWiring(QtCore.QObject):
         ``recovered``: the recovery file it came from (opened unsaved; the file is discarded once open).
         ``training``: the file's training lab settings (checked when it was read), applied once the
         model is open, so that a model that cannot be found changes nothing."""
-        loaded = [self.room.studio.model] if self.room.studio is not None else []
+        loaded = [m for m in (self.room.studio.model if self.room.studio is not None else None, self.kept_model)
+                  if m is not None]
         name = session.model.name
 
         def work():
             return TrainedStudio.from_session(session, resolve_model(session.model, loaded))
 
         def opened(studio):
+            self.kept_model = studio.model
             studio._session_path = Path(path) if path is not None else None
             if recovered is not None:
                 studio.mark_unsaved()

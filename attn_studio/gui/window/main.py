@@ -284,12 +284,13 @@ class MainWindow(QtWidgets.QMainWindow):
             settings.save(self)
 
     def closeEvent(self, event):
-        if not self.confirm_discard():
+        if not (self.confirm_discard() and self.lecture_files.confirm_discard()):  # the session's, the lecture's
             event.ignore()
             return
         self.present.leave()  # a view lent to the stage goes back before the layout is kept
         self.lecture.stop()
         self.files.close()
+        self.lecture_files.close()
         self.save_settings()
         self.bridge.close()
         self.background.wait()
