@@ -74,32 +74,43 @@ def main() -> None:
         print(_row(view, times))
         w.present.leave()
         _settle(app, w)
-    if args.scenes:
-        _bench_scenes(app, w, rect, args.repeats)
-        return
-    if args.trained:
-        w.trained.room.load_model(None)
-        while not w.studio.is_trained:
-            app.processEvents()
-            time.sleep(0.01)
+    try:
+        if args.scenes:
+            _bench_scenes(app, w, rect, args.repeats)
+        elif args.trained:
+            _bench_trained(app, w, rect, args.repeats)
+    finally:
+        # Closed as a person closes it: the training runs a lecture built end, else the application
+        # waits for their threads at exit and the script never returns.
+        w.present.leave()
+        w.close()
         _settle(app, w)
-        room = w.trained.room
-        print("all-MiniLM-L6-v2, animal sentence: silence / restore a head -> stage drawn")
-        for view in TRAINED_VIEWS:
-            stage = w.present.enter(view, geometry=rect)
-            _settle(app, w)
 
-            def edit(i):
-                room.set_head_scale(3, 1, 0.0 if i % 2 == 0 else 1.0)
-                deadline = time.perf_counter() + 10
+
+def _bench_trained(app, w, rect, repeats: int) -> None:
+    """A trained model's head silenced and restored, on each trained view of the stage."""
+    w.trained.room.load_model(None)
+    while not w.studio.is_trained:
+        app.processEvents()
+        time.sleep(0.01)
+    _settle(app, w)
+    room = w.trained.room
+    print("all-MiniLM-L6-v2, animal sentence: silence / restore a head -> stage drawn")
+    for view in TRAINED_VIEWS:
+        stage = w.present.enter(view, geometry=rect)
+        _settle(app, w)
+
+        def edit(i):
+            room.set_head_scale(3, 1, 0.0 if i % 2 == 0 else 1.0)
+            deadline = time.perf_counter() + 10
+            app.processEvents()
+            while room.worker.is_busy() and time.perf_counter() < deadline:
                 app.processEvents()
-                while room.worker.is_busy() and time.perf_counter() < deadline:
-                    app.processEvents()
-                    time.sleep(0.001)
+                time.sleep(0.001)
 
-            print(_row(view, _measure(app, w, stage, edit, max(6, args.repeats // 2))))
-            w.present.leave()
-            _settle(app, w)
+        print(_row(view, _measure(app, w, stage, edit, max(6, repeats // 2))))
+        w.present.leave()
+        _settle(app, w)
 
 
 def _bench_scenes(app, w, rect, repeats: int) -> None:
