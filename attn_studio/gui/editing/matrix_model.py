@@ -13,7 +13,7 @@ import numpy as np
 from PySide6 import QtCore
 
 from ...engine import EngineError
-from ...formatting import DEFAULT_DIGITS, format_number
+from ...formatting import DEFAULT_DIGITS, EXACT_NOTE, format_exact, format_number
 from ...state import StateError
 from ..widgets import short_token
 
@@ -102,8 +102,10 @@ class MatrixModel(QtCore.QAbstractTableModel):
         if role == _TOOLTIP:
             if self._tooltip is not None:
                 return self._tooltip(r, c)
-            return (f"{self.name}[{self._row_labels[r]}, {self._col_labels[c]}] = "
-                    f"{format_number(self._array[r, c], max(self.digits, 15))}")
+            value = self._array[r, c]
+            # The stored value too: a person who reads a cell to type it again needs every digit.
+            return (f"{self.name}[{self._row_labels[r]}, {self._col_labels[c]}] = {format_number(value, self.digits)} "
+                    f"({EXACT_NOTE}: {format_exact(value)})")
         if role == _USER:
             return float(self._array[r, c])
         return None
