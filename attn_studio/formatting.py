@@ -102,6 +102,12 @@ def format_exact(x) -> str:
     return _minus(repr(x))
 
 
+def format_setting(x) -> str:
+    """A value the person chose (a temperature, ``T = 0.5``, ``T = 2``) as typed: trailing zeros
+    dropped, not at the precision setting, which is for the numbers computed from it."""
+    return _minus(f"{float(x):g}")
+
+
 def format_vector(v, digits: int = DEFAULT_DIGITS, max_components: int = 4) -> str:
     """A vector compactly: ``(0.55, 0.87, 0.66)``; a long one as ``(0.55, 0.87, 0.66, …) d=64``."""
     arr = np.asarray(v, dtype=np.float64).ravel()

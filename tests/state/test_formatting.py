@@ -5,7 +5,8 @@ import math
 import numpy as np
 import pytest
 
-from attn_studio.formatting import MINUS, format_exact, format_fixed, format_number, format_size, format_vector
+from attn_studio.formatting import (MINUS, format_exact, format_fixed, format_number, format_setting, format_size,
+                                   format_vector)
 
 
 @pytest.mark.parametrize("x, digits, text", [
@@ -36,6 +37,13 @@ def test_size_and_exact_forms():
     assert format_size(0.0046021, 4) == f"4.6021e{MINUS}3"
     assert format_size(0.03, 2) == f"3.00e{MINUS}2"  # one form down a column
     assert format_exact(-0.578989070668883) == f"{MINUS}0.578989070668883"
+
+
+def test_a_setting_reads_as_typed():
+    # A temperature the person chose is not a measurement: T = 2, T = 0.5, never T = 2.0000.
+    assert format_setting(2.0) == "2"
+    assert format_setting(0.5) == "0.5"
+    assert format_setting(-0.25) == f"{MINUS}0.25"
 
 
 def test_short_overflow_fits_a_cell():

@@ -31,7 +31,7 @@ def silencing_readout(computed, query: int | None = None) -> str:
             return ("The trained model, unedited. Silence or scale a head (Model panel, or the model view) "
                     "to see what it changes.")
     else:
-        parts = [f"silencing {head_name(l, h)}" if s == 0 else f"scaling {head_name(l, h)} by {s:g}"
+        parts = [f"silencing {head_name(l, h)}" if s == 0 else f"scaling {head_name(l, h)} by {format_number(s, 2)}"
                  for l, h, s in changed[:4]]
         what = ", ".join(parts) + (f" and {len(changed) - 4} more" if len(changed) > 4 else "")
     e0, e1 = sentence_embedding(trained), sentence_embedding(run)

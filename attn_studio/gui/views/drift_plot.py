@@ -26,6 +26,13 @@ def scale_top(top: float) -> float:
     return next((t for t in SCALE_TOPS if top <= t), SCALE_TOPS[-1])
 
 
+def scale_ticks(top: float) -> list:
+    """The y axis's ticks for a scale of 0 to ``top`` (one of ``SCALE_TOPS``): five steps, each a
+    multiple of 0.01, written with two decimals at either precision so that the axis keeps one
+    form (an automatic axis wrote 0.005 and 0.015 beside the setting's two decimals)."""
+    return [[(v, format_number(v, 2)) for v in np.linspace(0.0, top, 6)], []]
+
+
 class DriftPlot(QtWidgets.QWidget):
     """Bars of the mean cosine distance from the trained model after the embeddings and each layer."""
 
@@ -99,6 +106,7 @@ class DriftPlot(QtWidgets.QWidget):
         if view != self._range_key:
             self._range_key = view
             self.plot.getAxis("bottom").setTicks([[(int(i), str(int(i))) for i in x], []])
+            self.plot.getAxis("left").setTicks(scale_ticks(view[1]))
             self.plot.setRange(xRange=(-0.6, drift.size - 0.4), yRange=(0, view[1]), padding=0)
         if self._edited:
             # Edits in model layer l change the output of layer l + 1 on screen.
