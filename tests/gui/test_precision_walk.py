@@ -188,6 +188,19 @@ def test_every_number_of_the_toy_model_follows_the_precision(window, digits, mon
     window.resize(1280, 720)
     settle(window)
     assert walk(window, digits, monkeypatch) == {}
+    # Present's stage writes its cells at the setting too (its cells grow for four decimals).
+    stage = window.present.enter("Attention", geometry=QtCore.QRect(0, 0, 1280, 720))
+    settle(window)
+    try:
+        findings = Findings(digits, _choices(stage))
+        cells = [text for text, _ in drawn_texts(stage) if DECIMAL.fullmatch(text) and text not in findings.chosen]
+        for text in cells:
+            findings.check("stage", text)
+        findings.mixed("stage cells", cells)
+        assert cells and findings.seen == {}
+    finally:
+        window.present.leave()
+        settle(window)
 
 
 @pytest.mark.skipif(default_model_zip() is None, reason="all-MiniLM-L6-v2 is not installed")
