@@ -1,14 +1,24 @@
-"""One way to write a number, everywhere: heatmap cells, tooltips, tables, the step view, exports.
+"""One way to write a number, everywhere: heatmap cells, tooltips, tables, readouts, exports.
 
 Numbers read as the lecture notes print them: ``0.1385``, ``−0.1061`` (a true
-minus sign, U+2212), ``1.254e−56``. ``digits`` is the precision setting: the
-number of decimals (2 or 4 in the window). Two styles:
+minus sign, U+2212). ``digits`` is the precision setting: the number of decimals
+(2 or 4 in the window). :func:`format_number` writes exactly ``digits`` decimals,
+so that numbers side by side share one form: ``1.00`` beside ``0.18``, never ``1``
+beside ``0.18``; a number smaller than half the last decimal reads ``0.00``.
+Counts, token indices, steps, d_k and seeds are integers and are written as such.
 
-- :func:`format_number` (``fixed=False``, the default): up to ``digits``
-  decimals with trailing zeros dropped, significant digits for small numbers
-  and scientific notation for tiny and huge ones. Formulas and tables use it.
-- ``fixed=True``: exactly ``digits`` decimals, so a column of cells lines up
-  (``0.14``, ``0.00``). Heatmap cells use it.
+Two forms say why they differ, and only where that is the number's point:
+
+- :func:`format_size`: numbers whose point is their size (a variance drawn on a
+  logarithmic axis, how far silencing a head moves the sentence embedding), in
+  scientific notation with ``digits`` decimals (``1.82e−5``); the text that shows
+  them says so (``SIZE_NOTE``).
+- :func:`format_exact`: every digit a float64 keeps, where a person reads the
+  stored value to type it again (a table cell's tooltip); it says so (``EXACT_NOTE``).
+
+Numbers from a million on are written in scientific notation with ``digits``
+decimals too (``5.54e34``: the naive softmax's exps before they overflow): fixed
+decimals would print thirty-odd digits.
 
 Non-finite values: ``−inf`` is a blocked (masked) logit; ``+inf`` and NaN only
 come from the naive softmax overflowing, and read ``overflow`` (``"inf"`` and
@@ -28,50 +38,74 @@ MINUS = "\u2212"
 PRECISIONS = (2, 4)
 DEFAULT_DIGITS = 4
 CELL_DIGITS = 2
+# What a number in another form says about itself (the tests read these too).
+SIZE_NOTE = "written as a power of ten: its size is the point"
+EXACT_NOTE = "every stored digit"
+LARGE = 1e6
 
 
 def _minus(text: str) -> str:
     return text.replace("-", MINUS)
 
 
-def format_number(x, digits: int = DEFAULT_DIGITS, *, fixed: bool = False, short: bool = False) -> str:
-    """``x`` as text with ``digits`` decimals and a true minus sign.
-
-    ``fixed`` keeps exactly ``digits`` decimals (``0.10``); otherwise
-    trailing zeros are dropped (``0.1``), numbers below 0.01 keep ``digits``
-    significant digits and numbers below 10^−digits or from a million on are
-    written in scientific notation. ``short`` spells overflow as ``+inf`` /
-    ``NaN`` instead of the word.
-    """
-    x = float(x)
-    digits = max(0, int(digits))
+def _non_finite(x: float, short: bool) -> str | None:
     if math.isnan(x):
         return "NaN" if short else "overflow"
     if x == math.inf:
         return "+inf" if short else "overflow"
     if x == -math.inf:
         return f"{MINUS}inf"
-    if fixed:
-        text = f"{x:.{digits}f}"
-        if float(text) == 0:
-            text = text.lstrip("-")  # no "−0.00"
-        return _minus(text)
-    if x == 0:
-        return "0"
-    a = abs(x)
-    if a >= 1e6 or a < 10.0 ** -max(digits, 1):
-        mantissa, exponent = f"{x:.{max(digits, 1)}e}".split("e")
-        mantissa = mantissa.rstrip("0").rstrip(".")
-        return _minus(f"{mantissa}e{int(exponent)}")
-    if a < 0.01:
-        text = f"{x:.{max(digits, 1)}g}"
-    else:
-        text = f"{x:.{digits}f}"
-        if "." in text:
-            text = text.rstrip("0").rstrip(".")
-    if text in ("-0", "0", ""):
-        return "0"
+    return None
+
+
+def _scientific(x: float, digits: int) -> str:
+    mantissa, exponent = f"{x:.{digits}e}".split("e")
+    return _minus(f"{mantissa}e{int(exponent)}")
+
+
+def format_number(x, digits: int = DEFAULT_DIGITS, *, short: bool = False) -> str:
+    """``x`` as text with exactly ``digits`` decimals and a true minus sign (``0.10``, ``1.00``,
+    ``−0.14``; ``0.00``, never ``−0.00``). From a million on, scientific notation with ``digits``
+    decimals (``5.54e34``). ``short`` spells overflow as ``+inf`` / ``NaN`` instead of the word.
+    """
+    x = float(x)
+    digits = max(0, int(digits))
+    special = _non_finite(x, short)
+    if special is not None:
+        return special
+    if abs(x) >= LARGE:
+        return _scientific(x, digits)
+    text = f"{x:.{digits}f}"
+    if float(text) == 0:
+        text = text.lstrip("-")  # no "−0.00"
     return _minus(text)
+
+
+def format_size(x, digits: int = DEFAULT_DIGITS) -> str:
+    """``x`` in scientific notation with ``digits`` decimals (``1.82e−5``, ``4.60e−3``), for numbers
+    whose point is their size; every number of such a column or scale is written so, and the text
+    showing them says so (``SIZE_NOTE``)."""
+    x = float(x)
+    special = _non_finite(x, False)
+    if special is not None:
+        return special
+    return _scientific(x, max(0, int(digits)))
+
+
+def format_exact(x) -> str:
+    """Every digit float64 keeps of ``x`` (``0.578989070668883``, true minus), for a person who reads
+    the stored value to type it again; the text showing it says so (``EXACT_NOTE``)."""
+    x = float(x)
+    special = _non_finite(x, False)
+    if special is not None:
+        return special
+    return _minus(repr(x))
+
+
+def format_setting(x) -> str:
+    """A value the person chose (a temperature, ``T = 0.5``, ``T = 2``) as typed: trailing zeros
+    dropped, not at the precision setting, which is for the numbers computed from it."""
+    return _minus(f"{float(x):g}")
 
 
 def format_vector(v, digits: int = DEFAULT_DIGITS, max_components: int = 4) -> str:
@@ -83,7 +117,7 @@ def format_vector(v, digits: int = DEFAULT_DIGITS, max_components: int = 4) -> s
 
 
 def format_fixed(values, digits: int = DEFAULT_DIGITS, *, short: bool = False) -> list[str]:
-    """``format_number(x, digits, fixed=True, short=short)`` of every value of ``values``, flattened
+    """``format_number(x, digits, short=short)`` of every value of ``values``, flattened
     (row after row): the same texts, made at a fraction of the cost (a heatmap writes every cell's
     value on each change; calling ``format_number`` per cell was a good part of a small edit's time)."""
     flat = np.asarray(values, dtype=np.float64).ravel()
@@ -96,6 +130,9 @@ def format_fixed(values, digits: int = DEFAULT_DIGITS, *, short: bool = False) -
             texts[i] = texts[i].lstrip("-")
     for i in np.flatnonzero(negative).tolist():
         texts[i] = texts[i].replace("-", MINUS)
-    for i in np.flatnonzero(~np.isfinite(flat)).tolist():
-        texts[i] = format_number(flat[i], digits, fixed=True, short=short)
+    # Non-finite values and those from a million on (scientific) are few: written one by one.
+    with np.errstate(invalid="ignore"):
+        special = ~np.isfinite(flat) | (np.abs(flat) >= LARGE)
+    for i in np.flatnonzero(special).tolist():
+        texts[i] = format_number(flat[i], digits, short=short)
     return texts

@@ -48,7 +48,7 @@ from .changes import (  # noqa: F401 (the changes' names: still importable from 
     _used_weights,
     _vocabulary,
 )
-from .formatting import format_number
+from .formatting import format_setting
 from .readings import LayerReadings, score_variance  # noqa: F401 (score_variance: still importable from here)
 from .state import SELECTION_FIELDS, StateError, StudioState, WEIGHT_NAMES, parse_number
 
@@ -333,8 +333,9 @@ class Studio(LayerReadings):
                      "no mask", self.result_for(state.replace(causal=False)))
         elif mode == "temperature":
             a, b = state.replace(temperature=temperature_a), state.replace(temperature=temperature_b)
-            sides = (f"T = {format_number(a.temperature)}", self.result_for(a),
-                     f"T = {format_number(b.temperature)}", self.result_for(b))
+            # The temperatures are settings the person chose: written as typed (T = 2), not as measurements.
+            sides = (f"T = {format_setting(a.temperature)}", self.result_for(a),
+                     f"T = {format_setting(b.temperature)}", self.result_for(b))
         else:
             pinned = state.pinned
             if pinned is None or pinned.query_tokens != state.query_tokens or pinned.key_tokens != state.key_tokens:

@@ -12,7 +12,7 @@ import math
 import numpy as np
 
 from ..engine import QuerySteps, query_steps
-from ..formatting import DEFAULT_DIGITS, MINUS, format_number, format_vector
+from ..formatting import DEFAULT_DIGITS, MINUS, format_number, format_setting, format_vector
 
 # A dot product with more terms than this is shown as the first three, "… +", the last.
 MAX_TERMS = 6
@@ -126,7 +126,7 @@ def _scaling_text(state, result, digits: int = DEFAULT_DIGITS) -> str:
         d_k = result.q.shape[-1]
         parts.append(f"÷√{d_k}")
     if state.temperature != 1.0:
-        parts.append(f"÷ T={format_number(state.temperature, digits)}")
+        parts.append(f"÷ T={format_setting(state.temperature)}")
     return " ".join(parts)
 
 
@@ -140,7 +140,7 @@ def logits_title(state, result, digits: int = DEFAULT_DIGITS) -> str:
     additive = state.score == "additive"
     scaled = result.scale_factor != 1.0
     tempered = state.temperature != 1.0
-    temperature = f"÷ T={format_number(state.temperature, digits)}"
+    temperature = f"÷ T={format_setting(state.temperature)}"
     if scaled:
         return f"logits ÷ √{result.q.shape[-1]}" + (f" {temperature}" if tempered else "")
     if tempered:

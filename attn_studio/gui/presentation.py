@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import shiboken6
 from PySide6 import QtCore, QtGui, QtWidgets
 
+from ..formatting import DEFAULT_DIGITS
 from .qt.pg import pg
 
 
@@ -196,6 +197,12 @@ def set_weights_colormap(name: str) -> None:
 
 
 DIGIT_CHOICES = (2, 4)
+
+
+def digits(default: int = DEFAULT_DIGITS) -> int:
+    """The precision setting in force, for texts written with ``formatting.format_number`` outside the
+    views that keep their own ``digits`` (``default`` until a precision is chosen)."""
+    return STYLE.digits if STYLE.digits is not None else default
 
 
 def set_digits(digits: int, root: QtWidgets.QWidget | None = None) -> None:

@@ -50,7 +50,7 @@ def test_ctrl_v_pastes_a_spreadsheet_block_as_one_undoable_edit(win, qtbot):
     w.bridge.flush()
     x = w.studio.x
     np.testing.assert_array_equal(x[1:3, 2:4], [[0.5, -0.25], [0.01, 3.0]])
-    assert table.model().data(table.model().index(1, 3)) == "\u22120.25"  # shown with a true minus
+    assert table.model().data(table.model().index(1, 3)) == "\u22120.2500"  # a true minus, four decimals
     assert w.studio.undo()  # one step takes the whole block back
     assert w.studio.state == before
 

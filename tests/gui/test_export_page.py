@@ -236,12 +236,14 @@ def test_zooming_in_and_back_restores_the_layout(window):
 # -- numbers and labels ---------------------------------------------------------------------------
 
 
-def test_a_table_shows_a_small_number_whole(window):
+def test_a_table_shows_a_small_number_at_the_precision_and_every_digit_in_its_editor(window):
     model, table = window.models["embeddings"], window.tables["embeddings"]
     assert model.setData(model.index(0, 1), "-6.038e-5", QtCore.Qt.EditRole)
     settle(window)
     text = model.data(model.index(0, 1))
-    assert text.replace("\u2212", "-") == "-6.038e-5"  # as a person reads it, with true minus signs
+    # As a person reads it at four decimals, with a true minus sign; the editor holds every digit typed.
+    assert model.digits == 4 and text == "\u22120.0001"
+    assert model.data(model.index(0, 1), QtCore.Qt.EditRole) == "-6.038e-05"
     needed = table.fontMetrics().horizontalAdvance(text)
     assert table.columnWidth(1) >= needed + 4, (table.columnWidth(1), needed)
 

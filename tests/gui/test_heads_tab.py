@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from PySide6 import QtCore
 
+from attn_studio.gui import presentation
 from attn_studio.pretrained import load_pretrained
 from attn_studio.pretrained.heads import attention_flow, find_heads, head_report, norm_attention
 from attn_studio.trained import TrainedStudio
@@ -84,7 +85,7 @@ def test_find_the_head_ranks_the_heads_and_opens_the_first(lab):
     table = lab.found_table
     first_layer, first_head, weight = expected[0]
     assert table.item(0, 0).text() == f"{first_layer + 1}.{first_head + 1}"
-    assert table.item(0, 1).text() == f"{weight:.3f}"
+    assert table.item(0, 1).text() == f"{weight:.{presentation.digits()}f}"  # at the precision setting
     assert table.rowCount() == len(expected)
     assert lab.selected[-1] == (first_layer, first_head)
     assert lab.test_studio.state.query_index == run.tokens.index("it")  # the found query's row is the one shown
@@ -130,7 +131,12 @@ def test_importance_runs_off_the_gui_thread_shows_results_and_goes_stale_after_a
     shown = lab.importance_map.values
     assert shown.shape == (layers, heads) and shown.max() > 0
     column = lab.proxy.index(0, 11).data()
-    assert column.replace(".", "").isdigit() and "stale" not in column
+    # A power of ten (its header says so), at the precision's decimals: 4.2672e−6.
+    mantissa, exponent = column.replace("\u2212", "-").split("e")
+    assert len(mantissa.split(".")[1]) == presentation.digits() and int(exponent) <= 0
+    value = float(mantissa + "e" + exponent)
+    assert any(value == pytest.approx(v, rel=10.0 ** -presentation.digits()) for v in lab.importance.flat)
+    assert "stale" not in column
     assert not lab.importance_map.stale
     lab.test_studio.set_head_scale(0, 1, 0.0)  # an edit: what was measured no longer holds
     assert lab.importance_stale() and lab.importance_map.stale

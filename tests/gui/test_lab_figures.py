@@ -16,6 +16,7 @@ import pytest
 from PySide6 import QtGui, QtWidgets
 
 from attn_studio import cli
+from attn_studio.gui import presentation
 from attn_studio.gui.files import export
 from attn_studio.gui.qt.pg import pg
 from attn_studio.gui.training.induction_figure import InductionFigure
@@ -190,7 +191,8 @@ def test_the_one_layer_model_is_said_to_be_below_guessing_when_it_is(qapp):
     _, text = figure_of(InductionFigure, exp)
     one = float(np.mean(exp.history["one layer"]["loss_repeat"][-20:]))
     assert one < math.log(32) - 0.05  # measured: the run is below guessing by step 300
-    assert f"the one-layer model's repeat loss is {one:.2f}, below guessing (ln 32 = 3.47)" in text
+    d = presentation.digits()  # the sentence follows View → Precision
+    assert f"the one-layer model's repeat loss is {one:.{d}f}, below guessing (ln 32 = {math.log(32):.{d}f})" in text
     assert "still guessing" not in text
     early = InductionExperiment(seed=0)
     early.run(20)

@@ -185,7 +185,7 @@ def test_silencing_the_it_animal_head_marks_it_and_moves_the_layers_above(qtbot,
     view = room.model_view
     assert view.marks._silenced == [view.cell_rect(layer, head)]
     assert "1 silenced" in view.header.text()
-    assert room.panel.silence_button.isChecked() and room.panel.head_label.text().endswith("(×0)")
+    assert room.panel.silence_button.isChecked() and room.panel.head_label.text().endswith("(×0.00)")
     # The drift plot: nothing below the edited layer moved, every layer above it did.
     drift = room.drift_plot.drift
     np.testing.assert_array_equal(drift, studio.drift())
@@ -210,8 +210,9 @@ def test_scale_spin_scales_the_selected_head(qtbot, room):
     room.panel.scale_spin.setValue(1.5)
     settle(qtbot, room)
     assert room.studio.head_scale(2, 4) == 1.5
-    assert room.model_view.marks._scaled == [(room.model_view.cell_rect(2, 4), "×1.5")]
-    assert "(scaled ×1.5)" in room.model_view.hover_text(2, 4)
+    # As the scale's spin box writes it.
+    assert room.model_view.marks._scaled == [(room.model_view.cell_rect(2, 4), "×1.50")]
+    assert "(scaled ×1.50)" in room.model_view.hover_text(2, 4)
     room.panel.reset_head_button.click()
     settle(qtbot, room)
     assert room.studio.head_scale(2, 4) == 1.0

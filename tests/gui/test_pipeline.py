@@ -81,7 +81,7 @@ def test_view_shows_the_engine_numbers(make_view):
     np.testing.assert_allclose(output_vector(view), r.head_outputs[0, q], atol=5e-5)
     # The seed's numbers, for good measure.
     np.testing.assert_allclose(output_vector(view), [0.4419, 0.6515, 0.5683], atol=5e-5)
-    assert cell(view, "query", 0) == "(0.55, 0.87, 0.66)"
+    assert cell(view, "query", 0) == "(0.5500, 0.8700, 0.6600)"
     assert "journey" in view.header.text() and "head 1" in view.header.text()
 
 
@@ -156,14 +156,14 @@ def test_steps_move_with_buttons_and_keys(make_view, qtbot):
 def test_tooltips_fill_in_the_formulas(make_view):
     studio, view = make_view()
     tip = cell(view, "scores", 2, Qt.ToolTipRole)
-    assert "q2·k3 = 0.55×0.57 + 0.87×0.85 + 0.66×0.64 = 1.4754" in tip
+    assert "q2·k3 = 0.5500×0.5700 + 0.8700×0.8500 + 0.6600×0.6400 = 1.4754" in tip
     weight_tip = cell(view, "weights", 2, Qt.ToolTipRole)
     assert "α = exp(" in weight_tip
     assert f"{studio.result.weights[0, 1, 2]:.4f}" in weight_tip
     output_tip = cell(view, "output", 6, Qt.ToolTipRole)
-    assert "z2[1] = Σ_j α_j·v_j[1] = 0.1385×0.43 + " in output_tip and "0.4419" in output_tip
+    assert "z2[1] = Σ_j α_j·v_j[1] = 0.1385×0.4300 + " in output_tip and "0.4419" in output_tip
     weighted_tip = cell(view, "weighted", 0, Qt.ToolTipRole)
-    assert "× (0.43, 0.15, 0.89)" in weighted_tip
+    assert "× (0.4300, 0.1500, 0.8900)" in weighted_tip
 
 
 def test_causal_mask_marks_cells(make_view):

@@ -102,17 +102,17 @@ def test_geometry_and_positional_texts_follow_the_digits(window):
     view.set_digits(4)
     dot, cos, _ = view.pair_numbers
     readout = view.readout.text()
-    assert f"= {format_number(dot, 4, fixed=True)} ;" in readout and f"cos = {format_number(cos, 4, fixed=True)}" in readout
+    assert f"= {format_number(dot, 4)} ;" in readout and f"cos = {format_number(cos, 4)}" in readout
     view.set_digits(2)
-    assert f"= {format_number(dot, 2, fixed=True)} ;" in view.readout.text()
+    assert f"= {format_number(dot, 2)} ;" in view.readout.text()
 
     positional = w.positional_view
     positional.render()
     value = positional.matrix[3, 1]
     positional.set_digits(2)
-    assert positional.cell_formula(positional.heatmap, 3, 1).endswith(f"= {format_number(value, 2, fixed=True)}")
+    assert positional.cell_formula(positional.heatmap, 3, 1).endswith(f"= {format_number(value, 2)}")
     positional.set_digits(4)
-    assert positional.cell_formula(positional.heatmap, 3, 1).endswith(f"= {format_number(value, 4, fixed=True)}")
+    assert positional.cell_formula(positional.heatmap, 3, 1).endswith(f"= {format_number(value, 4)}")
     assert "/ 10000^(0/" in positional.cell_formula(positional.heatmap, 3, 1)
 
 
@@ -162,7 +162,7 @@ def test_one_precision_setting_reaches_every_number(fresh_window, reset_precisio
         geometry = w.geometry_view
         geometry.render()
         dot = geometry.pair_numbers[0]
-        assert f"= {format_number(dot, digits, fixed=True)} ;" in geometry.readout.text()
+        assert f"= {format_number(dot, digits)} ;" in geometry.readout.text()
         summary = w.heads_summary_view
         summary.render()
         out = summary.maps["output"]

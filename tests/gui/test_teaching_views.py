@@ -197,8 +197,8 @@ def test_hovering_a_heatmap_cell_shows_its_formula_with_the_numbers(win):
     canvas.scene().sigMouseMoved.emit(scene_pos)
     text = QtWidgets.QToolTip.text()
     x = w.studio.x
-    products = " + ".join(f"{a:g}×{b:g}" for a, b in zip(x[1], x[2]))
-    assert products in text  # 0.55×0.57 + 0.87×0.85 + 0.66×0.64
+    products = " + ".join(f"{a:.4f}×{b:.4f}" for a, b in zip(x[1], x[2]))
+    assert products in text  # 0.5500×0.5700 + 0.8700×0.8500 + 0.6600×0.6400 at four decimals
     assert f"{float(x[1] @ x[2]):.4f}" in text  # = 1.4754
     assert "“journey”" in text and "“starts”" in text
 

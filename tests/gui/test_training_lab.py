@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from PySide6 import QtCore, QtGui, QtWidgets
 
+from attn_studio.gui import presentation
 from attn_studio.training import ScalingExperiment, TrainingError
 from attn_studio.gui.training.induction_panel import ALPHABET
 from attn_studio.gui.training.tab import TrainingTab
@@ -139,9 +140,16 @@ def test_scaling_panel_histogram_and_sentence_read_the_run(qtbot, lab):
     snap = played(qtbot, panel, 2)
     counts = snap.extras["counts"]
     assert set(counts) == {"scaled", "unscaled"} and sum(counts["scaled"]) == 32 * 32
-    text = panel.sentence.text()
     entropy = sum(snap.exp.history["unscaled"]["entropy"][-20:]) / len(snap.exp.history["unscaled"]["entropy"][-20:])
-    assert f"entropy {entropy:.2f} of 3.47 nats" in text
+    saved = presentation.STYLE.digits
+    try:
+        # The sentence follows View → Precision: ln 32 = 3.4657 nats.
+        presentation.set_digits(2, panel)
+        assert f"entropy {entropy:.2f} of 3.47 nats" in panel.sentence.text()
+        presentation.set_digits(4, panel)
+        assert f"entropy {entropy:.4f} of 3.4657 nats" in panel.sentence.text()
+    finally:
+        presentation.STYLE.digits = saved
 
 
 def test_the_alignment_heatmap_shows_the_typed_input_and_both_outputs(qtbot, lab):

@@ -112,7 +112,7 @@ def test_set_data_on_an_embedding_cell_recomputes_everything(window):
     assert x[row, col] == 0.9
     np.testing.assert_array_equal(w.studio.x, x)
     np.testing.assert_array_equal(model.array(), x)
-    assert model.data(model.index(row, col), Qt.DisplayRole) == "0.9"
+    assert model.data(model.index(row, col), Qt.DisplayRole) == "0.9000"  # at the precision: four decimals
     assert model.data(model.index(row, col), Qt.UserRole) == 0.9
     want = expected_result(state)
     assert_result_matches(w.studio, want)
@@ -162,7 +162,7 @@ def test_typing_into_the_embedding_table(window, qtbot):
     settle(w)
 
     assert w.studio.state.embedding_edits["starts"][1] == 0.25
-    assert model.data(model.index(2, 1), Qt.DisplayRole) == "0.25"
+    assert model.data(model.index(2, 1), Qt.DisplayRole) == "0.2500"
     want = expected_result(w.studio.state)
     assert_result_matches(w.studio, want)
     np.testing.assert_allclose(shown_image(w.heatmap_view.stages["weights"]), want["weights"][0], atol=1e-12)

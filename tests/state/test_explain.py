@@ -63,18 +63,19 @@ def steps_of(studio, head=None, query=None) -> dict:
 
 # -- fmt -------------------------------------------------------------------------------
 @pytest.mark.parametrize("value, text", [
-    (0.55, "0.55"),
+    (0.55, "0.5500"),  # every number at the setting's four decimals: 0.5500 beside 0.1385
     (1.47543, "1.4754"),
     (-0.10612, f"{MINUS}0.1061"),
-    (0.00356, "0.00356"),
-    (-0.004684, f"{MINUS}0.004684"),
-    (0.0, "0"),
-    (-0.0, "0"),
-    (1.0, "1"),
-    (300.0, "300"),
-    (123456.789, "123456.789"),
-    (2.1665e56, "2.1665e56"),
-    (1.254e-56, f"1.254e{MINUS}56"),
+    (0.00356, "0.0036"),
+    (-0.004684, f"{MINUS}0.0047"),
+    (0.0, "0.0000"),
+    (-0.0, "0.0000"),
+    (-0.00004, "0.0000"),  # rounds to zero: no minus
+    (1.0, "1.0000"),
+    (300.0, "300.0000"),
+    (123456.789, "123456.7890"),
+    (2.1665e56, "2.1665e56"),  # from a million on, scientific
+    (1.254e-56, "0.0000"),
     (-math.inf, f"{MINUS}inf"),
     (math.inf, "overflow"),
     (math.nan, "overflow"),
@@ -85,9 +86,10 @@ def test_fmt_writes_numbers_as_the_seeds_do(value, text):
 
 
 def test_fmt_vector_is_compact_and_truncates_long_vectors():
-    assert explain.fmt_vector([0.55, 0.87, 0.66]) == "(0.55, 0.87, 0.66)"
+    assert explain.fmt_vector([0.55, 0.87, 0.66]) == "(0.5500, 0.8700, 0.6600)"
+    assert explain.fmt_vector([0.55, 0.87, 0.66], digits=2) == "(0.55, 0.87, 0.66)"
     long = explain.fmt_vector(np.arange(64) / 10)
-    assert long.startswith("(0, 0.1, 0.2, …")
+    assert long.startswith("(0.0000, 0.1000, 0.2000, …")
     assert "d=64" in long
 
 
@@ -98,7 +100,7 @@ def test_score_formula_fills_in_the_seed_numbers():
     expected = 0.55 * 0.57 + 0.87 * 0.85 + 0.66 * 0.64
     assert round(expected, 4) == 1.4754
     assert text.startswith("q2·k3 = ")
-    assert "0.55×0.57 + 0.87×0.85 + 0.66×0.64" in text
+    assert "0.5500×0.5700 + 0.8700×0.8500 + 0.6600×0.6400" in text
     assert text.endswith(f"= {fmt(expected)}")
     assert "1.4754" in text
     assert "÷" not in text  # the preset does not scale
@@ -107,7 +109,7 @@ def test_score_formula_fills_in_the_seed_numbers():
 def test_score_formula_with_token_names():
     studio = journey()
     text = explain.score_formula(studio.state, studio.result, 0, 1, 2, names=True)
-    assert text.startswith("q(journey)·k(starts) = 0.55×0.57")
+    assert text.startswith("q(journey)·k(starts) = 0.5500×0.5700")
 
 
 def test_score_formula_shows_scaling_and_temperature():
@@ -128,8 +130,8 @@ def test_score_formula_negative_factors_are_parenthesised():
     studio = Studio(load_preset("bank"))
     text = explain.score_formula(studio.state, studio.result, 0, 7, 0)
     assert text.startswith("q8·k1 = ")
-    assert f"0.02×({MINUS}0.03)" in text
-    assert f"({MINUS}0.286)×({MINUS}0.78)" in text
+    assert f"0.0200×({MINUS}0.0300)" in text
+    assert f"({MINUS}0.2860)×({MINUS}0.7800)" in text
 
 
 def test_long_dot_products_show_first_three_and_last_terms():
@@ -236,7 +238,7 @@ def test_cell_tooltip_per_stage():
     s, r = studio.state, studio.result
     scores = explain.cell_tooltip(s, r, "scores", 0, 1, 2)
     assert "“journey”" in scores and "“starts”" in scores
-    assert "0.55×0.57 + 0.87×0.85 + 0.66×0.64 = 1.4754" in scores
+    assert "0.5500×0.5700 + 0.8700×0.8500 + 0.6600×0.6400 = 1.4754" in scores
     assert "÷√3" in explain.cell_tooltip(s, r, "logits", 0, 1, 2)
     weights = explain.cell_tooltip(s, r, "weights", 0, 1, 2)
     assert "α = exp(" in weights and fmt(r.weights[0, 1, 2]) in weights
@@ -378,7 +380,7 @@ def test_pipeline_without_tokens_is_empty():
     assert explain.pipeline_steps(studio.state, studio.result, 0, 0) == []
     studio.update(target_sentence="a b")  # queries but no keys
     steps = steps_of(studio, 0, 0)
-    assert steps["output"].result_text() == "z = (0, 0, 0)"
+    assert steps["output"].result_text() == "z = (0.0000, 0.0000, 0.0000)"
     assert "no keys" in steps["weights"].explanation
 
 
@@ -436,7 +438,7 @@ def test_formulas_follow_the_digits_setting():
     studio = journey()
     s, r = studio.state, studio.result
     assert explain.score_formula(s, r, 0, 1, 2, digits=2) == "q2·k3 = 0.55×0.57 + 0.87×0.85 + 0.66×0.64 = 1.48"
-    assert explain.score_formula(s, r, 0, 1, 2) == "q2·k3 = 0.55×0.57 + 0.87×0.85 + 0.66×0.64 = 1.4754"
+    assert explain.score_formula(s, r, 0, 1, 2) == "q2·k3 = 0.5500×0.5700 + 0.8700×0.8500 + 0.6600×0.6400 = 1.4754"
     logits = JOURNEY_X[1] @ JOURNEY_X.T  # unscaled, as in the preset
     exps = np.exp(logits)
     for digits in (2, 4):

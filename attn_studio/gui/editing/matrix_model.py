@@ -13,7 +13,7 @@ import numpy as np
 from PySide6 import QtCore
 
 from ...engine import EngineError
-from ...formatting import DEFAULT_DIGITS, format_number
+from ...formatting import DEFAULT_DIGITS, EXACT_NOTE, format_exact, format_number
 from ...state import StateError
 from ..widgets import short_token
 
@@ -44,6 +44,7 @@ class MatrixModel(QtCore.QAbstractTableModel):
     (or is None for a read-only table). ``version()``, when given, returns an
     object that is replaced whenever what ``read()`` returns may change (the
     studio's immutable state): the array is then read once per version.
+    ``tooltip(row, col, digits)`` writes a cell's tooltip at the precision setting.
     """
 
     refused = QtCore.Signal(str)
@@ -51,7 +52,7 @@ class MatrixModel(QtCore.QAbstractTableModel):
 
     def __init__(self, name: str, read: Callable[[], np.ndarray], row_labels: Callable[[], list[str]],
                  col_labels: Callable[[], list[str]], write: Callable[[int, int, str], None] | None = None,
-                 tooltip: Callable[[int, int], str] | None = None,
+                 tooltip: Callable[[int, int, int], str] | None = None,
                  write_block: Callable[[int, int, list[list[str]]], None] | None = None,
                  version: Callable[[], object] | None = None, parent=None):
         super().__init__(parent)
@@ -101,9 +102,11 @@ class MatrixModel(QtCore.QAbstractTableModel):
             return repr(float(self._array[r, c]))
         if role == _TOOLTIP:
             if self._tooltip is not None:
-                return self._tooltip(r, c)
-            return (f"{self.name}[{self._row_labels[r]}, {self._col_labels[c]}] = "
-                    f"{format_number(self._array[r, c], max(self.digits, 15))}")
+                return self._tooltip(r, c, self.digits)
+            value = self._array[r, c]
+            # The stored value too: a person who reads a cell to type it again needs every digit.
+            return (f"{self.name}[{self._row_labels[r]}, {self._col_labels[c]}] = {format_number(value, self.digits)} "
+                    f"({EXACT_NOTE}: {format_exact(value)})")
         if role == _USER:
             return float(self._array[r, c])
         return None

@@ -44,7 +44,8 @@ class NumbersPanel(QtWidgets.QWidget):
         self.table_tabs = QtWidgets.QTabWidget()
         self.table_tabs.setObjectName("tableTabs")
         for key, object_name, title, read, rows, cols, write, block in self._specs():
-            tooltip = None if key == "output" else (lambda r, c, key=key: table_cell_tooltip(self.studio, key, r, c))
+            tooltip = None if key == "output" else (
+                lambda r, c, digits, key=key: table_cell_tooltip(self.studio, key, r, c, digits=digits))
             # Every table reads the studio's state (or its result, installed with it): one read per state.
             model = MatrixModel(title, read, rows, cols, write, tooltip=tooltip, write_block=block,
                                 version=lambda: self.studio.state, parent=self)

@@ -17,35 +17,29 @@ SAME_SHAPE_MEASURED = 4  # numbers of one shape measured per column (digit width
 
 def longest_rows(values: np.ndarray, digits: int, advance) -> list[list[int]]:
     """Per column of ``values`` (rows × columns), the rows whose text (:func:`display_number`) may be
-    the widest, without writing every number: the width of an ordinary number (0.01 ≤ |x| < 10⁶,
-    written with up to ``digits`` decimals, trailing zeros dropped) follows from its digits, point
-    and sign, counted with NumPy over the whole table at once; the others (zero, tiny, huge,
-    non-finite) are few and always measured. Of the numbers whose estimate is within a digit of
-    the column's widest, a few of each shape (sign, whole digits, decimals) are kept, so that glyph
-    widths cannot hide the widest."""
+    the widest, without writing every number: the width of an ordinary number (|x| < 10⁶, written
+    with exactly ``digits`` decimals) follows from its digits, point and sign, counted with NumPy over
+    the whole table at once; the others (huge, non-finite) are few and always measured. Of the
+    numbers whose estimate is within a digit of the column's widest, a few of each shape (sign, whole
+    digits) are kept, so that glyph widths cannot hide the widest."""
     values = np.asarray(values, dtype=np.float64)
     if values.ndim != 2 or not values.size:
         return [[] for _ in range(values.shape[1] if values.ndim == 2 else 0)]
     w_digit, w_dot, w_minus = advance("0"), advance("."), advance("\u2212")
     magnitude = np.abs(values)
     with np.errstate(invalid="ignore"):
-        ordinary = np.isfinite(values) & (magnitude >= 0.01) & (magnitude < 1e6)
+        ordinary = np.isfinite(values) & (magnitude < 1e6)
     scale = 10 ** int(digits)
     scaled = np.round(np.where(ordinary, magnitude, 0.0) * scale)
     whole = np.floor(scaled / scale)
-    frac = (scaled - whole * scale).astype(np.int64)
     whole_digits = np.where(whole >= 1, np.floor(np.log10(np.maximum(whole, 1))) + 1, 1).astype(np.int64)
-    decimals = np.full(values.shape, int(digits), dtype=np.int64)
-    for _ in range(int(digits)):  # trailing zeros of the decimals are dropped
-        trailing = (frac % 10 == 0) & (decimals > 0)
-        decimals = np.where(trailing, decimals - 1, decimals)
-        frac = np.where(trailing, frac // 10, frac)
-    negative = values < 0
+    decimals = int(digits)
+    negative = (values < 0) & (scaled > 0)  # a number that rounds to zero is written without its minus
     estimate = (whole_digits + decimals) * w_digit + (decimals > 0) * w_dot + negative * w_minus
     estimate = np.where(ordinary, estimate, -np.inf)
     top = estimate.max(axis=0)
     near = ordinary & (estimate >= top - w_digit - 1)
-    shape = negative * 100 + whole_digits * 10 + decimals
+    shape = negative * 100 + whole_digits
     found: list[list[int]] = []
     for column in range(values.shape[1]):
         rows = np.flatnonzero(~ordinary[:, column]).tolist()
@@ -172,9 +166,9 @@ class MatrixTable(QtWidgets.QTableView):
         """Give every column of a wide table (a trained model's 384 dimensions) one width: that of its
         widest number, found among the few values whose text is longest, not by measuring every cell.
 
-        The longest texts are those of the largest magnitude (more digits before the point), of the
-        nonzero values nearest zero on either side (significant digits or an exponent: "−0.007339",
-        "−6.038e−5") and of any overflow; the delegate is asked for the size of each.
+        The longest texts are those of the largest magnitude (more digits before the point), the most
+        negative (its minus sign), the values nearest zero on either side and any overflow; the
+        delegate is asked for the size of each.
         """
         model = self.model()
         array = np.asarray(model.array(), dtype=np.float64)
@@ -188,6 +182,7 @@ class MatrixTable(QtWidgets.QTableView):
         magnitude = np.where(finite, np.abs(flat), -1.0)
         if finite.any():
             picks.add(int(np.argmax(magnitude)))
+            picks.add(int(np.argmin(np.where(finite, flat, np.inf))))  # the most negative: its minus sign
         for side in (flat < 0, flat > 0):
             near_zero = np.where(side & finite, magnitude, np.inf)
             if np.isfinite(near_zero).any():

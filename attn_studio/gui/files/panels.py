@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from PySide6 import QtCore, QtWidgets
 
+from ...formatting import format_setting
 from ...matrices import ExportError
 from ..views.geometry_page import geometry_page
 from . import sheet as sheets
@@ -317,7 +318,7 @@ def setting_title(state, panel_name: str = "heatmaps") -> str:
     if not state.projections:
         parts.append("no projections (Q = K = V = X)")
     if state.temperature != 1.0:
-        parts.append(f"T={state.temperature:g}")
+        parts.append(f"T={format_setting(state.temperature)}")
     if state.softmax == "naive":
         parts.append("naive softmax")
     elif state.softmax == "sum":

@@ -169,7 +169,7 @@ def _text(plot, text: str, x: float, y: float, color, anchor=(0.5, 1.0)) -> pg.T
 def drift_figure(drift, edited_layers=()) -> tuple[QtWidgets.QWidget, str]:
     """The drift plot's bars for the page: the distance after each layer written over its bar, the first
     edited layer marked, on the view's fixed scale; and what it shows, for the title."""
-    from ..views.drift_plot import scale_top
+    from ..views.drift_plot import scale_ticks, scale_top
 
     if drift is None:
         raise ExportError("the drift plot shows no trained model yet")
@@ -182,12 +182,13 @@ def drift_figure(drift, edited_layers=()) -> tuple[QtWidgets.QWidget, str]:
     x = np.arange(drift.size)
     plot.addItem(pg.BarGraphItem(x=x, height=drift, width=0.7, brush=BAR_BRUSH, pen=None))
     plot.getAxis("bottom").setTicks([[(int(i), str(int(i))) for i in x], []])
+    plot.getAxis("left").setTicks(scale_ticks(top))
     plot.setRange(xRange=(-0.6, drift.size - 0.4), yRange=(0, top * 1.08), padding=0)
     plot.showGrid(y=True, alpha=0.25)
     ink = presentation.STYLE.theme.ink
     for i, d in enumerate(drift):
         d = float(d) if abs(d) > 1e-9 else 0.0  # the embeddings' distance is rounding noise (1e-17), not a change
-        _text(plot, format_number(d, 4, fixed=True), i, d, ink)
+        _text(plot, format_number(d, presentation.digits()), i, d, ink)
     if edited:
         # Edits in model layer l change the output of layer l + 1 on the axis.
         plot.addItem(pg.InfiniteLine(pos=edited[0] + 0.5, angle=90,
@@ -218,7 +219,7 @@ def meaning_figure(data) -> QtWidgets.QWidget:
     left.setRange(xRange=(-0.3, cosine.size - 0.7), yRange=(low, 1.1), padding=0)
     left.showGrid(x=True, y=True, alpha=0.25)
     for i, c in enumerate(cosine):
-        _text(left, format_number(float(c), 2), i, c, COSINE_COLOR, anchor=(0.5, 1.2))
+        _text(left, format_number(float(c), presentation.digits()), i, c, COSINE_COLOR, anchor=(0.5, 1.2))
     # The plane keeps its aspect (distances mean something): the plot is as wide as its points need.
     points = np.concatenate([data.path_a, data.path_b])
     span = np.ptp(points, axis=0) if points.size else np.ones(2)

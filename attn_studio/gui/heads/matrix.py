@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 from PySide6 import QtCore, QtGui, QtWidgets
 
+from ...formatting import SIZE_NOTE, format_number, format_size
 from .. import presentation
 from ..widgets import short_token
 
@@ -59,6 +60,9 @@ class MatrixCanvas(QtWidgets.QWidget):
         self.highlight: tuple | None = None
         self.show_bar = True          # False: a neighbour on the same scale carries the bar
         self.show_row_labels = True   # False: a neighbour on the left names the rows
+        # True where the values' point is their size (importance: mostly below 0.01, which fixed decimals
+        # would all write 0.00): the bar and the tooltips write powers of ten and say so.
+        self.in_powers = False
         self.setMinimumSize(120, 160)
         self.setMouseTracking(True)
         self.setSizePolicy(QtWidgets.QSizePolicy.Expanding, QtWidgets.QSizePolicy.Expanding)
@@ -73,6 +77,15 @@ class MatrixCanvas(QtWidgets.QWidget):
         self.colours, self.legend, self.note = colours, list(legend), note
         if title is not None:
             self.title = title
+        self.update()
+
+    def number(self, value: float) -> str:
+        """A value of this matrix or its scale as text, at the precision setting."""
+        digits = presentation.digits()
+        return format_size(value, digits) if self.in_powers else format_number(value, digits)
+
+    def set_digits(self, digits: int) -> None:
+        """Draw the scale's numbers again at the precision setting (``presentation.set_digits``)."""
         self.update()
 
     def _cells_image(self) -> QtGui.QImage:
@@ -117,7 +130,7 @@ class MatrixCanvas(QtWidgets.QWidget):
             left = max([lm.horizontalAdvance(r) for r in self.rows] + [0]) + 8 + (line if self.row_title else 0)
         bottom_labels = max([lm.horizontalAdvance(c) for c in self.cols] + [0]) + 8
         top = line * 2 + 4
-        bar = 0 if self.colours is not None or not self.show_bar else fm.horizontalAdvance("0.000") + 28
+        bar = 0 if self.colours is not None or not self.show_bar else max(fm.horizontalAdvance(self.number(v)) for v in (self.vmin, self.vmax)) + 28
         legend = (line + 4) * len(self._legend_lines()) + 2 if self.colours is not None and self.legend else 0
         bottom = bottom_labels + (line if self.col_title else 0) + legend + (line if self.note else 0) + 4
         return left, top, bar + 8, bottom
@@ -196,7 +209,7 @@ class MatrixCanvas(QtWidgets.QWidget):
             r, c = hit
             value = self.values[r, c]
             self.setToolTip(f"{self.row_title or 'row'} {self.rows[r]}, {self.col_title or 'column'} "
-                            f"{self.cols[c]}: {value:.4f}")
+                            f"{self.cols[c]}: {self.number(value)}" + (f" ({SIZE_NOTE})" if self.in_powers else ""))
         super().mouseMoveEvent(event)
 
     def paintEvent(self, event):
@@ -278,7 +291,7 @@ class MatrixCanvas(QtWidgets.QWidget):
             p.fillRect(QtCore.QRectF(x0, top, 10, h), gradient)
             for frac in (0.0, 0.5, 1.0):
                 v = self.vmin + frac * span
-                p.drawText(QtCore.QPointF(x0 + 14, top + h - frac * (h - line) - 2), f"{v:.3g}")
+                p.drawText(QtCore.QPointF(x0 + 14, top + h - frac * (h - line) - 2), self.number(v))
         elif self.colours is not None and self.legend:
             for entries in self._legend_lines():
                 x = 4

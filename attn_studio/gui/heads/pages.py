@@ -232,6 +232,7 @@ class HeadsPages:
         self.importance_map = MatrixCanvas("Importance: 1 − cosine of the sentence embedding without the head",
                                            row_title="layer", col_title="head")
         self.importance_map.setObjectName("importanceMap")
+        self.importance_map.in_powers = True
         self.importance_map.cellClicked.connect(lambda r, c: self.open_head(r, c))
         lay.addWidget(self.importance_map, 1)
         return page

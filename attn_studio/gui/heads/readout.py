@@ -6,7 +6,9 @@ from __future__ import annotations
 import numpy as np
 
 from ...engine import cosine
+from ...formatting import format_number
 from ...pretrained.heads import sentence_embedding
+from .. import presentation
 
 
 def head_name(layer: int, head: int) -> str:
@@ -29,14 +31,16 @@ def silencing_readout(computed, query: int | None = None) -> str:
             return ("The trained model, unedited. Silence or scale a head (Model panel, or the model view) "
                     "to see what it changes.")
     else:
-        parts = [f"silencing {head_name(l, h)}" if s == 0 else f"scaling {head_name(l, h)} by {s:g}"
+        parts = [f"silencing {head_name(l, h)}" if s == 0 else f"scaling {head_name(l, h)} by {format_number(s, 2)}"
                  for l, h, s in changed[:4]]
         what = ", ".join(parts) + (f" and {len(changed) - 4} more" if len(changed) > 4 else "")
     e0, e1 = sentence_embedding(trained), sentence_embedding(run)
     n0 = float(np.linalg.norm(e0))
     moved = float(np.linalg.norm(e1 - e0)) / n0 * 100 if n0 else 0.0
     cos = cosine(e0, e1) if n0 and np.any(e1) else 1.0
-    text = f"{what[0].upper()}{what[1:]} moved the sentence embedding by {moved:.1f} % (cosine {cos:.3f})"
+    digits = presentation.digits()
+    text = (f"{what[0].upper()}{what[1:]} moved the sentence embedding by {format_number(moved, digits)} % "
+            f"(cosine {format_number(cos, digits)})")
     q = computed.state.query_index if query is None else query
     a0, a1 = trained.attentions[:, :, q], run.attentions[:, :, q]
     before, after = a0.argmax(axis=-1), a1.argmax(axis=-1)

@@ -9,7 +9,9 @@ from __future__ import annotations
 import numpy as np
 from PySide6 import QtCore, QtGui
 
+from ...formatting import SIZE_NOTE, format_number, format_size
 from ...pretrained.heads import HeadReport
+from .. import presentation
 
 # (header, HeadReport field or None, tooltip)
 COLUMNS = (
@@ -25,7 +27,7 @@ COLUMNS = (
     ("Last", "last", "Mean weight on the last token ([SEP] for BERT-family models)"),
     ("Punctuation", "punctuation", "Mean weight on punctuation tokens"),
     ("Importance", None, "1 − cosine between the sentence embedding with and without the head "
-     "(Run importance; stale after an edit)"),
+     f"(Run importance; stale after an edit); {SIZE_NOTE}"),
 )
 IMPORTANCE_COLUMN = len(COLUMNS) - 1
 
@@ -93,9 +95,12 @@ class ReportCardModel(QtCore.QAbstractTableModel):
         if isinstance(value, int):
             return value  # layer and head numbers, from 1
         if isinstance(value, float):
+            digits = presentation.digits()
             if column == IMPORTANCE_COLUMN:
-                return f"{value:.4f}" + (" (stale)" if self.importance_stale else "")
-            return f"{value:.2f}"
+                # Most heads move the embedding by less than 0.01: fixed decimals would read 0.00 down the
+                # column; in powers of ten the heads compare (the column's tooltip says so).
+                return format_size(value, digits) + (" (stale)" if self.importance_stale else "")
+            return format_number(value, digits)
         return str(value)
 
     def head_of_row(self, row: int) -> tuple[int, int]:
@@ -104,6 +109,14 @@ class ReportCardModel(QtCore.QAbstractTableModel):
 
     def rowCount(self, parent=QtCore.QModelIndex()) -> int:  # noqa: N802 (Qt's name)
         return 0 if self.report is None or parent.isValid() else int(self.report.role.size)
+
+    def set_digits(self, digits: int) -> None:
+        """Write the numbers again at the precision setting (``presentation.set_digits`` calls this)."""
+        if self.report is None:
+            return
+        self.beginResetModel()
+        self._build()
+        self.endResetModel()
 
     def columnCount(self, parent=QtCore.QModelIndex()) -> int:  # noqa: N802
         return 0 if parent.isValid() else len(COLUMNS)

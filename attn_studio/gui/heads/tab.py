@@ -32,7 +32,9 @@ from ...pretrained.heads import (
     head_report,
     norm_attention,
 )
+from ...formatting import SIZE_NOTE, format_number, format_size
 from ...safe_files import write_atomic
+from .. import presentation
 from ..files import export
 from .pages import NORM_NOTE, WEIGHT_NOTE, HeadsPages  # noqa: F401 (the notes: still importable from here)
 from .readout import head_name, silencing_readout  # noqa: F401 (importable from here)
@@ -123,6 +125,15 @@ class HeadsTab(HeadsPages, QtWidgets.QWidget):
             self.refresh()
         else:
             self._dirty = True
+
+    def set_digits(self, digits: int) -> None:
+        """Write the readouts again at the precision setting (``presentation.set_digits``; the report
+        card and the matrices have their own)."""
+        if self.studio is None:
+            return
+        self._run = None  # the found heads and the readout are written again with the run
+        self._changed()
+        self._refresh_importance()
 
     def showEvent(self, event):
         super().showEvent(event)
@@ -256,7 +267,7 @@ class HeadsTab(HeadsPages, QtWidgets.QWidget):
         shown = found[:24]
         self.found_table.setRowCount(len(shown))
         for row, (layer, head, weight) in enumerate(shown):
-            for col, text in enumerate((head_name(layer, head), f"{weight:.3f}", str(role[layer, head]))):
+            for col, text in enumerate((head_name(layer, head), format_number(weight, presentation.digits()), str(role[layer, head]))):
                 item = QtWidgets.QTableWidgetItem(text)
                 item.setData(QtCore.Qt.UserRole, (layer, head))
                 self.found_table.setItem(row, col, item)
@@ -371,7 +382,8 @@ class HeadsTab(HeadsPages, QtWidgets.QWidget):
         l, h = np.unravel_index(int(np.argmax(self.importance)), self.importance.shape)
         self.importance_status.setText(
             "Stale: the model or the sentence changed since; run again." if stale else
-            f"Most important: head {head_name(l, h)} (1 − cosine {top:.4f}). Scale 0 to {top:.3g}.")
+            f"Most important: head {head_name(l, h)} (1 − cosine {format_size(top, presentation.digits())}; "
+            f"{SIZE_NOTE}).")
 
     # -- flow ------------------------------------------------------------------------------
     def run_flow(self) -> None:

@@ -407,6 +407,11 @@ class Present(StageFigures, LentViews, QtCore.QObject):
         if self.stage is not None and not self.deferred:
             self.render()
 
+    def set_digits(self, digits: int) -> None:
+        """Draw the stage again at the precision setting (``presentation.set_digits``): its cells, as the
+        window's, write that many decimals (a cell grows for four; the token window narrows)."""
+        self._changed()
+
     def _show_view(self) -> None:
         self._give_back()
         stage = self.stage

@@ -23,7 +23,6 @@ VALUE_FRACTION = 0.036     # cell values: 26 px at 720 px
 TITLE_FRACTION = 0.05      # the stage's title: 36 px at 720 px
 CAPTION_FRACTION = 0.036   # the caption and the strip's controls: 26 px at 720 px
 STRIP_FRACTION = 0.12      # the control strip's most
-STAGE_DIGITS = 2           # cells on the stage: two decimals (four do not fit a cell the room can read)
 MARGIN_FRACTION = 0.012
 TRAINING_PLOTS_PER_PAGE = 1  # a training panel's plots on the stage one at a time: its legend and title read at the room's size
 
@@ -42,7 +41,7 @@ def stage_zoom(label_px: float, dpi: float = 96.0) -> float:
 
 
 class _AtZoom:
-    """Within: new plot items and restyles take the stage's text size (and the stage's digits)."""
+    """Within: new plot items and restyles take the stage's text size."""
 
     def __init__(self, zoom: float):
         self.zoom = zoom

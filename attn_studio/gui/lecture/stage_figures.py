@@ -14,7 +14,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from .. import presentation
 from ..files import sheet as sheets
 from .basics import ATTENTION, COMPARE, HEADS, MODEL, OUTPUTS, POSITIONS, _font
-from .stage import STAGE_DIGITS, _AtZoom, _discard, token_window
+from .stage import _AtZoom, _discard, token_window
 
 
 class StageFigures:
@@ -63,7 +63,7 @@ class StageFigures:
                 continue
             finite = data.values[np.isfinite(data.values)]
             for v in (finite.min(), finite.max()) if finite.size else ():
-                widest = max(widest, metrics.horizontalAdvance(sheets.format_value(v, STAGE_DIGITS)))
+                widest = max(widest, metrics.horizontalAdvance(sheets.format_value(v, presentation.digits())))
         label_h = QtGui.QFontMetricsF(_font(s["label"])).height()
         height = max(s["value"] / 0.6, label_h * 1.08)
         width = max(widest + 0.2 * s["value"] + 6, label_h / math.sin(math.radians(45)) + 2)
@@ -74,7 +74,7 @@ class StageFigures:
         with _AtZoom(zoom):
             sheet = sheets.FigureSheet([sheets.Block(tiles)], cell=cell)
             for hm in sheet.heatmaps:
-                hm.set_digits(STAGE_DIGITS)
+                hm.set_digits(presentation.digits())
             holder = QtWidgets.QWidget()
             QtWidgets.QVBoxLayout(holder).setContentsMargins(0, 0, 0, 0)
             holder.layout().addWidget(sheet)
@@ -208,7 +208,8 @@ class StageFigures:
             cell = last["cell"]  # the numbers still fit the cells they have: no new layout for a narrower one
         stage.title.setText(title if title is not None else self._title(self._view_title(view)))
         q = centre if centre is not None else (state.query_index if state.query_tokens else 0)
-        sig = self._signature(view, all_tiles, cell, zoom) + ((saved_page, q) if own else ())
+        # The precision setting is part of what the figure was built for: its cells write that many decimals.
+        sig = self._signature(view, all_tiles, cell, zoom) + (presentation.digits(),) + ((saved_page, q) if own else ())
         try:
             self._render_figure(view, all_tiles, cell, zoom, q, sig)
         finally:

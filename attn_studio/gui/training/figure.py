@@ -16,11 +16,13 @@ import time
 import numpy as np
 from PySide6 import QtCore, QtWidgets
 
+from ...formatting import format_number
+from .. import presentation
 from ..qt.pg import pg
 from ..widgets import caption_label
 from .curves import COLOURS
 
-__all__ = ["LabFigure", "TimedGraphics", "key_text", "styled", "table_text", "GREY"]
+__all__ = ["LabFigure", "TimedGraphics", "key_text", "number", "styled", "table_text", "GREY"]
 
 
 class TimedGraphics(pg.GraphicsLayoutWidget):
@@ -32,6 +34,11 @@ class TimedGraphics(pg.GraphicsLayoutWidget):
         start = time.perf_counter()
         super().paintEvent(event)
         self.paint_ms = (time.perf_counter() - start) * 1000.0
+
+
+def number(x: float) -> str:
+    """A measured number of a sentence under a figure (a loss, an entropy) at the precision setting."""
+    return format_number(x, presentation.digits())
 
 
 GREY = "#555555"  # reference lines (chance, guessing, uniform) and their key

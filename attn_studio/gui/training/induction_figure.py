@@ -19,7 +19,7 @@ from ...training.claims import GUESSING, against_guessing
 from ...training.induction import HEADS, SEQ_LEN, VOCAB, induction_score
 from ..views.heatmap import Heatmap
 from .curves import COLOURS, CurvePlot, recent, smoothed
-from .figure import GREY, LabFigure, styled, table_text
+from .figure import GREY, LabFigure, number, styled, table_text
 
 __all__ = ["InductionFigure", "ALPHABET", "GUESSING", "DEMO_N", "demo_sequence", "drop_step", "letters",
            "marked_predictions"]
@@ -209,16 +209,16 @@ class InductionFigure(LabFigure):
         head = f"layer 2 head {best + 1}"
         if share >= 0.5:
             text = (f"{head} now sends {share:.0%} of its attention to the token after the earlier copy: "
-                    f"an induction head (repeat loss {two:.2f} nats)")
+                    f"an induction head (repeat loss {number(two)} nats)")
         else:
             text = (f"{head} sends {share:.0%} of its attention to the token after the earlier copy: no induction "
-                    f"head yet (repeat loss {two:.2f} nats)")
+                    f"head yet (repeat loss {number(two)} nats)")
         where = against_guessing(one)
-        text += (f"; the one-layer model's repeat loss is {one:.2f}, {where} guessing (ln 32 = {GUESSING:.2f})"
+        text += (f"; the one-layer model's repeat loss is {number(one)}, {where} guessing (ln 32 = {number(GUESSING)})"
                  if where != "at" else
-                 f"; the one-layer model is guessing on the repeat ({one:.2f}, ln 32 = {GUESSING:.2f})")
+                 f"; the one-layer model is guessing on the repeat ({number(one)}, ln 32 = {number(GUESSING)})")
         if where == "below" and two < one:
-            text += f" and above the two-layer model's {two:.2f}"
+            text += f" and above the two-layer model's {number(two)}"
         text += "."
         drop = drop_step(self.history_array(snap, "two layers", "loss_repeat"))
         if drop is not None:

@@ -300,6 +300,12 @@ class LabPanel(QtWidgets.QWidget):
         elif not self._draw_timer.isActive():  # finish the figure even if no new step comes
             self._draw_timer.start(int(self._interval_ms))
 
+    def set_digits(self, digits: int) -> None:
+        """Write the sentence under the figure again at the precision setting (``presentation.set_digits``)."""
+        snap = self.runner.snapshot()
+        if snap.exp is not None:
+            self.sentence.setText(self.reading(snap))
+
     def redraw(self):
         """Draw the latest snapshot now, every part of the figure (exports, tests)."""
         self._draw_now(whole=True)

@@ -18,7 +18,7 @@ from ...training.claims import TARGET, WINDOW, reached_text, steps_to
 from ...training.scaling import T
 from ..qt.pg import cache_static, pg
 from .curves import COLOURS, CurvePlot, nice_extent, outward, recent
-from .figure import GREY, LabFigure
+from .figure import GREY, LabFigure, number
 
 __all__ = ["ScalingFigure", "BINS"]
 
@@ -156,7 +156,7 @@ class ScalingFigure(LabFigure):
         if snap.steps == 0:
             start = "" if self.page else "press Play. "
             return (f"d_k {exp.d_k}: {start}Both models start from the same weights; the unscaled one "
-                    f"multiplies its scores by √{exp.d_k} = {math.sqrt(exp.d_k):.3g}.")
+                    f"multiplies its scores by √{exp.d_k} = {number(math.sqrt(exp.d_k))}.")
         reached = self.reached(snap)
         value = {arm: {m: recent(self.history(snap, arm, m)) for m in ("entropy", "score_grad", "accuracy")}
                  for arm in exp.arms}
@@ -174,6 +174,6 @@ class ScalingFigure(LabFigure):
         return (f"{TARGET:.0%} accuracy (mean of {WINDOW} batches): <b>scaled</b> "
                 f"{reached_text(reached['scaled'], snap.steps)}, <b>unscaled</b> "
                 f"{reached_text(reached['unscaled'], snap.steps)} (d_k {exp.d_k}). "
-                f"Now, unscaled: entropy {un['entropy']:.2f} of {uniform:.2f} nats — {state}; {grad}; "
+                f"Now, unscaled: entropy {number(un['entropy'])} of {number(uniform)} nats — {state}; {grad}; "
                 f"accuracy scaled {sc['accuracy']:.0%}, unscaled {un['accuracy']:.0%} "
                 f"(mean of the last {min(snap.steps, WINDOW)} steps).")

@@ -19,7 +19,7 @@ from ...training.seq2seq import MAX_LENGTH, SYMBOLS
 from ..qt.pg import pg
 from ..views.heatmap import Heatmap
 from .curves import COLOURS, CurvePlot, recent
-from .figure import GREY, LabFigure, styled, table_text
+from .figure import GREY, LabFigure, number, styled, table_text
 
 __all__ = ["Seq2SeqFigure", "EVAL_COUNT", "DEFAULT_INPUT", "marked"]
 
@@ -144,8 +144,8 @@ class Seq2SeqFigure(LabFigure):
             return (f"{start}Both models read the input with the same RNN; the encoder-decoder must squeeze "
                     "it into one vector h_L, the attention model looks back at every h_j.")
         loss = {arm: recent(self.history(snap, arm, "loss")) for arm in exp.arms}
-        text = (f"Loss: encoder-decoder {loss['encoder-decoder']:.2f}, attention {loss['attention']:.2f} nats "
-                f"(chance ln 8 = {math.log(SYMBOLS):.2f}).")
+        text = (f"Loss: encoder-decoder {number(loss['encoder-decoder'])}, attention {number(loss['attention'])} nats "
+                f"(chance ln 8 = {number(math.log(SYMBOLS))}).")
         by_length = snap.extras.get("by_length")
         if by_length:
             short = {arm: float(np.mean(v[:5])) for arm, v in by_length.items()}

@@ -38,7 +38,7 @@ AVOID_ALL_ARROWS = 30  # up to this many arrows, labels avoid covering any of th
 MAX_TOOLTIP_VALUES = 16
 
 def _vector_text(values: np.ndarray, digits: int = CELL_DIGITS) -> str:
-    shown = [format_number(v, digits, fixed=True) for v in values[:MAX_TOOLTIP_VALUES]]
+    shown = [format_number(v, digits) for v in values[:MAX_TOOLTIP_VALUES]]
     more = f", … ({values.size} values)" if values.size > MAX_TOOLTIP_VALUES else ""
     return "[" + ", ".join(shown) + more + "]"
 

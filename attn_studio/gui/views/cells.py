@@ -41,7 +41,7 @@ def mask_colours() -> tuple[QtGui.QColor, QtGui.QColor]:
 
 def format_value(value: float, digits: int = CELL_DIGITS) -> str:
     """A cell value: ``digits`` fixed decimals, a true minus, overflow as ``+inf`` / ``NaN``."""
-    return format_number(value, digits, fixed=True, short=True)
+    return format_number(value, digits, short=True)
 
 
 def _runs_path(cells: np.ndarray, found=None) -> QtGui.QPainterPath:

@@ -11,6 +11,7 @@ import numpy as np
 from PySide6 import QtCore, QtWidgets
 
 from ...formatting import format_number
+from .. import presentation
 from ..qt.pg import cache_static, pg
 
 BAR_BRUSH = (60, 110, 200)
@@ -23,6 +24,13 @@ EDIT_PEN = (230, 60, 20)
 def scale_top(top: float) -> float:
     """The top of the drift plot's y axis for a tallest bar of ``top``: the first of ``SCALE_TOPS`` that holds it."""
     return next((t for t in SCALE_TOPS if top <= t), SCALE_TOPS[-1])
+
+
+def scale_ticks(top: float) -> list:
+    """The y axis's ticks for a scale of 0 to ``top`` (one of ``SCALE_TOPS``): five steps, each a
+    multiple of 0.01, written with two decimals at either precision so that the axis keeps one
+    form (an automatic axis wrote 0.005 and 0.015 beside the setting's two decimals)."""
+    return [[(v, format_number(v, 2)) for v in np.linspace(0.0, top, 6)], []]
 
 
 class DriftPlot(QtWidgets.QWidget):
@@ -73,6 +81,11 @@ class DriftPlot(QtWidgets.QWidget):
         """The edited model layers (0-based) the plot marks, lowest first."""
         return self._edited
 
+    def set_digits(self, digits: int) -> None:
+        """Write the header and tooltip again at the precision setting (``presentation.set_digits``)."""
+        if self._drift is not None:
+            self.show_drift(self._drift, self._edited)
+
     def show_drift(self, drift, edited_layers=()) -> None:
         """Draw ``drift (layers + 1,)``; mark the lowest of ``edited_layers`` (0-based model layers)."""
         if drift is None:
@@ -82,6 +95,7 @@ class DriftPlot(QtWidgets.QWidget):
             self.header.setText("No trained model: nothing to compare.")
             return
         drift = np.asarray(drift, dtype=np.float64)
+        digits = presentation.digits()
         self._drift, self._edited = drift, tuple(sorted(int(l) for l in edited_layers))
         x = np.arange(drift.size)
         self.bars.setOpts(x=x, height=drift, width=0.7)
@@ -92,6 +106,7 @@ class DriftPlot(QtWidgets.QWidget):
         if view != self._range_key:
             self._range_key = view
             self.plot.getAxis("bottom").setTicks([[(int(i), str(int(i))) for i in x], []])
+            self.plot.getAxis("left").setTicks(scale_ticks(view[1]))
             self.plot.setRange(xRange=(-0.6, drift.size - 0.4), yRange=(0, view[1]), padding=0)
         if self._edited:
             # Edits in model layer l change the output of layer l + 1 on screen.
@@ -106,8 +121,8 @@ class DriftPlot(QtWidgets.QWidget):
             worst = int(np.argmax(drift))
             first = f"first edit in layer {self._edited[0] + 1}; " if self._edited else ""
             self.header.setText(f"{first}largest change after layer {worst}: "
-                                f"{format_number(float(drift[worst]), 3)} (0 = unchanged, 1 = orthogonal; "
-                                f"scale 0 to {view[1]:g})")
-        tips = "\n".join(f"layer {i}{' (embeddings)' if i == 0 else ''}: {format_number(float(d), 4)}"
+                                f"{format_number(float(drift[worst]), digits)} (0 = unchanged, 1 = orthogonal; "
+                                f"scale 0 to {format_number(view[1], digits)})")
+        tips = "\n".join(f"layer {i}{' (embeddings)' if i == 0 else ''}: {format_number(float(d), digits)}"
                          for i, d in enumerate(drift))
         self.canvas.setToolTip("Mean cosine distance from the trained model\n" + tips)

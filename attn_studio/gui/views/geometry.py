@@ -321,7 +321,7 @@ class GeometryView(QtWidgets.QWidget):
             self.pair_numbers = (pair.dot, pair.cosine, pair.angle)
             readout = self._readout_text(a_name, b_name, pair, mode, head, a, b)
             if projection.exact and pair.angle is not None and index_a != index_b:
-                arc = (index_a, index_b, f"{format_number(pair.angle, 1, fixed=True)}°")
+                arc = (index_a, index_b, f"{format_number(pair.angle, 1)}°")
         tips_arr = np.array(tips, dtype=np.float64).reshape(-1, 2)
         self.arrows.set_data(tips_arr, labels, roles, vectors, arc)
         self.readout.setText(readout)
@@ -339,7 +339,7 @@ class GeometryView(QtWidgets.QWidget):
 
     def _readout_text(self, a_name, b_name, pair, mode, head, a, b) -> str:
         state, result = self.studio.state, self.studio.result
-        n = lambda x: format_number(x, self.digits, fixed=True)  # noqa: E731
+        n = lambda x: format_number(x, self.digits)  # noqa: E731
         dot, cos, angle = pair.dot, pair.cosine, pair.angle
         a_name, b_name = html.escape(a_name), html.escape(b_name)  # tokens may be "<" or "&"
         name_a = f"<span style='color:{PAIR_A}; font-weight:bold'>{a_name}</span>"
@@ -349,7 +349,7 @@ class GeometryView(QtWidgets.QWidget):
                      "a zero vector has no direction")
         else:
             first = (f"{name_a} · {name_b} = {n(dot)} ; cos = {n(cos)} ; "
-                     f"angle = {format_number(angle, 1, fixed=True)}°")
+                     f"angle = {format_number(angle, 1)}°")
         second = f"= |{a_name}| × |{b_name}| × cos = {n(pair.norm_a)} × {n(pair.norm_b)} × " \
                  f"{n(cos) if cos is not None else '?'}"
         additive = getattr(state, "score", "dot") == "additive"
@@ -372,7 +372,7 @@ class GeometryView(QtWidgets.QWidget):
                     else "Exact 2-d vectors: lengths and angles on screen are the true ones")
         else:
             pct = 100.0 * projection.shown
-            head = (f"PCA projection of {dim}-dimensional vectors: {format_number(pct, 0, fixed=True)}% of the variance shown; "
+            head = (f"PCA projection of {dim}-dimensional vectors: {format_number(pct, 0)}% of the variance shown; "
                     "angles and lengths are approximate (the numbers below are exact)")
         notes = []
         if mode == MODE_QK:

@@ -18,6 +18,7 @@ from PySide6 import QtCore, QtWidgets
 
 from ...engine import pca_2d
 from ...formatting import format_number
+from .. import presentation
 from ..qt.pg import cache_static, pg
 
 COLOR_A = (40, 100, 200)
@@ -145,6 +146,11 @@ class MeaningView(QtWidgets.QWidget):
         self.show_data(None)
         self.header.setText(text)
 
+    def set_digits(self, digits: int) -> None:
+        """Write the header and tooltip again at the precision setting (``presentation.set_digits``)."""
+        if self._data is not None:
+            self.show_data(self._data)
+
     def show_data(self, data: MeaningData | None) -> None:
         """Draw ``data``; None clears both plots."""
         self._data = data
@@ -177,11 +183,12 @@ class MeaningView(QtWidgets.QWidget):
         self._place_labels(data)
         self.path_plot.autoRange(padding=0.15)
         last = float(cosine[-1]) if cosine.size else float("nan")
+        digits = presentation.digits()
         self.header.setText(
-            f"“{data.word}”: cosine {format_number(float(cosine[0]), 2)} after the embeddings, "
-            f"{format_number(last, 2)} after layer {cosine.size - 1}. "
+            f"“{data.word}”: cosine {format_number(float(cosine[0]), digits)} after the embeddings, "
+            f"{format_number(last, digits)} after layer {cosine.size - 1}. "
             f"The plane keeps {format_number(100 * data.shown, 0)}% of the vectors' spread; "
             "points are numbered by layer.")
-        tips = "\n".join(f"layer {i}{' (embeddings)' if i == 0 else ''}: cosine {format_number(float(c), 4)}"
+        tips = "\n".join(f"layer {i}{' (embeddings)' if i == 0 else ''}: cosine {format_number(float(c), digits)}"
                          for i, c in enumerate(cosine))
         self.canvas.setToolTip(f"“{data.word}” in\n1: {data.sentence_a}\n2: {data.sentence_b}\n{tips}")

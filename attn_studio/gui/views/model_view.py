@@ -19,6 +19,7 @@ import numpy as np
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from ...formatting import format_number
+from .. import presentation
 from ..qt.pg import cache_static, pg
 from .heatmap import WEIGHTS_CMAP
 
@@ -357,7 +358,7 @@ class ModelView(QtWidgets.QWidget):
             if scale == 0:
                 where += " (silenced)"
             elif scale != 1:
-                where += f" (scaled ×{format_number(scale, 2)})"
+                where += f" (scaled ×{format_number(scale, 2)})"  # the setting as its spin box writes it
         else:
             matrix = data.summary[layer]
             where = (f"rollout up to layer {layer + 1}" if data.rollout
@@ -367,7 +368,7 @@ class ModelView(QtWidgets.QWidget):
         i, j = np.unravel_index(int(np.argmax(matrix)), matrix.shape)
         tokens = data.tokens
         pair = f": “{tokens[i]}” → “{tokens[j]}”" if len(tokens) == matrix.shape[0] else ""
-        return f"{where}\nmax weight {format_number(float(matrix[i, j]), 2, fixed=True)}{pair}"
+        return f"{where}\nmax weight {format_number(float(matrix[i, j]), presentation.digits())}{pair}"
 
     def _cell_from_scene(self, scene_pos) -> tuple[int, int] | None:
         if self._data is None or not self.plot.vb.sceneBoundingRect().contains(scene_pos):

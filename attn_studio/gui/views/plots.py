@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from PySide6 import QtCore, QtWidgets
 
-from ...formatting import DEFAULT_DIGITS, format_number
+from ...formatting import DEFAULT_DIGITS, SIZE_NOTE, format_number, format_size
 from ..qt.pg import cache_static, pg
 from ..widgets import OutsideLayouts
 
@@ -28,6 +28,15 @@ def _log2_ticks(dims) -> list[list[tuple[float, str]]]:
     """Ticks at 1, 4, 16, 64, ... on a log10 axis: the dimensions people use."""
     top = int(np.log2(max(dims)))
     return [[(np.log10(2.0**e), f"{2 ** e}") for e in range(0, top + 1, 2)]]
+
+
+def variance_text(raw: float, scaled: float, d_k: int, digits: int) -> str:
+    """The measured variances at the precision setting; both as powers of ten, said so, when one is too
+    small for ``digits`` decimals (it would read 0.00 on a log axis where its size is the point)."""
+    if min(abs(raw), abs(scaled)) < 0.5 * 10.0 ** -digits:
+        return (f"{format_size(raw, digits)} unscaled, {format_size(scaled, digits)} after ÷√{d_k} "
+                f"({SIZE_NOTE})")
+    return f"{format_number(raw, digits)} unscaled, {format_number(scaled, digits)} after ÷√{d_k}"
 
 
 class VariancePlot(QtWidgets.QWidget):
@@ -64,7 +73,8 @@ class VariancePlot(QtWidgets.QWidget):
         self.variance.setMouseEnabled(x=False, y=False)
         self.variance.hideButtons()
         self.variance.getAxis("bottom").setTicks(_log2_ticks(dims))
-        self.variance.getAxis("left").setTicks([[(e, format_number(10.0 ** e, 2)) for e in range(-2, 5)]])
+        # A log axis's ticks are powers of ten, written as such (0.01, 0.1, 1, 10), not at the precision setting.
+        self.variance.getAxis("left").setTicks([[(e, f"{10.0 ** e:g}") for e in range(-2, 5)]])
         self.theory_raw = self.variance.plot(dims, curve.theory_raw, pen=THEORY_PEN, name="theory: d_k")
         self.theory_scaled = self.variance.plot(dims, curve.theory_scaled, pen=THEORY_PEN, name="theory: 1")
         self.raw_curve = self.variance.plot(dims, curve.raw, pen=RAW_PEN, name="unscaled")
@@ -154,8 +164,7 @@ class VariancePlot(QtWidgets.QWidget):
             scaled_word = "unscaled (additive scores are not divided by √d_k)"
         else:
             scaled_word = "unscaled (scaling is off)"
-        measured = (f"this model: var(q·k) = {format_number(raw, self.digits)} unscaled, "
-                    f"{format_number(scaled, self.digits)} after ÷√{d_k}"
+        measured = (f"this model: var(q·k) = {variance_text(raw, scaled, d_k, self.digits)}"
                     if np.isfinite(raw) else "this model: too few tokens to measure")
         self.caption.setText(
             f"With random unit-variance q and k, var(q·k) grows like d_k, so softmax saturates and its gradient "

@@ -147,7 +147,7 @@ class PositionalView(QtWidgets.QWidget):
         i = column // 2
         fn = "sin" if column % 2 == 0 else "cos"
         index = f"2·{i}" if fn == "sin" else f"2·{i}+1"
-        value = format_number(self.matrix[pos, column], self.digits, fixed=True)
+        value = format_number(self.matrix[pos, column], self.digits)
         return (f"position {pos}, dimension {column + 1} ({fn} {i})\n"
                 f"PE({pos}, {index}) = {fn}({pos} / {_base_text()}^({2 * i}/{d})) = {value}")
 
