@@ -147,10 +147,12 @@ class CurvePlot:
 
     def add_line(self, key: str, value: float, label: str, angle: int = 0, colour: str = "#555555"):
         line = pg.InfiniteLine(pos=value, angle=angle, pen=pg.mkPen(colour, width=1.4, style=QtCore.Qt.DashLine),
-                               label=label, labelOpts={"position": 0.06 if angle == 0 else 0.9,
+                               label=label, labelOpts={"position": 0.06 if angle == 0 else 0.96,
                                                        "color": colour,
-                                                       # below a horizontal line (it is often the plot's top)
-                                                       "anchors": [(0, 0), (0, 0)] if angle == 0 else [(0, 1), (0, 1)]})
+                                                       # below a horizontal line (it is often the plot's top);
+                                                       # from the top of a vertical one down, so that at a
+                                                       # stage's text size it stays inside the plot
+                                                       "anchors": [(0, 0), (0, 0)]})
         self.plot.addItem(line)
         self.lines[key] = line
         return line
