@@ -159,3 +159,32 @@ def test_a_refused_edit_on_a_long_token_never_widens_the_window(window, qtbot):
     assert window.width() <= 1280 and window.numbers.minimumSizeHint().width() < 600
     assert label.text() == "refused: " + "b" * 5000
     assert label.height() > 3 * label.fontMetrics().height()  # wrapped onto many lines, not cut
+
+
+@needs_minilm
+@pytest.mark.parametrize("how", ["chooser", "example", "new"])
+def test_back_to_the_toy_from_a_trained_only_tab_shows_attention_with_the_model_panel(window, qtbot, how):
+    # With Model view, Drift, Meaning in context or Heads current, going back to the toy model hid that
+    # tab and Qt made the next visible one current: the training lab, which built itself (0.4-0.6 s on
+    # the GUI thread) and hid the Model panel the lecturer had just used.
+    window.resize(1280, 720)
+    choose_model(window, qtbot, "all-MiniLM")
+    tabs = window.view_tabs
+    for view in (window.trained.room.model_view, window.heads_tab):
+        tabs.setCurrentWidget(view)
+        settle(window)
+        if how == "chooser":
+            choose_model(window, qtbot, "Toy")
+        elif how == "example":
+            combo = find(window, QtWidgets.QComboBox, "presetCombo")
+            index = next(i for i in range(combo.count()) if combo.itemData(i))
+            combo.setCurrentIndex(index)
+            combo.activated.emit(index)
+        else:
+            window.files.new_session()
+        finish(window, qtbot)
+        assert not window.studio.is_trained
+        assert tabs.currentWidget() is window.heatmap_view, tabs.tabText(tabs.currentIndex())
+        assert not window.training.built, "the training lab was built without being asked for"
+        assert window.controls_dock.isVisible() and window.tables_dock.isVisible()
+        choose_model(window, qtbot, "all-MiniLM")
