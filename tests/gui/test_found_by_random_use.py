@@ -188,3 +188,32 @@ def test_back_to_the_toy_from_a_trained_only_tab_shows_attention_with_the_model_
         assert not window.training.built, "the training lab was built without being asked for"
         assert window.controls_dock.isVisible() and window.tables_dock.isVisible()
         choose_model(window, qtbot, "all-MiniLM")
+
+
+def test_a_shown_table_narrower_than_before_is_fitted_without_a_crash(window, qtbot):
+    # Additive scores and their W1 table on top, d_model 6; then an example (dot scores, d_model 3):
+    # W1, W2 and v_a are hidden, Qt shows W_O, whose model waited to be refreshed while hidden. Its
+    # showEvent counted the old 6 columns, refreshed the model while measuring them and read column 3
+    # of a 3-column table: an IndexError inside a Qt virtual, which PySide turned into a segmentation fault.
+    spin = find(window, QtWidgets.QSpinBox, "dModelSpin")
+    spin.setValue(6)
+    score = find(window, QtWidgets.QComboBox, "scoreCombo")
+    index = next(i for i in range(score.count()) if "additive" in score.itemText(i).lower())
+    score.setCurrentIndex(index)
+    score.activated.emit(index)
+    finish(window, qtbot)
+    assert window.studio.state.score == "additive" and window.studio.state.d_model == 6
+    tables = window.numbers.table_tabs
+    tables.setCurrentWidget(window.numbers.tables["w_1"])
+    settle(window)
+    with qtbot.capture_exceptions() as raised:
+        assert window.load_preset("journey")
+        finish(window, qtbot)
+    assert not raised, raised
+    state = window.studio.state
+    assert state.score == "dot" and state.d_model == 3
+    shown = tables.currentWidget()
+    assert shown.isVisible() and not tables.isTabVisible(tables.indexOf(window.numbers.tables["w_1"]))
+    assert shown.model().columnCount() == shown.model().array().shape[1]
+    header = shown.horizontalHeader()
+    assert all(header.sectionSize(c) >= 40 for c in range(shown.model().columnCount()))

@@ -335,6 +335,12 @@ class MatrixTable(QtWidgets.QTableView):
             self._fit_pending = True
             return
         self._fit_pending = False
+        # A model refreshed late (hidden while the studio changed shape) is brought up to date before its
+        # columns are counted: counted first, a table shown with fewer columns than before was measured
+        # past its last one (an IndexError in a showEvent, which PySide turned into a crash).
+        refresh = getattr(model, "refresh_if_stale", None)
+        if refresh is not None:
+            refresh()
         if model.columnCount() > FIT_COLUMNS_UP_TO:
             self.fit_uniform()
             return
@@ -396,15 +402,15 @@ class MatrixTable(QtWidgets.QTableView):
         measured once with the view's font, and the delegate is asked only for the widest few.
         """
         model = self.model()
+        array = model.array()  # first: a stale model is refreshed, and its shape is the one measured
         rows = min(model.rowCount(), FIT_SAMPLE_ROWS)
         header = self.horizontalHeader()
-        if header.isSectionHidden(column):
+        if column >= model.columnCount() or header.isSectionHidden(column):
             return
         width = header.sectionSizeHint(column)
         if rows:
             advance = self.fontMetrics().horizontalAdvance
             # The candidates of every column at once, kept while the numbers, precision and font stay.
-            array = model.array()
             key = (id(array), model.digits, self.font().key(), rows)
             if self._candidates is None or self._candidates[0] != key or self._candidates[2] is not array:
                 self._candidates = (key, longest_rows(array[:rows], model.digits, advance), array)
