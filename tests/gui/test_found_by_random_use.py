@@ -10,7 +10,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from attn_studio.gui import presentation
 from attn_studio.gui.qt.pg import pg
 from attn_studio.pretrained import default_model_zip
-from gui_helpers import find, finish, settle, wait_idle
+from gui_helpers import axis_tokens, find, finish, settle, wait_idle
 
 needs_minilm = pytest.mark.skipif(default_model_zip() is None, reason="all-MiniLM-L6-v2 is not installed")
 
@@ -217,3 +217,24 @@ def test_a_shown_table_narrower_than_before_is_fitted_without_a_crash(window, qt
     assert shown.model().columnCount() == shown.model().array().shape[1]
     header = shown.horizontalHeader()
     assert all(header.sectionSize(c) >= 40 for c in range(shown.model().columnCount()))
+
+
+@needs_minilm
+def test_back_to_the_toy_is_drawn_in_steps_and_ends_on_the_toy(window, qtbot):
+    # The switch installed the other model's views in one GUI-thread turn: the toy's heads' grid rebuilt
+    # for its heads and the whole window laid out and painted anew, 0.5 s and more on a busy machine.
+    window.resize(1280, 720)
+    window.studio.update(projections=True, heads=4)
+    finish(window, qtbot)
+    choose_model(window, qtbot, "all-MiniLM")
+    assert window.heatmap_view._heads_shown == 12
+    combo = find(window, QtWidgets.QComboBox, "modelCombo")
+    index = next(i for i in range(combo.count()) if combo.itemText(i).startswith("Toy"))
+    combo.setCurrentIndex(index)
+    combo.activated.emit(index)  # the switch's own turn: the toy's views are not drawn in it
+    assert not window.studio.is_trained and window.heatmap_view in window.drawer.steps
+    finish(window, qtbot)
+    assert not window.drawing()
+    assert window.heatmap_view._heads_shown == 4
+    tokens = window.studio.state.key_tokens
+    assert axis_tokens(window.heatmap_view.stages["weights"].bottom_axis) == tokens

@@ -49,10 +49,7 @@ HAS_MINILM = default_model_zip() is not None
 KNOWN: dict = {}
 # Stalls known and being worked on elsewhere, each a test of the window's facts before and after the
 # action: they are reported as warnings, any other stall fails.
-KNOWN_SLOW = {
-    # Switching model: the other model's views installed and its heads' report computed in one turn.
-    "a switch between the toy and the trained model": lambda before, after: before["trained"] != after["trained"],
-}
+KNOWN_SLOW: dict = {}
 
 
 def _seeds() -> list[int]:

@@ -49,6 +49,7 @@ class ViewDrawer(QtCore.QObject):
         self.timer.setSingleShot(True)
         self.timer.setInterval(0)
         self.timer.timeout.connect(lambda: self.window._draw_step())
+        self.drawn_target = None  # the studio the views drew last: the first drawing of another is stepped
 
     def add(self, view) -> None:
         """Draw ``view`` (a widget with ``render()``) with the others."""
@@ -69,9 +70,14 @@ class ViewDrawer(QtCore.QObject):
     def render_visible(self) -> None:
         """Draw the stale views the window shows (the current tab and open docks, also before the window is
         first shown). A large toy model, and a trained one (a dozen heads), is drawn in steps, as many
-        heatmaps per turn as fit in STEP_BUDGET: between turns, the window answers."""
+        heatmaps per turn as fit in STEP_BUDGET: between turns, the window answers. So is the first drawing
+        after a switch between the toy and a trained model: the whole window is laid out and painted anew
+        in that turn, and the heads' grid is rebuilt for the other model's heads."""
         w = self.window
-        stepped = w.studio.is_trained or is_large(w.studio.state)
+        target = getattr(w.studio, "target", w.studio)
+        switched = self.drawn_target is not None and target is not self.drawn_target
+        self.drawn_target = target
+        stepped = switched or w.studio.is_trained or is_large(w.studio.state)
         for view in [v for v in self.views if v in self.stale and v.isVisibleTo(w)]:
             if stepped and hasattr(view, "render_steps"):
                 self.steps[view] = view.render_steps()
