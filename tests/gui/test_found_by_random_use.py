@@ -238,3 +238,30 @@ def test_back_to_the_toy_is_drawn_in_steps_and_ends_on_the_toy(window, qtbot):
     assert window.heatmap_view._heads_shown == 4
     tokens = window.studio.state.key_tokens
     assert axis_tokens(window.heatmap_view.stages["weights"].bottom_axis) == tokens
+
+
+@needs_minilm
+@pytest.mark.parametrize("view", ["Model view", "Drift", "Heads"])
+def test_the_stage_follows_back_to_the_toy_from_a_trained_only_view(window, qtbot, view):
+    # Presenting MiniLM's Model view, an example brought the toy model back under the stage, which went on
+    # drawing the trained layers from the toy's state: AttributeError 'layer_index' in the studio's slot.
+    window.resize(1280, 720)
+    choose_model(window, qtbot, "all-MiniLM")
+    present = window.present
+    stage = present.enter(view, geometry=QtCore.QRect(0, 0, 1280, 720))
+    settle(window)
+    assert present.view == view
+    try:
+        with qtbot.capture_exceptions() as raised:
+            assert window.load_preset("bank")
+            finish(window, qtbot)
+        assert not raised, raised
+        assert not window.studio.is_trained and present.active
+        assert present.view == "Attention"
+        assert not stage.isAncestorOf(window.trained.room.drift_plot)  # a lent view went back
+        tokens = window.studio.state.query_tokens
+        rows = present.sheet.heatmaps[0].data.row_labels
+        assert rows and set(rows) <= set(tokens) and "[CLS]" not in rows
+    finally:
+        present.leave()
+        settle(window)

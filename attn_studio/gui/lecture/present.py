@@ -30,7 +30,7 @@ from .. import presentation
 from .lent import LentViews, _Lent
 from .basics import (
     ATTENTION, COMPARE, DRIFT, GEOMETRY, HEADS, HEATMAP_VIEWS, MEANING, MODEL, OUTPUTS, POSITIONS, STEPS,
-    TRAINING_PREFIX, VARIANCE,
+    TOY_VIEWS, TRAINED_VIEWS, TRAINING_PREFIX, VARIANCE,
 )
 from .stage import Stage, stage_zoom
 from .stage import stage_sizes, token_window  # noqa: F401 (the stage's sizes and windows: importable from here)
@@ -402,8 +402,18 @@ class Present(StageFigures, LentViews, QtCore.QObject):
 
     # -- drawing -----------------------------------------------------------------------------
     def _changed(self, *_) -> None:
-        if self.stage is not None:
-            self.render()
+        if self.stage is None:
+            return
+        other = TOY_VIEWS if self.window.studio.is_trained else TRAINED_VIEWS
+        if self.view in other:
+            # The model changed under the stage (an example, File → New or Open, the model chooser): a view
+            # only the other model has (the trained model's layers, Compare of the toy) gives way to the
+            # window's current one, instead of being drawn from numbers it cannot read.
+            view = self.current_view()
+            self.view, self.page, self.centre = view if view not in other else ATTENTION, 0, 0
+            self._show_view()
+            return
+        self.render()
 
     def _show_view(self) -> None:
         self._give_back()
