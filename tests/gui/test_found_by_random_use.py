@@ -27,6 +27,13 @@ def choose_model(window, qtbot, text: str) -> None:
     settle(window)
 
 
+def minilm_at_1280(window, qtbot):
+    """The window at 1280×720 showing all-MiniLM-L6-v2, chosen as a person does; returns the window."""
+    window.resize(1280, 720)
+    choose_model(window, qtbot, "all-MiniLM")
+    return window
+
+
 @needs_minilm
 def test_choosing_minilm_with_compare_shown_finishes_the_slot(window, qtbot):
     # An edit of the toy model to undo, Compare on screen, then MiniLM: the switch's redraw reached the
@@ -167,9 +174,7 @@ def test_back_to_the_toy_from_a_trained_only_tab_shows_attention_with_the_model_
     # With Model view, Drift, Meaning in context or Heads current, going back to the toy model hid that
     # tab and Qt made the next visible one current: the training lab, which built itself (0.4-0.6 s on
     # the GUI thread) and hid the Model panel the lecturer had just used.
-    window.resize(1280, 720)
-    choose_model(window, qtbot, "all-MiniLM")
-    tabs = window.view_tabs
+    tabs = minilm_at_1280(window, qtbot).view_tabs
     for view in (window.trained.room.model_view, window.heads_tab):
         tabs.setCurrentWidget(view)
         settle(window)
@@ -245,9 +250,7 @@ def test_back_to_the_toy_is_drawn_in_steps_and_ends_on_the_toy(window, qtbot):
 def test_the_stage_follows_back_to_the_toy_from_a_trained_only_view(window, qtbot, view):
     # Presenting MiniLM's Model view, an example brought the toy model back under the stage, which went on
     # drawing the trained layers from the toy's state: AttributeError 'layer_index' in the studio's slot.
-    window.resize(1280, 720)
-    choose_model(window, qtbot, "all-MiniLM")
-    present = window.present
+    present = minilm_at_1280(window, qtbot).present
     stage = present.enter(view, geometry=QtCore.QRect(0, 0, 1280, 720))
     settle(window)
     assert present.view == view
