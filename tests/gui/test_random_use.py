@@ -501,6 +501,16 @@ def cached_minilm(monkeypatch):
     return load
 
 
+@pytest.fixture(autouse=True)
+def _earlier_windows_deleted():
+    """The windows of the sequences before are deleted before this one starts. pytest-qt closes a test's
+    window and asks Qt to delete it later, which no event loop of a test ever does: every earlier window
+    stayed alive, and each theme or zoom (application-wide palette and font) changed all of them, a
+    stall that grew with the number of sequences run, not with what this one does."""
+    QtCore.QCoreApplication.sendPostedEvents(None, QtCore.QEvent.DeferredDelete)
+    yield
+
+
 @pytest.fixture(scope="module", autouse=True)
 def _look_put_back():
     yield
@@ -515,6 +525,9 @@ def _look_put_back():
 @pytest.mark.parametrize("seed", _seeds())
 def test_random_use_never_raises_or_stalls(window, qtbot, seed, cached_minilm, tmp_path):
     w = window
+    app = QtWidgets.QApplication.instance()
+    # Alone: an earlier sequence's window left alive would take part in every theme and zoom.
+    assert [t for t in app.topLevelWidgets() if t.objectName() == "mainWindow"] == [w]
     w.resize(1280, 720)
     _settle(w)
     person = Person(w, qtbot, np.random.default_rng(seed), tmp_path)
