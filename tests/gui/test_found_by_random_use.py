@@ -268,3 +268,33 @@ def test_the_stage_follows_back_to_the_toy_from_a_trained_only_view(window, qtbo
     finally:
         present.leave()
         settle(window)
+
+
+@needs_minilm
+def test_presenting_while_minilm_arrives_the_stage_waits_for_the_window(window, qtbot):
+    # Presenting the toy's Attention, the window on Positions, then MiniLM: the stage drew its figure in
+    # the switch's own turn, and to do it built the window's heatmap view for 12 heads at once (0.4-0.6 s).
+    window.resize(1280, 720)
+    window.view_tabs.setCurrentWidget(window.positional_view)
+    settle(window)
+    present = window.present
+    present.enter("Attention", geometry=QtCore.QRect(0, 0, 1280, 720))
+    settle(window)
+    toy_rows = present.sheet.heatmaps[0].data.row_labels
+    seen = {}
+
+    def probe(studio):  # after every other handler of the switch, in its turn
+        seen["maps"] = len(window.heatmap_view.head_maps)
+        seen["rows"] = present.sheet.heatmaps[0].data.row_labels
+
+    window.trained.room.studioChanged.connect(probe)
+    try:
+        choose_model(window, qtbot, "all-MiniLM")
+        assert seen["maps"] < 12, "the heads' maps were all built in the switch's turn"
+        assert seen["rows"] == toy_rows  # the stage kept its figure meanwhile
+        qtbot.waitUntil(lambda: "[CLS]" in present.sheet.heatmaps[0].data.row_labels, timeout=10_000)
+        assert present.view == "Attention" and len(window.heatmap_view.head_maps) >= 12
+    finally:
+        window.trained.room.studioChanged.disconnect(probe)
+        present.leave()
+        settle(window)

@@ -37,7 +37,10 @@ VIEWS = (
 class ViewDrawer(QtCore.QObject):
     """The views of ``window`` (its ``studio``): ``views`` everything that draws the model, ``stale``
     those drawn before the last change (each renders when shown), ``steps`` the views drawing a large
-    model one heatmap after another (view -> its ``render_steps()`` generator)."""
+    model one heatmap after another (view -> its ``render_steps()`` generator). ``drawn`` is emitted
+    when the last of the steps is drawn."""
+
+    drawn = QtCore.Signal()
 
     def __init__(self, window):
         super().__init__(window)
@@ -64,8 +67,17 @@ class ViewDrawer(QtCore.QObject):
 
     def finish(self) -> None:
         """Draw now whatever is still waiting to be drawn in steps."""
-        for view in list(self.steps):
-            self.render_view(view)
+        if self.steps:
+            for view in list(self.steps):
+                self.render_view(view)
+            self.drawn.emit()
+
+    def draw_in_steps(self, view) -> None:
+        """Draw ``view`` in steps from the next turn on, shown or not (the stage shows its heatmaps)."""
+        if view in self.stale and view not in self.steps and hasattr(view, "render_steps"):
+            self.steps[view] = view.render_steps()
+            self.stale.discard(view)
+            self.timer.start()
 
     def render_visible(self) -> None:
         """Draw the stale views the window shows (the current tab and open docks, also before the window is
@@ -112,3 +124,5 @@ class ViewDrawer(QtCore.QObject):
                 break
         if self.steps:
             self.timer.start()
+        else:
+            self.drawn.emit()
