@@ -26,6 +26,7 @@ The seeds are fixed, so CI runs the same sequences every time. More of them::
 
 from __future__ import annotations
 
+import gc
 import os
 import time
 import traceback
@@ -508,6 +509,9 @@ def _earlier_windows_deleted():
     stayed alive, and each theme or zoom (application-wide palette and font) changed all of them, a
     stall that grew with the number of sequences run, not with what this one does."""
     QtCore.QCoreApplication.sendPostedEvents(None, QtCore.QEvent.DeferredDelete)
+    # Their Python side freed here, on the GUI thread: left to the automatic collection, it could run on a
+    # model job's thread and finalize Qt objects there (Qt warns: timers started from another thread).
+    gc.collect()
     yield
 
 
