@@ -10,7 +10,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from attn_studio.gui import presentation
 from attn_studio.gui.qt.pg import pg
 from attn_studio.pretrained import default_model_zip
-from gui_helpers import find, finish, settle, wait_idle
+from gui_helpers import axis_tokens, find, finish, settle, wait_idle
 
 needs_minilm = pytest.mark.skipif(default_model_zip() is None, reason="all-MiniLM-L6-v2 is not installed")
 
@@ -25,6 +25,13 @@ def choose_model(window, qtbot, text: str) -> None:
     wait_idle(qtbot, window)
     window.finish_drawing()
     settle(window)
+
+
+def minilm_at_1280(window, qtbot):
+    """The window at 1280×720 showing all-MiniLM-L6-v2, chosen as a person does; returns the window."""
+    window.resize(1280, 720)
+    choose_model(window, qtbot, "all-MiniLM")
+    return window
 
 
 @needs_minilm
@@ -159,3 +166,135 @@ def test_a_refused_edit_on_a_long_token_never_widens_the_window(window, qtbot):
     assert window.width() <= 1280 and window.numbers.minimumSizeHint().width() < 600
     assert label.text() == "refused: " + "b" * 5000
     assert label.height() > 3 * label.fontMetrics().height()  # wrapped onto many lines, not cut
+
+
+@needs_minilm
+@pytest.mark.parametrize("how", ["chooser", "example", "new"])
+def test_back_to_the_toy_from_a_trained_only_tab_shows_attention_with_the_model_panel(window, qtbot, how):
+    # With Model view, Drift, Meaning in context or Heads current, going back to the toy model hid that
+    # tab and Qt made the next visible one current: the training lab, which built itself (0.4-0.6 s on
+    # the GUI thread) and hid the Model panel the lecturer had just used.
+    tabs = minilm_at_1280(window, qtbot).view_tabs
+    for view in (window.trained.room.model_view, window.heads_tab):
+        tabs.setCurrentWidget(view)
+        settle(window)
+        if how == "chooser":
+            choose_model(window, qtbot, "Toy")
+        elif how == "example":
+            combo = find(window, QtWidgets.QComboBox, "presetCombo")
+            index = next(i for i in range(combo.count()) if combo.itemData(i))
+            combo.setCurrentIndex(index)
+            combo.activated.emit(index)
+        else:
+            window.files.new_session()
+        finish(window, qtbot)
+        assert not window.studio.is_trained
+        assert tabs.currentWidget() is window.heatmap_view, tabs.tabText(tabs.currentIndex())
+        assert not window.training.built, "the training lab was built without being asked for"
+        assert window.controls_dock.isVisible() and window.tables_dock.isVisible()
+        choose_model(window, qtbot, "all-MiniLM")
+
+
+def test_a_shown_table_narrower_than_before_is_fitted_without_a_crash(window, qtbot):
+    # Additive scores and their W1 table on top, d_model 6; then an example (dot scores, d_model 3):
+    # W1, W2 and v_a are hidden, Qt shows W_O, whose model waited to be refreshed while hidden. Its
+    # showEvent counted the old 6 columns, refreshed the model while measuring them and read column 3
+    # of a 3-column table: an IndexError inside a Qt virtual, which PySide turned into a segmentation fault.
+    spin = find(window, QtWidgets.QSpinBox, "dModelSpin")
+    spin.setValue(6)
+    score = find(window, QtWidgets.QComboBox, "scoreCombo")
+    index = next(i for i in range(score.count()) if "additive" in score.itemText(i).lower())
+    score.setCurrentIndex(index)
+    score.activated.emit(index)
+    finish(window, qtbot)
+    assert window.studio.state.score == "additive" and window.studio.state.d_model == 6
+    tables = window.numbers.table_tabs
+    tables.setCurrentWidget(window.numbers.tables["w_1"])
+    settle(window)
+    with qtbot.capture_exceptions() as raised:
+        assert window.load_preset("journey")
+        finish(window, qtbot)
+    assert not raised, raised
+    state = window.studio.state
+    assert state.score == "dot" and state.d_model == 3
+    shown = tables.currentWidget()
+    assert shown.isVisible() and not tables.isTabVisible(tables.indexOf(window.numbers.tables["w_1"]))
+    assert shown.model().columnCount() == shown.model().array().shape[1]
+    header = shown.horizontalHeader()
+    assert all(header.sectionSize(c) >= 40 for c in range(shown.model().columnCount()))
+
+
+@needs_minilm
+def test_back_to_the_toy_is_drawn_in_steps_and_ends_on_the_toy(window, qtbot):
+    # The switch installed the other model's views in one GUI-thread turn: the toy's heads' grid rebuilt
+    # for its heads and the whole window laid out and painted anew, 0.5 s and more on a busy machine.
+    window.resize(1280, 720)
+    window.studio.update(projections=True, heads=4)
+    finish(window, qtbot)
+    choose_model(window, qtbot, "all-MiniLM")
+    assert window.heatmap_view._heads_shown == 12
+    combo = find(window, QtWidgets.QComboBox, "modelCombo")
+    index = next(i for i in range(combo.count()) if combo.itemText(i).startswith("Toy"))
+    combo.setCurrentIndex(index)
+    combo.activated.emit(index)  # the switch's own turn: the toy's views are not drawn in it
+    assert not window.studio.is_trained and window.heatmap_view in window.drawer.steps
+    finish(window, qtbot)
+    assert not window.drawing()
+    assert window.heatmap_view._heads_shown == 4
+    tokens = window.studio.state.key_tokens
+    assert axis_tokens(window.heatmap_view.stages["weights"].bottom_axis) == tokens
+
+
+@needs_minilm
+@pytest.mark.parametrize("view", ["Model view", "Drift", "Heads"])
+def test_the_stage_follows_back_to_the_toy_from_a_trained_only_view(window, qtbot, view):
+    # Presenting MiniLM's Model view, an example brought the toy model back under the stage, which went on
+    # drawing the trained layers from the toy's state: AttributeError 'layer_index' in the studio's slot.
+    present = minilm_at_1280(window, qtbot).present
+    stage = present.enter(view, geometry=QtCore.QRect(0, 0, 1280, 720))
+    settle(window)
+    assert present.view == view
+    try:
+        with qtbot.capture_exceptions() as raised:
+            assert window.load_preset("bank")
+            finish(window, qtbot)
+        assert not raised, raised
+        assert not window.studio.is_trained and present.active
+        assert present.view == "Attention"
+        assert not stage.isAncestorOf(window.trained.room.drift_plot)  # a lent view went back
+        tokens = window.studio.state.query_tokens
+        rows = present.sheet.heatmaps[0].data.row_labels
+        assert rows and set(rows) <= set(tokens) and "[CLS]" not in rows
+    finally:
+        present.leave()
+        settle(window)
+
+
+@needs_minilm
+def test_presenting_while_minilm_arrives_the_stage_waits_for_the_window(window, qtbot):
+    # Presenting the toy's Attention, the window on Positions, then MiniLM: the stage drew its figure in
+    # the switch's own turn, and to do it built the window's heatmap view for 12 heads at once (0.4-0.6 s).
+    window.resize(1280, 720)
+    window.view_tabs.setCurrentWidget(window.positional_view)
+    settle(window)
+    present = window.present
+    present.enter("Attention", geometry=QtCore.QRect(0, 0, 1280, 720))
+    settle(window)
+    toy_rows = present.sheet.heatmaps[0].data.row_labels
+    seen = {}
+
+    def probe(studio):  # after every other handler of the switch, in its turn
+        seen["maps"] = len(window.heatmap_view.head_maps)
+        seen["rows"] = present.sheet.heatmaps[0].data.row_labels
+
+    window.trained.room.studioChanged.connect(probe)
+    try:
+        choose_model(window, qtbot, "all-MiniLM")
+        assert seen["maps"] < 12, "the heads' maps were all built in the switch's turn"
+        assert seen["rows"] == toy_rows  # the stage kept its figure meanwhile
+        qtbot.waitUntil(lambda: "[CLS]" in present.sheet.heatmaps[0].data.row_labels, timeout=10_000)
+        assert present.view == "Attention" and len(window.heatmap_view.head_maps) >= 12
+    finally:
+        window.trained.room.studioChanged.disconnect(probe)
+        present.leave()
+        settle(window)

@@ -146,6 +146,12 @@ class MatrixTable(QtWidgets.QTableView):
             self._fit_pending = True
             return
         self._fit_pending = False
+        # A model refreshed late (hidden while the studio changed shape) is brought up to date before its
+        # columns are counted: counted first, a table shown with fewer columns than before was measured
+        # past its last one (an IndexError in a showEvent, which PySide turned into a crash).
+        refresh = getattr(model, "refresh_if_stale", None)
+        if refresh is not None:
+            refresh()
         if model.columnCount() > FIT_COLUMNS_UP_TO:
             self.fit_uniform()
             return
@@ -210,9 +216,10 @@ class MatrixTable(QtWidgets.QTableView):
         ``stop``: the columns up to it are about to be fitted too (their candidates are found at once).
         """
         model = self.model()
+        array = model.array()  # first: a stale model is refreshed, and its shape is the one measured
         rows = min(model.rowCount(), FIT_SAMPLE_ROWS)
         header = self.horizontalHeader()
-        if header.isSectionHidden(column):
+        if column >= model.columnCount() or header.isSectionHidden(column):
             return
         font_key = self.font().key()
         text_widths, header_widths, advances = self._widths(font_key)
@@ -223,7 +230,6 @@ class MatrixTable(QtWidgets.QTableView):
             advance = self.fontMetrics().horizontalAdvance
             # The candidates of the columns being fitted at once, kept while the numbers, precision
             # and font stay (an edit's one column is not worth the whole table's).
-            array = model.array()
             key = (id(array), model.digits, font_key, rows)
             if self._candidates is None or self._candidates[0] != key or self._candidates[2] is not array:
                 self._candidates = (key, {}, array)

@@ -10,6 +10,8 @@ GEOMETRY, HEADS, MODEL, DRIFT, MEANING = "Geometry", "Heads", "Model view", "Dri
 VARIANCE = "Why divide by √d_k"
 TRAINING_PREFIX = "Training: "
 HEATMAP_VIEWS = (ATTENTION, OUTPUTS, COMPARE, POSITIONS, MODEL)
+TRAINED_VIEWS = (HEADS, MODEL, DRIFT, MEANING)  # only a trained model has them
+TOY_VIEWS = (COMPARE, POSITIONS)  # only the toy model has them
 
 
 def _font(px: int, bold: bool = False) -> QtGui.QFont:

@@ -30,7 +30,7 @@ from .. import presentation
 from .lent import LentViews, _Lent
 from .basics import (
     ATTENTION, COMPARE, DRIFT, GEOMETRY, HEADS, HEATMAP_VIEWS, MEANING, MODEL, OUTPUTS, POSITIONS, STEPS,
-    TRAINING_PREFIX, VARIANCE,
+    TOY_VIEWS, TRAINED_VIEWS, TRAINING_PREFIX, VARIANCE,
 )
 from .stage import Stage, stage_zoom
 from .stage import stage_sizes, token_window  # noqa: F401 (the stage's sizes and windows: importable from here)
@@ -83,6 +83,15 @@ class Present(StageFigures, LentViews, QtCore.QObject):
         self._fill_screens()
         self._fill_views()
         window.bridge.changed.connect(self._changed)
+        # A change is drawn on the stage after the window has drawn it: a trained or large model's heatmaps,
+        # which the stage's figures show, are drawn in steps (and a switch of model builds the other's
+        # heads' maps); drawn at once for the stage they froze the window. Meanwhile the stage keeps its figure.
+        self._due = None  # "render" or "show" (another view): what the stage does once the window has drawn
+        self._soon = QtCore.QTimer(self, singleShot=True, interval=0)
+        self._soon.timeout.connect(self._draw_due)
+        drawer = getattr(window, "drawer", None)
+        if drawer is not None:
+            drawer.drawn.connect(self._draw_due)
         app = QtGui.QGuiApplication.instance()
         app.screenRemoved.connect(self._screen_removed)
         self._timer = QtCore.QTimer(self)  # a training run's curves: the stage's strip follows them
@@ -404,7 +413,35 @@ class Present(StageFigures, LentViews, QtCore.QObject):
 
     # -- drawing -----------------------------------------------------------------------------
     def _changed(self, *_) -> None:
-        if self.stage is not None and not self.deferred:
+        if self.stage is None or self.deferred:
+            return  # a scene being shown draws the stage whole when it is done
+        other = TOY_VIEWS if self.window.studio.is_trained else TRAINED_VIEWS
+        if self.view in other:
+            # The model changed under the stage (an example, File → New or Open, the model chooser): a view
+            # only the other model has (the trained model's layers, Compare of the toy) gives way to the
+            # window's current one, instead of being drawn from numbers it cannot read.
+            view = self.current_view()
+            self.view, self.page, self.centre = view if view not in other else ATTENTION, 0, 0
+            self._due = "show"
+        elif self._due is None:
+            self._due = "render"
+        self._soon.start()  # after the window's own redraw of this change
+
+    def _draw_due(self) -> None:
+        """Draw the change waiting for the stage, once the window's heatmaps it shows are drawn."""
+        due, w = self._due, self.window
+        if due is None or self.stage is None or self.deferred:
+            self._due = None
+            return
+        drawer = getattr(w, "drawer", None)
+        if drawer is not None and self.view in (ATTENTION, HEADS, MODEL) and w.studio.is_trained:
+            drawer.draw_in_steps(w.heatmap_view)  # hidden in the window: drawn in steps all the same
+            if drawer.steps:
+                return  # drawer.drawn calls again
+        self._due = None
+        if due == "show":
+            self._show_view()
+        else:
             self.render()
 
     def set_digits(self, digits: int) -> None:

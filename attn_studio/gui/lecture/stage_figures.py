@@ -24,7 +24,13 @@ class StageFigures:
         w = self.window
         state = w.studio.state
         q = state.query_index if state.query_tokens else None
-        render = getattr(w, "render_view", None)
+        drawer = getattr(w, "drawer", None)
+
+        def render(v) -> None:
+            # Drawn for the current state already (not stale, no steps left): not drawn a second time.
+            if drawer is None or v in drawer.stale or v in drawer.steps:
+                w.render_view(v)
+
         if view in (ATTENTION, HEADS):
             hv = w.heatmap_view
             render(hv)

@@ -169,6 +169,12 @@ class TrainedWiring(QtCore.QObject):
                 "edit a cell to change the trained head (undoable; the layers above are recomputed). "
                 "Embeddings X shows the vectors this layer projects; W_O is read only.")
         tabs = w.view_tabs
+        hidden = [tabs.indexOf(getattr(w, attr)) for attr in TOY_ONLY_VIEWS] if trained else list(
+            self.tab_indices.values())
+        if tabs.currentIndex() in hidden:
+            # Qt would make the next visible tab current: after the trained views that is the training
+            # lab, which hides the Model panel just used (and builds the lab). The Attention tab shows both.
+            tabs.setCurrentWidget(w.heatmap_view)
         for attr in TOY_ONLY_VIEWS:
             index = tabs.indexOf(getattr(w, attr))
             if tabs.isTabVisible(index) == trained:

@@ -37,7 +37,10 @@ VIEWS = (
 class ViewDrawer(QtCore.QObject):
     """The views of ``window`` (its ``studio``): ``views`` everything that draws the model, ``stale``
     those drawn before the last change (each renders when shown), ``steps`` the views drawing a large
-    model one heatmap after another (view -> its ``render_steps()`` generator)."""
+    model one heatmap after another (view -> its ``render_steps()`` generator). ``drawn`` is emitted
+    when the last of the steps is drawn."""
+
+    drawn = QtCore.Signal()
 
     def __init__(self, window):
         super().__init__(window)
@@ -49,6 +52,7 @@ class ViewDrawer(QtCore.QObject):
         self.timer.setSingleShot(True)
         self.timer.setInterval(0)
         self.timer.timeout.connect(lambda: self.window._draw_step())
+        self.drawn_target = None  # the studio the views drew last: the first drawing of another is stepped
 
     def add(self, view) -> None:
         """Draw ``view`` (a widget with ``render()``) with the others."""
@@ -63,15 +67,29 @@ class ViewDrawer(QtCore.QObject):
 
     def finish(self) -> None:
         """Draw now whatever is still waiting to be drawn in steps."""
-        for view in list(self.steps):
-            self.render_view(view)
+        if self.steps:
+            for view in list(self.steps):
+                self.render_view(view)
+            self.drawn.emit()
+
+    def draw_in_steps(self, view) -> None:
+        """Draw ``view`` in steps from the next turn on, shown or not (the stage shows its heatmaps)."""
+        if view in self.stale and view not in self.steps and hasattr(view, "render_steps"):
+            self.steps[view] = view.render_steps()
+            self.stale.discard(view)
+            self.timer.start()
 
     def render_visible(self) -> None:
         """Draw the stale views the window shows (the current tab and open docks, also before the window is
         first shown). A large toy model, and a trained one (a dozen heads), is drawn in steps, as many
-        heatmaps per turn as fit in STEP_BUDGET: between turns, the window answers."""
+        heatmaps per turn as fit in STEP_BUDGET: between turns, the window answers. So is the first drawing
+        after a switch between the toy and a trained model: the whole window is laid out and painted anew
+        in that turn, and the heads' grid is rebuilt for the other model's heads."""
         w = self.window
-        stepped = w.studio.is_trained or is_large(w.studio.state)
+        target = getattr(w.studio, "target", w.studio)
+        switched = self.drawn_target is not None and target is not self.drawn_target
+        self.drawn_target = target
+        stepped = switched or w.studio.is_trained or is_large(w.studio.state)
         for view in [v for v in self.views if v in self.stale and v.isVisibleTo(w)]:
             if stepped and hasattr(view, "render_steps"):
                 self.steps[view] = view.render_steps()
@@ -106,3 +124,5 @@ class ViewDrawer(QtCore.QObject):
                 break
         if self.steps:
             self.timer.start()
+        else:
+            self.drawn.emit()
