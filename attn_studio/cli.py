@@ -442,10 +442,14 @@ def export_main(argv: list[str]) -> int:
 
     from .gui import MainWindow
     from .gui.files.figures import ExportError, export_figure, find_panel, show_panel
+    from .gui.qt.worker import collect_on_gui_thread
     from .gui.widgets import settle
     from .studio import Studio
 
     window = None
+    # As in the window: a model's pass or a run played for --steps works on another thread, where an
+    # automatic collection would free the window's Qt objects off theirs.
+    collector = collect_on_gui_thread(app)
     try:
         # A figure is not work to keep: the window never autosaves (an export slower than the
         # autosave's few seconds left a recovery file the next start offered) and offers nothing.
@@ -486,6 +490,8 @@ def export_main(argv: list[str]) -> int:
             app.processEvents()
             QtCore.QCoreApplication.sendPostedEvents(None, QtCore.QEvent.DeferredDelete)
             del window
+        if collector is not None:
+            collector.stop()
         QtCore.qInstallMessageHandler(previous_handler)
 
 

@@ -52,6 +52,22 @@ def _check_messages(qtlog) -> None:
     assert not unexpected, "unexpected Qt messages:\n" + "\n".join(unexpected)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _collector_on_the_gui_thread(qapp):
+    """Cycles freed on the GUI thread only, from a timer, as in the app (``attn-studio`` does the same).
+
+    Left automatic, a collection runs in whichever thread allocates past a threshold: a job's, or
+    the test runner's own thread that reads its messages (pytest-xdist), and a Qt model freed there
+    resets its views off their thread ("Timers cannot be started from another thread").
+    """
+    from attn_studio.gui.qt.worker import collect_on_gui_thread
+
+    collector = collect_on_gui_thread(qapp)
+    yield
+    if collector is not None:
+        collector.stop()
+
+
 @pytest.fixture(scope="module", autouse=True)
 def _no_garbage_from_earlier_modules():
     """The windows earlier modules closed are freed here, on the main thread.

@@ -107,6 +107,7 @@ def handout_command(argv: list[str], prog: str, make_window) -> int:
     from PySide6 import QtCore
 
     from ...scenes import LectureError, read_lecture
+    from ..qt.worker import collect_on_gui_thread
 
     def fail(message: str, code: int = 2) -> int:
         print(f"{prog}: error: {' '.join(str(message).split())}", file=sys.stderr)
@@ -132,6 +133,7 @@ def handout_command(argv: list[str], prog: str, make_window) -> int:
     if out.suffix.lower() not in ("", ".pdf") and not out.is_dir():
         return fail(f"--out must be a .pdf file or a folder, got {out.name}")
     app = QtWidgets.QApplication.instance() or QtWidgets.QApplication([prog])
+    collector = collect_on_gui_thread(app)  # cycles freed on the GUI thread only, as in the window
     window = make_window(restore_settings=False, recovery=False)
     try:
         window.fit_to_screen(QtCore.QRect(0, 0, 1600, 900))
@@ -152,3 +154,5 @@ def handout_command(argv: list[str], prog: str, make_window) -> int:
         window.deleteLater()
         app.processEvents()
         QtCore.QCoreApplication.sendPostedEvents(None, QtCore.QEvent.DeferredDelete)
+        if collector is not None:
+            collector.stop()
