@@ -441,7 +441,7 @@ def export_main(argv: list[str]) -> int:
     app.setOrganizationName("Attention Studio")
 
     from .gui import MainWindow
-    from .gui.files.figures import ExportError, export_figure, find_panel, show_panel
+    from .gui.files.figures import ExportError, done_with, export_figure, find_panel, show_panel
     from .gui.qt.worker import collect_on_gui_thread
     from .gui.widgets import settle
     from .studio import Studio
@@ -474,6 +474,7 @@ def export_main(argv: list[str]) -> int:
                 write_screen(panel, args.out)
             else:
                 export_figure(panel, args.out, fmt=fmt, scale=args.scale, dpi=args.dpi, title=args.title)
+                done_with(panel)
         except ExportError as exc:
             return _fail(exc)
         except OSError as exc:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+import shiboken6
 from PySide6 import QtCore, QtGui, QtWidgets
 
 
@@ -160,3 +161,17 @@ def keys(*sequences) -> list[QtGui.QKeySequence]:
                 seen.add(key.toString())
                 found.append(key)
     return found
+
+
+def discard(widget: QtWidgets.QWidget) -> None:
+    """Delete ``widget``'s C++ side now: a figure drawn for the page or the stage and done with.
+
+    Not left to Python: such a widget and its plot items hold each other in reference cycles, so the
+    cycle collector frees them, and it first clears the items' Python attributes, then deletes the
+    widget; the deletion takes its layouts apart, which ask those cleared items for their size
+    ('LabelItem' object has no attribute '_sizeHint', raised inside the collection). Deleted here,
+    while every item is whole, nothing is left to the collector but plain Python objects."""
+    if shiboken6.isValid(widget):
+        widget.hide()
+        widget.setParent(None)
+        shiboken6.delete(widget)

@@ -68,6 +68,18 @@ def _collector_on_the_gui_thread(qapp):
         collector.stop()
 
 
+@pytest.fixture(autouse=True)
+def _closed_widgets_deleted_now():
+    """The widgets this test closed are deleted when it ends, whole, by Qt.
+
+    pytest-qt closes a test's widgets and asks Qt to delete them later, which only an event loop's
+    return does; left alive, a window's Python side would be freed by the cycle collector, whose
+    clearing of its plot items first makes the window's deletion call items that are no longer whole
+    ('LabelItem' has no '_sizeHint')."""
+    yield
+    QtCore.QCoreApplication.sendPostedEvents(None, QtCore.QEvent.DeferredDelete)
+
+
 @pytest.fixture(scope="module", autouse=True)
 def _no_garbage_from_earlier_modules():
     """The windows earlier modules closed are freed here, on the main thread.
@@ -121,6 +133,7 @@ def _module_window(request, qapp, tmp_path_factory):
         w.close()
         w.deleteLater()
         settle(w)
+        QtCore.QCoreApplication.sendPostedEvents(None, QtCore.QEvent.DeferredDelete)
 
 
 @pytest.fixture

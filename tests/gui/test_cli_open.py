@@ -74,6 +74,12 @@ def test_the_window_collects_on_the_gui_thread_while_it_runs_and_gives_collectio
     # off); when main() returns, automatic collection is on again for whoever called it.
     import gc
 
+    from attn_studio.gui.qt import worker
+
+    # The tests' own collector (conftest) is stopped meanwhile: main() starts the application's.
+    running = QtWidgets.QApplication.instance().findChild(worker._Collector)
+    if running is not None:
+        running.stop()
     seen = []
     monkeypatch.setattr(MainWindow, "show", lambda self: None)
     monkeypatch.setattr(QtWidgets.QApplication, "exec", lambda self=None: seen.append(gc.isenabled()) or 0)
@@ -81,3 +87,5 @@ def test_the_window_collects_on_the_gui_thread_while_it_runs_and_gives_collectio
     assert cli.main(["--preset", "journey"]) == 0
     assert seen == [False]
     assert gc.isenabled()
+    if running is not None:
+        worker.collect_on_gui_thread()  # the tests' collector again

@@ -15,6 +15,8 @@ from conftest import _unexpected
 
 @pytest.fixture
 def make_view(qtbot, qtlog):
+    made = []  # alive until the test ends, when Qt deletes them (never left to the cycle collector)
+
     def make(preset: str | None = None, **changes) -> PositionalView:
         studio = Studio(load_preset(preset) if preset else None)
         if changes:
@@ -24,6 +26,7 @@ def make_view(qtbot, qtlog):
         view.resize(900, 600)
         view.show()
         qtbot.waitExposed(view)
+        made.append(view)
         return view
 
     yield make

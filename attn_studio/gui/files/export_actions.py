@@ -153,6 +153,7 @@ class ExportActions(QtCore.QObject):
             export.show_panel(panel)
             QtWidgets.QApplication.processEvents()
             fmt = export.export_figure(panel, path, scale=scale or self.png_scale)
+            export.done_with(panel)
         except export.ExportError as exc:
             self.show_message(str(exc))
             return False
@@ -162,7 +163,9 @@ class ExportActions(QtCore.QObject):
     def copy_current_figure(self) -> None:
         """Copy the view on screen to the clipboard, as an image (and SVG)."""
         try:
-            export.copy_figure(export.find_panel(self.window, self.current_panel_name()), scale=self.png_scale)
+            panel = export.find_panel(self.window, self.current_panel_name())
+            export.copy_figure(panel, scale=self.png_scale)
+            export.done_with(panel)
         except export.ExportError as exc:
             self.show_message(str(exc))
             return
@@ -222,6 +225,10 @@ class ExportActions(QtCore.QObject):
                                 (np.asarray(data.values), list(data.row_labels), list(data.col_labels)),
                                 canvas.mapToGlobal(pos))
         menu.addSeparator()
-        menu.addAction("Copy figure", lambda: export.copy_figure(
-            heatmap_panel(heatmap, title=heatmap.title.replace(" ◀", "")), scale=self.png_scale))
+        menu.addAction("Copy figure", lambda: self._copy_heatmap(heatmap))
         return menu
+
+    def _copy_heatmap(self, heatmap) -> None:
+        panel = heatmap_panel(heatmap, title=heatmap.title.replace(" ◀", ""))
+        export.copy_figure(panel, scale=self.png_scale)
+        export.done_with(panel)

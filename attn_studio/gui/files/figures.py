@@ -33,10 +33,12 @@ import math
 from pathlib import Path
 
 import numpy as np
+import shiboken6
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from ...matrices import ExportError, check_output_path, write_output
 from ..qt.pg import ExportMode
+from ..widgets import discard
 from ..views.heatmap import exporting
 from .panels import (  # noqa: F401 (the names the window and the command line have always used)
     PANELS, TRAINED_PANELS, TRAINING_PANELS, Panel, check_panel_name, find_panel, setting_title, show_panel,
@@ -443,3 +445,15 @@ __all__ = [
     "render_panel", "png_bytes", "svg_bytes", "pdf_bytes", "export_png", "export_svg", "export_pdf",
     "export_figure", "figure_format", "copy_figure",
 ]
+
+
+def done_with(panel) -> None:
+    """Free a figure drawn for the page (a sheet, an offscreen plot) once it is written or copied.
+
+    Its C++ side is deleted now, not by the cycle collector (see ``widgets.discard``); a panel of
+    the window itself (its widgets, the whole window) is left alone."""
+    panel = _as_panel(panel)
+    for widget in (panel.widget, panel.keep):
+        if isinstance(widget, QtWidgets.QWidget) and shiboken6.isValid(widget) and widget.parent() is None \
+                and widget.testAttribute(QtCore.Qt.WA_DontShowOnScreen):
+            discard(widget)

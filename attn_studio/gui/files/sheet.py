@@ -24,6 +24,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from .. import presentation
 from ..qt.pg import pg
 from ..views.heatmap import SHOWN_MARK, TEXT_PX, Heatmap, format_value
+from ..widgets import discard
 
 SLIDE = 16 / 9
 MAX_VALUE_CELL = 46    # px: a cell never grows past this for its value
@@ -351,7 +352,7 @@ def slide_sheet(arrangements) -> FigureSheet:
     sheet = None
     for blocks in arrangements:
         if sheet is not None:
-            sheet.deleteLater()
+            discard(sheet)  # now, while whole (see widgets.discard)
         sheet = heatmap_sheet(blocks)
         if sheet.width() <= SLIDE_ROOM:
             break

@@ -16,6 +16,7 @@ view's own figure: ``panels.find_panel`` stacks it where side by side would shri
 from __future__ import annotations
 
 import numpy as np
+import shiboken6
 from PySide6 import QtCore, QtWidgets
 
 from ...formatting import format_number
@@ -23,6 +24,7 @@ from ...matrices import ExportError
 from .. import presentation
 from ..qt.pg import pg
 from ..views.heatmap import WEIGHTS_CMAP, Heatmap
+from ..widgets import discard
 from . import sheet as sheets
 
 ROOM = sheets.SLIDE_ROOM
@@ -47,6 +49,14 @@ def data_tile(matrix, rows, cols, title: str, *, cmap: str = WEIGHTS_CMAP, level
     hm.set_data(values, masked=np.zeros(values.shape, bool) if masked is None else masked,
                 row_labels=list(rows), col_labels=list(cols), levels=tuple(levels))
     return sheets.Tile(hm, **options)
+
+
+def free_source(tile: sheets.Tile) -> None:
+    """Delete a :func:`data_tile`'s heatmap now that a sheet is drawn from it: a plot in no scene would be
+    left to the cycle collector (see ``widgets.discard``)."""
+    plot = tile.source.plot
+    if shiboken6.isValid(plot) and plot.scene() is None:
+        shiboken6.delete(plot)
 
 
 def token_cell() -> float:
@@ -84,6 +94,8 @@ def model_figure(view, layer: int) -> tuple[sheets.FigureSheet, str]:
     cell = (token_cell(), token_cell())
     sheet = slide_sheet([sheets.Block(tiles, c, shared_bar=True, cell=cell, shared_axes=True)]
                         for c in range(first, 0, -1))
+    for tile in tiles:  # the numbers' holders, in no scene: the sheet drew its own heatmaps from them
+        free_source(tile)
     shows = "‖α·f(x)‖ of every head" if norm else "every head"
     return sheet, f"layer {layer + 1} of {layers}: {shows} and the {'rollout' if data.rollout else 'mean'}"
 
@@ -101,7 +113,7 @@ def outputs_figure(view) -> sheets.FigureSheet:
     fit, sheet = 1.0, None
     for _ in range(3):  # the labels' room is known once laid out: narrow the columns until the sheet fits
         if sheet is not None:
-            sheet.deleteLater()
+            discard(sheet)  # now, while whole (see widgets.discard)
         sheet = sheets.heatmap_sheet(_output_blocks(view, fit))
         if sheet.width() <= ROOM:
             break

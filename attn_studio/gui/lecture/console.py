@@ -181,7 +181,9 @@ class ConsoleScreen(QtWidgets.QWidget):
     """The console full screen on the laptop, instead of the window: the clicker's keys go to the stage."""
 
     def __init__(self, present):
-        super().__init__(None, QtCore.Qt.Window)
+        # A window of its own, owned by the main window: deleted with it by Qt, not left to the cycle
+        # collector (see widgets.discard).
+        super().__init__(present.window, QtCore.Qt.Window)
         self.setObjectName("presenterScreen")
         self.setWindowTitle("Attention Studio — Presenter console")
         self.present = present

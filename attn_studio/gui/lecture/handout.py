@@ -16,7 +16,7 @@ from PySide6 import QtWidgets
 from ...matrices import ExportError
 from ...safe_files import write_atomic
 from ...scenes import Lecture, Scene
-from ..files.figures import export_figure, find_panel, show_panel
+from ..files.figures import done_with, export_figure, find_panel, show_panel
 from ..files.pages import pdf_pages_bytes
 from ..widgets import settle
 from .scenes_panel import show_scene
@@ -82,6 +82,8 @@ def write_handout(window, lecture: Lecture, out, fmt: str = "png", progress=None
                 path = out / f"{n:02d}-{_slug(scene.title)}.{fmt}"
                 export_figure(panel, path, fmt=fmt, title=title)
                 written.append(path)
+            if panel is not None:
+                done_with(panel)
             if progress is not None and progress(n, total) is False:
                 cancelled.append(True)
                 return

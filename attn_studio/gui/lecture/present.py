@@ -254,7 +254,10 @@ class Present(StageFigures, LentViews, QtCore.QObject):
         stage.set_content(None)
         QtWidgets.QApplication.instance().removeEventFilter(stage)
         stage.hide()
-        stage.deleteLater()
+        stage.deleteLater()  # not now: Esc may come from the stage's own key event
+        # Its Python side kept until Qt deletes it: freed by the cycle collector first, its plot items
+        # would be cleared before the stage's deletion asks them for their sizes.
+        self._closing = stage
         self.action.setChecked(False)
         self.window.activateWindow()
 

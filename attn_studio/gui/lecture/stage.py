@@ -14,6 +14,7 @@ import shiboken6
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from .. import presentation
+from ..widgets import discard
 from .basics import _font
 from .strip import ControlStrip
 
@@ -54,16 +55,7 @@ class _AtZoom:
         presentation.STYLE.zoom = self.saved
 
 
-def _discard(widget: QtWidgets.QWidget) -> None:
-    """Delete a figure the stage no longer shows, now (it is in no event of its own).
-
-    Not ``deleteLater``: until the C++ side goes, its plot items' Python side may be collected as a
-    cycle on the GUI thread, and a layout still under way would then call an item whose attributes
-    are gone ('LabelItem' has no '_sizeHint')."""
-    if shiboken6.isValid(widget):
-        widget.hide()
-        widget.setParent(None)
-        shiboken6.delete(widget)
+_discard = discard  # a figure the stage no longer shows, deleted now (see widgets.discard)
 
 
 def token_window(n: int, fit: int, centre: int) -> tuple[int, int]:

@@ -60,7 +60,9 @@ def measured_snapshot(name: str, exp) -> Snapshot:
 def write_lab_figure(name: str, exp, folder, scale: float = 2.0) -> list[Path]:
     """``attn-studio train NAME --png``: the panel's figure of ``exp`` as ``folder/NAME.png``."""
     path = Path(folder) / f"{name}.png"
-    files.export_figure(page_figure(name, measured_snapshot(name, exp)), path, fmt="png", scale=scale)
+    figure = page_figure(name, measured_snapshot(name, exp))
+    files.export_figure(figure, path, fmt="png", scale=scale)
+    files.done_with(figure)
     return [path]
 
 

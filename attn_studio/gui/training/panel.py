@@ -361,7 +361,9 @@ class LabPanel(QtWidgets.QWidget):
 
     def export_figure(self, path, fmt: str | None = None, scale: float = 2.0) -> None:
         """Write the figure to ``path`` (PNG, SVG or PDF by its suffix or ``fmt``)."""
-        figures.export_figure(self.figure_panel(), path, fmt=fmt, scale=scale)
+        panel = self.figure_panel()
+        figures.export_figure(panel, path, fmt=fmt, scale=scale)
+        figures.done_with(panel)
 
     def export_csv(self, path) -> None:
         """Write the history (one row per step, a column per arm and metric) as CSV."""

@@ -145,6 +145,10 @@ class HeatmapView(QtWidgets.QWidget):
         hm = Heatmap(f"head {i + 1}", WEIGHTS_CMAP)
         hm.show_row_labels(True)
         canvas = HeatmapCanvas(hm, with_bar=False)
+        # The view's own from the start (hidden until laid out): a canvas without a parent would be
+        # freed by the cycle collector, not by Qt with the view (see widgets.discard).
+        canvas.hide()
+        canvas.setParent(self)
         canvas.setMinimumSize(MIN_HEAD_PX, MIN_HEAD_PX)
         canvas.scene().sigMouseClicked.connect(self._on_click)
         canvas.tooltip_provider = self.tooltip_for
