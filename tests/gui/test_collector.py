@@ -75,3 +75,80 @@ def test_collections_run_on_the_gui_thread_while_a_job_allocates(tmp_path):
     assert out.stdout.startswith("ok"), out.stdout + out.stderr
     # Qt says so when an object with timers is destroyed off its thread.
     assert "another thread" not in out.stderr, out.stderr
+
+
+def _alive_and_left_to_the_collector() -> list[str]:
+    """Qt objects that only the cycle collector could free while their C++ side is alive (parentless
+    widgets, items in no scene): found by a collection that keeps what it would free."""
+    import gc
+
+    import shiboken6
+    from PySide6 import QtWidgets
+
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        gc.collect()
+    finally:
+        gc.set_debug(0)
+    found = []
+    for obj in gc.garbage:
+        if not isinstance(obj, (QtWidgets.QWidget, QtWidgets.QGraphicsItem)) or not shiboken6.isValid(obj):
+            continue
+        if isinstance(obj, QtWidgets.QWidget) and obj.parentWidget() is None:
+            found.append(type(obj).__name__)
+        elif isinstance(obj, QtWidgets.QGraphicsItem) and obj.parentItem() is None and obj.scene() is None:
+            found.append(type(obj).__name__)
+    gc.garbage.clear()
+    gc.collect()
+    return found
+
+
+def test_figures_written_leave_no_live_qt_object_to_the_collector(fresh_window, tmp_path):
+    # Left to the collector, such an object is cleared item by item and then deleted, and its
+    # deletion asks the cleared items for their sizes ('LabelItem' has no '_sizeHint').
+    window = fresh_window
+    _alive_and_left_to_the_collector()
+    for name in ("heatmaps", "compare", "outputs", "steps", "variance", "geometry", "positions"):
+        assert window.export_panel(name, tmp_path / f"{name}.png", scale=1.0), name
+        window.copy_current_figure()
+    left = _alive_and_left_to_the_collector()
+    assert not left, f"figures left alive to the cycle collector: {left}"
+
+
+def test_a_closed_window_leaves_no_live_qt_object_to_the_collector(qtbot):
+    from PySide6 import QtCore
+
+    from attn_studio.gui.window import MainWindow
+
+    _alive_and_left_to_the_collector()
+    window = MainWindow(restore_settings=False, preset="animal")
+    window.show()
+    qtbot.waitExposed(window)
+    window.present.enter(geometry=QtCore.QRect(0, 0, 1280, 720))
+    window.present.leave()
+    window.close()
+    window.deleteLater()
+    QtCore.QCoreApplication.sendPostedEvents(None, QtCore.QEvent.DeferredDelete)
+    del window
+    left = _alive_and_left_to_the_collector()
+    assert not left, f"parts of a closed window left alive to the cycle collector: {left}"
+
+
+def test_the_trained_model_figure_leaves_no_live_qt_object_to_the_collector(fresh_window, tmp_path, qtbot):
+    import pytest
+
+    from attn_studio.pretrained import default_model_zip, load_pretrained
+
+    if default_model_zip() is None:
+        pytest.skip("all-MiniLM-L6-v2 is not installed")
+    from attn_studio.trained import TrainedStudio
+
+    window = fresh_window
+    studio = TrainedStudio(load_pretrained())
+    studio.update(sentence="The animal didn't cross the street because it was too tired.")
+    window.trained.room.set_studio(studio)
+    qtbot.waitUntil(lambda: window.studio.is_trained, timeout=30_000)
+    _alive_and_left_to_the_collector()
+    assert window.export_panel("model", tmp_path / "model.png", scale=1.0)
+    left = _alive_and_left_to_the_collector()
+    assert not left, f"the model figure left alive to the cycle collector: {left}"

@@ -239,6 +239,7 @@ def install(window, panel):
 
     console.buttons["instead"].toggled.connect(lambda on: window.present.active and place(on))
     # After the turn: F5 toggles the action before the stage is made.
-    window.present.action.toggled.connect(lambda on: QtCore.QTimer.singleShot(0, lambda: show_console(on)))
+    # The console's own timer: dropped if the window is gone by then (closed right after Present).
+    window.present.action.toggled.connect(lambda on: QtCore.QTimer.singleShot(0, console, lambda: show_console(on)))
     window.presenter_console, window.presenter_dock, window.presenter_screen = console, dock, screen
     return console

@@ -198,10 +198,10 @@ class ScenesPanel(QtWidgets.QWidget):
         def build(rest: list) -> None:
             if rest:
                 present.training_panel(rest[0])
-                QtCore.QTimer.singleShot(0, lambda: build(rest[1:]))
+                QtCore.QTimer.singleShot(0, self, lambda: build(rest[1:]))
 
         if views:
-            QtCore.QTimer.singleShot(0, lambda: build(list(dict.fromkeys(views))))
+            QtCore.QTimer.singleShot(0, self, lambda: build(list(dict.fromkeys(views))))
 
     def open_example(self) -> bool:
         """Help → Example lecture: the lecture that ships with the app, its first scene shown (unsaved
@@ -403,7 +403,7 @@ class ScenesPanel(QtWidgets.QWidget):
                 for view in stage.findChildren(QtWidgets.QGraphicsView):
                     if view.isVisible() and view.scene() is not None:
                         _paint_offscreen(view)
-            QtCore.QTimer.singleShot(0, lambda: self._release(token, 0 if self.window.drawing() else settled + 1))
+            QtCore.QTimer.singleShot(0, self, lambda: self._release(token, 0 if self.window.drawing() else settled + 1))
             return
         self._showing = None
         if self.window.present.stage is not None:
