@@ -69,6 +69,40 @@ def _collector_on_the_gui_thread(qapp):
 
 
 @pytest.fixture(autouse=True)
+def _precision_put_back():
+    """The precision setting (process-wide, like the theme) as it was before the test: a test that
+    chose 2 decimals must not leave later modules' windows at 2."""
+    from attn_studio.gui import presentation
+
+    saved = presentation.STYLE.digits
+    yield
+    presentation.STYLE.digits = saved
+
+
+@pytest.fixture(autouse=True)
+def _standalone_heatmaps_deleted(monkeypatch):
+    """A heatmap a test makes in no scene (to read its picture) is deleted when the test ends, whole:
+    a plot in no scene has no owner but Python and would be left to the cycle collector."""
+    import shiboken6
+
+    from attn_studio.gui.views.heatmap import Heatmap
+
+    made = []
+    make = Heatmap.__init__
+
+    def init(self, *args, **kwargs):
+        make(self, *args, **kwargs)
+        made.append(self)
+
+    monkeypatch.setattr(Heatmap, "__init__", init)
+    yield
+    for heatmap in made:
+        plot = heatmap.plot
+        if shiboken6.isValid(plot) and plot.scene() is None and plot.parentItem() is None:
+            shiboken6.delete(plot)
+
+
+@pytest.fixture(autouse=True)
 def _closed_widgets_deleted_now():
     """The widgets this test closed are deleted when it ends, whole, by Qt.
 

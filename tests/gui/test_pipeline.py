@@ -24,9 +24,12 @@ IGNORED_QT_MESSAGES = ("This plugin does not support propagateSizeHints()",)
 def make_view(qtbot, qtlog):
     """Build a PipelineView over a Studio; fail on unexpected Qt warnings afterwards."""
 
+    made = []  # alive until the test ends, when Qt deletes them (never left to the cycle collector)
+
     def make(preset="journey"):
         studio = Studio(load_preset(preset))
         view = PipelineView(studio)
+        made.append(view)
         qtbot.addWidget(view)
         view.resize(1400, 600)
         view.show()

@@ -523,7 +523,7 @@ def _look_put_back():
     if tops:
         presentation.apply(app, tops[0], theme="light", zoom=1.0)
     presentation.set_weights_colormap("viridis")
-    presentation.STYLE.digits = 4
+    presentation.STYLE.digits = None  # each view's own, as a new window has it
 
 
 @pytest.mark.parametrize("seed", _seeds())
