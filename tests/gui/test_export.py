@@ -380,3 +380,26 @@ def test_an_image_scaled_up_in_a_figure_keeps_its_cells_sharp(qtbot):
         colours.append(image.pixelColor(x, image.height() * 3 // 8).rgb())
     runs = [c for i, c in enumerate(colours) if i == 0 or c != colours[i - 1]]
     assert len(runs) < 40, f"{len(runs)} colour changes along one row of two cells: blurred"
+
+
+def test_file_export_writes_a_png_off_the_gui_thread_and_says_when_it_is_there(fresh_window, tmp_path, monkeypatch):
+    window = fresh_window
+    out = tmp_path / "heatmaps.png"
+    monkeypatch.setattr(QtWidgets.QFileDialog, "getSaveFileName", lambda *a, **k: (str(out), "PNG image (*.png)"))
+    messages = []
+    monkeypatch.setattr(window.export_actions, "status", lambda text, ms=0: messages.append(text))
+    assert window.export_actions.export_panel_dialog("heatmaps")
+    assert window.export_actions.wait_written()
+    assert not window.export_actions.writing
+    image = QtGui.QImage(str(out))
+    expected = figures.render_panel(figures.find_panel(window, "heatmaps"), scale=window.export_actions.png_scale)
+    assert (image.width(), image.height()) == (expected.width(), expected.height())
+    assert messages[-1] == f"Exported heatmaps as PNG to {out}"
+    # A file that cannot be written is said, and nothing is left behind.
+    shown = []
+    monkeypatch.setattr(window.export_actions, "show_message", shown.append)
+    bad = tmp_path / "missing-folder" / "x.png"
+    monkeypatch.setattr(QtWidgets.QFileDialog, "getSaveFileName", lambda *a, **k: (str(bad), ""))
+    window.export_actions.export_panel_dialog("heatmaps")
+    window.export_actions.wait_written()
+    assert shown and "missing-folder" in shown[-1] and not bad.exists()

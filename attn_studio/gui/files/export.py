@@ -28,7 +28,7 @@ from ...matrices import (
 from .figures import (
     FORMATS, PANELS, TRAINING_PANELS, Panel, check_panel_name, copy_figure, done_with, export_figure, export_pdf,
     export_png, export_svg, figure_format, find_panel, pdf_bytes, png_bytes, render_panel, resolve_scale, setting_title,
-    show_panel, svg_bytes, training_panel,
+    show_panel, svg_bytes, training_panel, write_png_image, BASE_DPI,
 )
 
 
@@ -69,6 +69,7 @@ __all__ = [
     "PANELS", "FORMATS", "MATRIX_FORMATS", "ExportError", "Panel", "check_panel_name", "find_panel", "show_panel",
     "setting_title", "resolve_scale", "check_output_path",
     "render_panel", "png_bytes", "svg_bytes", "pdf_bytes", "export_png", "export_svg", "export_pdf",
-    "export_figure", "figure_format", "copy_figure", "done_with", "matrix_to_csv", "matrix_to_latex", "save_matrix", "table_matrix",
+    "export_figure", "figure_format", "copy_figure", "done_with", "write_png_image", "BASE_DPI",
+    "matrix_to_csv", "matrix_to_latex", "save_matrix", "table_matrix",
     "copy_latex", "studio_arrays", "save_arrays", "TRAINING_PANELS", "training_panel", "export_history",
 ]

@@ -354,6 +354,12 @@ def png_bytes(panel, scale: float = 2.0, dpi: float | None = None, title: str | 
     return encode_png(render_panel(panel, scale, title), dpi)
 
 
+def write_png_image(image: QtGui.QImage, path, dpi: float) -> None:
+    """Compress ``image`` as PNG and write it to ``path`` atomically: any thread (a QImage is plain
+    memory; nothing of a widget is touched)."""
+    write_output(path, encode_png(image, dpi))
+
+
 def svg_bytes(panel, title: str | None = None) -> bytes:
     """The SVG file contents of :func:`export_svg`."""
     return _svg_bytes(panel, title)
