@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import time
 import numpy as np
+import shiboken6
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from ...scenes import Scene, scene_weights
@@ -165,8 +166,10 @@ class PresenterConsole(QtWidgets.QWidget):
         else:
             self.picture.setText("…")
             if key not in self._pending:  # computed off the GUI thread, once
+                # Dropped if the console is gone by then (its window closed while the picture was made).
                 self._pending[key] = Job(scene_weights, scene, on_result=lambda w, key=key: self._made(key, w),
-                                         on_error=lambda exc, key=key: self._made(key, exc)).submit()
+                                         on_error=lambda exc, key=key: self._made(key, exc),
+                                         current=lambda: shiboken6.isValid(self)).submit()
 
     def _made(self, key: str, made) -> None:
         self._pending.pop(key, None)
