@@ -103,3 +103,23 @@ def test_the_console_shows_the_next_scene_and_can_replace_the_window(tmp_path):
     assert out["key_moved"] == 1 and out["button_moved"] == 2
     assert out["position"].startswith(f"Scene {out['button_moved'] + 2} of 12")
     assert out["back_beside"]
+
+
+def test_the_console_s_instead_of_the_window_is_kept_for_the_next_run(qtbot, tmp_path, monkeypatch):
+    from attn_studio.gui.window import MainWindow
+
+    monkeypatch.setenv("ATTN_STUDIO_DATA_DIR", str(tmp_path))
+    first = MainWindow()
+    qtbot.addWidget(first)
+    assert not first.presenter_console.buttons["instead"].isChecked()
+    first.presenter_console.buttons["instead"].setChecked(True)
+    second = MainWindow()
+    qtbot.addWidget(second)
+    assert second.presenter_console.buttons["instead"].isChecked()
+    headless = MainWindow(restore_settings=False)  # an export's window reads nothing of the person's
+    qtbot.addWidget(headless)
+    assert not headless.presenter_console.buttons["instead"].isChecked()
+    second.presenter_console.buttons["instead"].setChecked(False)
+    third = MainWindow()
+    qtbot.addWidget(third)
+    assert not third.presenter_console.buttons["instead"].isChecked()

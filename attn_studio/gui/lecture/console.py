@@ -16,7 +16,10 @@ import shiboken6
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from ...scenes import Scene, scene_weights
+from .. import settings
 from ..qt.worker import Job
+
+INSTEAD_KEY = "presenterConsoleInstead"  # the console's toggle, kept in the settings file
 
 PICTURE = QtCore.QSize(240, 180)  # the next scene's picture on the console
 
@@ -240,7 +243,12 @@ def install(window, panel):
                 console.show()
             dock.setVisible(wanted)
 
-    console.buttons["instead"].toggled.connect(lambda on: window.present.active and place(on))
+    instead = console.buttons["instead"]
+    if getattr(window, "restore_settings", False):  # kept between runs, as the window's layout is
+        instead.setChecked(str(settings.settings().value(INSTEAD_KEY, "false")).lower() == "true")
+    instead.toggled.connect(lambda on: window.present.active and place(on))
+    instead.toggled.connect(lambda on: getattr(window, "restore_settings", False)
+                            and settings.settings().setValue(INSTEAD_KEY, bool(on)))
     # After the turn: F5 toggles the action before the stage is made.
     # The console's own timer: dropped if the window is gone by then (closed right after Present).
     window.present.action.toggled.connect(lambda on: QtCore.QTimer.singleShot(0, console, lambda: show_console(on)))
