@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Callable
 
 from .schema import TrainedSession
-from .session import (SESSION_SUFFIX, RecoveryStore, SessionError, is_temporary, load_preset, read_session_file,
+from .recovery import RecoveryStore
+from .session import (SESSION_SUFFIX, SessionError, is_temporary, load_preset, read_session_file,
                       remove_stale_temporaries, write_session)
 from .state import SELECTION_FIELDS, StudioState
 from .studio import Studio

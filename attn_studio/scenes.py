@@ -19,7 +19,8 @@ from pathlib import Path
 from .checks import check_text
 from .limits import StateError
 from .safe_files import SessionError, read_bytes_bounded, write_atomic
-from .session import RecoveryStore, load_preset, session_from_json, state_to_json
+from .recovery import RecoveryStore
+from .session import load_preset, session_from_json, state_to_json
 from .session_json import dumps, parse_json
 from .state import StudioState
 from .studio import Studio
@@ -251,7 +252,7 @@ def write_lecture(lecture: Lecture, path) -> None:
 
 
 class LectureRecovery(RecoveryStore):
-    """Autosaved copies of unsaved lectures, kept as :class:`~attn_studio.session.RecoveryStore` keeps
+    """Autosaved copies of unsaved lectures, kept as :class:`~attn_studio.recovery.RecoveryStore` keeps
     sessions: one file a running studio (``recovery-<pid>-<id>.attn-lecture.json``) under a lock held
     while it runs, offered at the next start only when the studio that wrote it is gone, never deleted
     when it cannot be read (moved to the quarantine folder)."""

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from PySide6 import QtCore
 
-from ..session import DATA_DIR_ENV
+from ..recovery import DATA_DIR_ENV
 from . import presentation
 
 log = logging.getLogger(__name__)

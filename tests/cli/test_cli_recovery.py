@@ -76,7 +76,7 @@ def test_a_slow_toy_export_writes_no_recovery_file(tmp_path, capfd, slow_export)
 
 def test_an_export_leaves_another_runs_recovery_alone(tmp_path, capfd):
     from attn_studio.gui.settings import data_dir
-    from attn_studio.session import RecoveryStore
+    from attn_studio.recovery import RecoveryStore
     from attn_studio.state import StudioState
 
     crashed = RecoveryStore(data_dir(), pid=2**22 + 4321)

@@ -31,11 +31,11 @@ def test_every_readme_picture_has_its_command_and_the_file_exists():
 
 
 def test_every_picture_command_is_one_the_export_command_accepts():
-    from attn_studio.cli import _export_parser
+    from attn_studio.cli.export import export_parser
 
     _, commands = _pictures_and_commands()
     for out, command in commands.items():
         words = shlex.split(command)
         assert words[:2] == ["attn-studio", "export"]
-        args = _export_parser().parse_args(words[2:])
+        args = export_parser().parse_args(words[2:])
         assert args.out == out

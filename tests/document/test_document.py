@@ -9,7 +9,8 @@ import sys
 import pytest
 
 from attn_studio.document import MAX_RECENT, Document, open_preset
-from attn_studio.session import RecoveryStore, SessionError, read_session, write_session
+from attn_studio.session import SessionError, read_session, write_session
+from attn_studio.recovery import RecoveryStore
 from attn_studio.state import StudioState
 from attn_studio.studio import Studio
 

@@ -12,7 +12,7 @@ from PySide6 import QtGui, QtWidgets
 from attn_studio.gui import MainWindow
 from attn_studio.gui.window import data_dir
 from attn_studio.scenes import Lecture, LectureRecovery, example_lecture, read_lecture, write_lecture
-from attn_studio.session import RecoveryStore
+from attn_studio.recovery import RecoveryStore
 from attn_studio.state import StudioState
 from gui_helpers import drop_files, settle
 

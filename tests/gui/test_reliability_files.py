@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from attn_studio.gui import MainWindow, settings
-from attn_studio.session import DATA_DIR_ENV, read_session, write_session
+from attn_studio.session import read_session, write_session
+from attn_studio.recovery import DATA_DIR_ENV
 from attn_studio.state import StudioState
 
 

@@ -9,7 +9,7 @@ import pytest
 from PySide6 import QtWidgets
 
 from attn_studio.gui import MainWindow, presentation, settings
-from attn_studio.session import QUARANTINE, RecoveryStore
+from attn_studio.recovery import QUARANTINE, RecoveryStore
 from attn_studio.state import StudioState
 
 

@@ -7,7 +7,8 @@ from PySide6 import QtCore, QtWidgets
 
 from attn_studio.gui import MainWindow
 from attn_studio.gui.window import data_dir
-from attn_studio.session import RecoveryStore, read_session, write_session
+from attn_studio.session import read_session, write_session
+from attn_studio.recovery import RecoveryStore
 from attn_studio.state import StudioState
 from gui_helpers import drop_files
 

@@ -158,7 +158,7 @@ def test_hostile_recovery_folder_starts_without_hanging(tmp_path):
     (folder / "recovery-6.attn.json").symlink_to("/dev/zero")
     (folder / "recovery-7.lock").write_text("")
     outcome = run_bounded(f"""
-from attn_studio.session import RecoveryStore
+from attn_studio.recovery import RecoveryStore
 store = RecoveryStore({str(folder)!r})
 outcome["notes"] = store.sweep()
 orphans = store.orphans()

@@ -9,13 +9,8 @@ import pytest
 
 from attn_studio.pretrained import ModelError, load_pretrained
 from attn_studio.schema import ModelRef, TrainedSession
-from attn_studio.session import (
-    RecoveryStore,
-    SessionError,
-    read_any_session,
-    read_session,
-    write_session,
-)
+from attn_studio.session import SessionError, read_any_session, read_session, write_session
+from attn_studio.recovery import RecoveryStore
 from attn_studio.state import StateError
 from attn_studio.trained import TrainedStudio, model_ref, resolve_model, state_from_session
 

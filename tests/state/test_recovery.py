@@ -11,15 +11,8 @@ from pathlib import Path
 import pytest
 
 from attn_studio import session
-from attn_studio.session import (
-    RecoveryStore,
-    SessionError,
-    is_temporary,
-    read_session,
-    remove_stale_temporaries,
-    state_to_json,
-    write_session,
-)
+from attn_studio.session import SessionError, is_temporary, read_session, remove_stale_temporaries, state_to_json, write_session
+from attn_studio.recovery import RecoveryStore
 from attn_studio.state import StudioState
 
 
@@ -33,7 +26,7 @@ def test_temporary_files_are_named_so_they_are_recognised(tmp_path, monkeypatch)
         seen.append(Path(src))
         real_replace(src, dst)
 
-    monkeypatch.setattr(session.os, "replace", spy)
+    monkeypatch.setattr(os, "replace", spy)
     write_session(tmp_path / "talk.attn.json", StudioState())
     assert len(seen) == 1 and seen[0].parent == tmp_path
     assert seen[0].name.startswith(".talk.attn.json.") and seen[0].name.endswith(".tmp")
@@ -127,7 +120,7 @@ def test_work_of_a_killed_process_is_offered_even_with_a_live_pid(tmp_path):
     assert RecoveryStore(tmp_path).orphans() == [crashed.path]
     script = textwrap.dedent(f"""
         import os, signal
-        from attn_studio.session import RecoveryStore
+        from attn_studio.recovery import RecoveryStore
         from attn_studio.state import StudioState
         store = RecoveryStore({str(tmp_path)!r})
         store.save(StudioState(sentence="killed work"))
@@ -147,7 +140,7 @@ def test_work_of_a_studio_still_running_is_not_offered_even_without_its_lock(tmp
     # that still runs is told apart by its process: alive, a studio, started before it wrote.
     script = textwrap.dedent(f"""
         import os, sys
-        from attn_studio.session import RecoveryStore
+        from attn_studio.recovery import RecoveryStore
         from attn_studio.state import StudioState
         store = RecoveryStore({str(tmp_path)!r})
         store.save(StudioState(sentence="work still open"))

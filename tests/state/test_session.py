@@ -140,7 +140,7 @@ def _boom(*args, **kwargs):
 @pytest.mark.parametrize("target", ["replace", "fsync"])
 def test_failed_write_keeps_old_file_and_leaves_no_temp(saved, monkeypatch, target):
     path, before = saved
-    monkeypatch.setattr(session.os, target, _boom)
+    monkeypatch.setattr(os, target, _boom)
     with pytest.raises(SessionError) as info:
         write_session(path, rich_state())
     assert "No space left" in str(info.value)
@@ -173,7 +173,7 @@ def test_write_interrupted_midway_through_the_data(saved, monkeypatch):
         def __getattr__(self, name):
             return getattr(self.fh, name)
 
-    monkeypatch.setattr(session.os, "fdopen", lambda fd, mode: HalfWriter(real_fdopen(fd, mode)))
+    monkeypatch.setattr(os, "fdopen", lambda fd, mode: HalfWriter(real_fdopen(fd, mode)))
     with pytest.raises(SessionError):
         write_session(path, rich_state())
     monkeypatch.undo()
@@ -187,7 +187,7 @@ def test_keyboard_interrupt_during_write_leaves_no_temp(saved, monkeypatch):
     def interrupt(*a, **k):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(session.os, "replace", interrupt)
+    monkeypatch.setattr(os, "replace", interrupt)
     with pytest.raises(KeyboardInterrupt):
         write_session(path, rich_state())
     monkeypatch.undo()

@@ -6,9 +6,8 @@ import json
 import pytest
 
 from attn_studio.schema import TrainedSession
-from attn_studio.session import (RecoveryStore, SessionError, SessionFile, read_any_session, read_session,
-                                 read_session_file, session_file_from_json, state_from_json, state_to_json,
-                                 write_session)
+from attn_studio.session import SessionError, SessionFile, read_any_session, read_session, read_session_file, session_file_from_json, state_from_json, state_to_json, write_session
+from attn_studio.recovery import RecoveryStore
 from attn_studio.state import StudioState
 
 SHA = "0123456789abcdef" * 4

@@ -5,9 +5,8 @@ Rooms: ``controls`` (the Model panel), ``numbers`` (the tables), ``lecture``
 on one screen or two), ``export_actions`` (export menus and dialogs), ``files``
 (the File menu's questions and dialogs) over ``document`` (file, recent files,
 autosave and recovery; Qt-free), ``edit`` (undo from anywhere, copy, paste),
-``layout`` (the central area, sizes for the screen), ``settings`` (what is kept
-between runs). The views draw ``studio.result``.
-"""
+``layout`` (the central area, sizes for the screen), ``settings`` (what is kept between runs).
+The views draw ``studio.result``."""
 
 from __future__ import annotations
 
@@ -16,7 +15,8 @@ from pathlib import Path
 from PySide6 import QtCore, QtWidgets
 
 from ...document import Document, open_preset
-from ...session import RecoveryStore, SessionError
+from ...recovery import RecoveryStore
+from ...session import SessionError
 from ...studio import Studio
 from .. import settings
 from ..bridge import BackgroundEdits, StudioBridge, StudioProxy

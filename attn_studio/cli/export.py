@@ -1,87 +1,17 @@
-"""``attn-studio``: open the window (optionally on a preset or a session file),
-or ``attn-studio export ...``: write a figure without a display, or ``attn-studio train ...``:
-train an experiment of the training lab and write its curves.
-
-Examples::
-
-    attn-studio                              # the window, on the first example
-    attn-studio --preset bank                # the window, on an example
-    attn-studio lecture3.attn.json           # the window, on a saved session
-    attn-studio export --preset animal --panel heatmaps --out fig.png --dpi 300
-    attn-studio export --session s.attn.json --panel variance --out var.svg
-    attn-studio export --model all-MiniLM-L6-v2 --text "The animal didn't cross the street because it was too tired." \
-        --layer 3 --head 2 --panel model --out model.png
-    attn-studio export --model all-MiniLM-L6-v2 --text "..." --layer 3 --head 2 --format csv --out weights.csv
-    attn-studio export --model all-MiniLM-L6-v2 --text "I sat on the bank of the river." \
-        --second "I deposited money at the bank." --word bank --panel meaning --out bank.png
-    attn-studio export --model all-MiniLM-L6-v2 --text "The animal didn't cross the street because it was too tired." \
-        --silence 4.2 --scale-head 6.12=0.5 --query it --panel steps --out steps.png
-    attn-studio export --session trained.attn.json --panel drift --out drift.png   # a saved trained model's edits
-    attn-studio train scaling --d-k 64 --seed 0 --steps 1000 --out runs/scaling   # the training lab
-    attn-studio heads --model all-MiniLM-L6-v2 --text "The animal didn't cross the street because it was too tired." \
-        --find it animal --importance --out heads.csv
-"""
+"""``attn-studio export ...``: a figure (or a trained model's weights as CSV / NumPy) written without a display."""
 
 from __future__ import annotations
 
+import argparse
 import os
+import sys
 
-# One BLAS thread: on a 2-core laptop a second OpenBLAS thread fights the GUI thread and the
-# model worker for the cores (a MiniLM pass measured 20x slower). Set before NumPy is first
-# imported, which is when OpenBLAS reads it; a value the person set wins.
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-os.environ.setdefault("OMP_NUM_THREADS", "1")
-
-import argparse  # noqa: E402
-import sys  # noqa: E402
-
-from . import __version__
-
-PROG = "attn-studio"
-EXPORT_SIZE = (1600, 900)
-DEFAULT_SCALE = 2.0  # a PNG's pixels per screen pixel when neither --scale nor --dpi is given
-SIZE_RANGE = (320, 8000)
-MAX_STEPS = 100_000  # --steps: a training lab run is a few thousand steps
-# Messages Qt prints while the export command draws that say nothing to its user:
-# the offscreen platform on show() (see DESIGN.md), and the PDF engine dropping a
-# widget style's gradient (the window panel's buttons are then drawn flat).
-QUIET_QT_MESSAGES = (
-    "This plugin does not support propagateSizeHints()",
-    "QPdfEngine: unable to create a gradient between colors of different spec",
+from .basics import (
+    DEFAULT_SCALE, EXPORT_SIZE, MAX_STEPS, PROG, QUIET_QT_MESSAGES, SIZE_RANGE, Parser, UsageError, fail,
 )
 
-
-class UsageError(Exception):
-    """A bad command line: reported as one line, exit code 2."""
-
-
-class _Parser(argparse.ArgumentParser):
-    """An ArgumentParser whose errors are one line on stderr (no usage block, no traceback)."""
-
-    def error(self, message):
-        raise UsageError(message)
-
-
-def _fail(message: str, code: int = 2) -> int:
-    text = " ".join(str(message).split())  # exactly one line
-    print(f"{PROG}: error: {text}", file=sys.stderr)
-    return code
-
-
-def _parser() -> argparse.ArgumentParser:
-    parser = _Parser(
-        prog=PROG,
-        description="Attention Studio: a live playground for the attention mechanism.",
-        epilog=f"Figures without a window: {PROG} export --help; the training lab: {PROG} train --help; every head of a trained model: {PROG} heads --help",
-    )
-    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
-    parser.add_argument("--preset", default=None, help="open on this example (journey, bank, animal, money-bank-2d)")
-    parser.add_argument("file", nargs="?", help="a session file (.attn.json) to open")
-    return parser
-
-
-def _export_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
+def export_parser() -> argparse.ArgumentParser:
+    parser = Parser(
         prog=f"{PROG} export",
         description="Write a figure of one panel (or the whole window) without a display.",
         epilog="Examples: attn-studio export --preset animal --panel head:2 --out head2.png --dpi 300; "
@@ -141,114 +71,6 @@ def _export_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Entry point of the ``attn-studio`` command; returns the exit code."""
-    argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] == "export" and "--lecture" in argv:  # a lecture's hand-out: one page a scene
-        os.environ["QT_QPA_PLATFORM"] = "offscreen"
-        from .gui import MainWindow
-        from .gui.lecture.handout import handout_command
-        return handout_command(argv[1:], PROG, MainWindow)
-    if argv and argv[0] == "export":
-        return export_main(argv[1:])
-    if argv and argv[0] == "train":  # the training lab, headless (Qt only for --png)
-        from .training.command import main as train_main
-        return train_main(argv[1:], draw_figures=_draw_training_figures)
-    if argv and argv[0] == "heads":
-        return heads_main(argv[1:])
-    try:
-        _check_not_a_mistyped_command(argv)
-        args = _parser().parse_args(argv)
-    except UsageError as exc:
-        return _fail(exc)
-    from .schema import TrainedSession
-    from .session import SessionError, load_preset, read_session_file
-
-    state = trained = training = lecture = None
-    try:
-        if args.file and str(args.file).endswith(".attn-lecture.json"):
-            from .scenes import LectureError, read_lecture
-
-            try:
-                lecture = read_lecture(args.file)  # every field checked before the window opens
-            except LectureError as exc:
-                return _fail(exc)
-        elif args.file:
-            opened = read_session_file(args.file)
-            state, training = opened.state, opened.training
-            if isinstance(state, TrainedSession):  # opened once the window is up: its model loads off the GUI thread
-                state, trained = None, state
-        elif args.preset:
-            state = load_preset(args.preset)
-    except SessionError as exc:
-        return _fail(exc)
-
-    from PySide6 import QtWidgets
-
-    from .gui import MainWindow
-    from .studio import Studio
-
-    app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(sys.argv[:1])
-    app.setApplicationName("Attention Studio")
-    app.setOrganizationName("Attention Studio")
-    from .gui.qt.worker import collect_on_gui_thread
-
-    collector = collect_on_gui_thread(app)  # cycles (closed dialogs, plots) freed on the GUI thread, never a job's
-    window = (MainWindow(Studio(state), preset=None if args.file and lecture is None else args.preset)
-              if state is not None else MainWindow())
-    window.show()
-    if lecture is not None:
-        window.lecture_files.opened(lecture, args.file)  # its file kept for Save, listed in Open Recent
-    elif trained is not None:
-        window.trained.open_session(trained, args.file, training=training)
-    else:
-        window.document.apply_lab(training)  # the training lab's settings the file keeps, if any
-    code = app.exec()
-    from .gui.qt.worker import wait_all
-
-    wait_all()  # every job's thread ends before the application's objects go
-    # Delete the window while the application still exists: left to interpreter
-    # shutdown, Qt may tear the scene down after QApplication and crash.
-    window.deleteLater()
-    app.processEvents()
-    del window
-    if collector is not None:
-        # The window is gone: automatic collection back on, for whoever called main() (a console, a test).
-        collector.stop()
-    return code
-
-
-def _draw_training_figures(name, exp, folder):
-    """``attn-studio train --png``: the panel's figure of the run, drawn offscreen (Qt only now, for --png)."""
-    os.environ["QT_QPA_PLATFORM"] = "offscreen"
-    from .gui.training.figures import write_figures_offscreen
-    return write_figures_offscreen(name, exp, folder)
-
-
-COMMANDS = ("export", "train", "heads")
-
-
-def _check_not_a_mistyped_command(argv: list[str]) -> None:
-    """Refuse a first word that is no file but close to a command ("exprot" → "did you mean export?").
-
-    The window takes a session file as its one positional argument, so a misspelt command
-    would otherwise be reported as a file that does not exist. A word that names an existing
-    file, or looks like a path or a session file, is left to be opened.
-    """
-    import difflib
-    from pathlib import Path
-
-    if not argv or argv[0].startswith("-"):
-        return
-    word = argv[0]
-    if Path(word).exists() or os.sep in word or "/" in word or "." in word:
-        return
-    close = difflib.get_close_matches(word.lower(), COMMANDS, n=1, cutoff=0.6)
-    if close:
-        raise UsageError(f"{word!r} is not a command of {PROG}; did you mean {close[0]}? "
-                         f"(commands: {', '.join(COMMANDS)}; a session file to open ends in .attn.json)")
-
-
 def _check_format_matches_extension(out, fmt: str | None) -> None:
     """``--format`` must agree with the extension of ``--out`` when that names a figure format.
 
@@ -282,8 +104,8 @@ def _check_export_args(args, trained=None):
     ``trained`` is the trained studio the figure shows (None: the toy model); the toy state is then
     only the window's starting point.
     """
-    from .gui.files.figures import ExportError, check_output_path, check_panel_name, figure_format, resolve_scale
-    from .session import SessionError, load_preset, read_session
+    from ..gui.files.figures import ExportError, check_output_path, check_panel_name, figure_format, resolve_scale
+    from ..session import SessionError, load_preset, read_session
 
     try:
         panel = check_panel_name(args.panel)
@@ -303,7 +125,7 @@ def _check_export_args(args, trained=None):
                          f"or write its figure and history with attn-studio train {panel.split(':', 1)[1]} "
                          f"--out DIR --png")
     if panel == "positions" and trained is not None:  # the panel draws the toy model's sinusoidal encoding
-        from .trained.command import learned_positions
+        from ..trained.command import learned_positions
 
         raise UsageError(learned_positions(trained.model))
     if args.view is not None and panel not in ("window", "stage"):
@@ -325,7 +147,7 @@ def _check_export_args(args, trained=None):
     except SessionError as exc:
         raise UsageError(str(exc)) from None
     if trained is None and args.query is not None:
-        from .trained.command import CommandError, query_index
+        from ..trained.command import CommandError, query_index
 
         try:
             state = state.replace(query_index=query_index(state.query_tokens, args.query))
@@ -359,8 +181,8 @@ def _trained_source(args):
     """The trained studio the export draws (``--model`` and ``--text``, or a trained ``--session``), with the
     command line's layer, head, edits and query applied; None for the toy model. ``UsageError`` otherwise.
     Loads the model (slow)."""
-    from .pretrained import ModelError
-    from .trained.command import CommandError, open_model_on, open_session, set_up
+    from ..pretrained import ModelError
+    from ..trained.command import CommandError, open_model_on, open_session, set_up
 
     if args.model is None:
         for flag in ("text", "second", "word"):
@@ -388,22 +210,22 @@ def _trained_source(args):
 
 def _export_matrix(args, trained, fmt: str) -> int:
     """Write the selected head's attention weights (rows: queries, columns: keys, both tokens), edits included."""
-    from .matrices import ExportError as MatrixError
-    from .matrices import save_matrix
+    from ..matrices import ExportError as MatrixError
+    from ..matrices import save_matrix
 
     if trained is None:
-        return _fail(f"--format {fmt} writes a trained model's attention weights; {args.session} is a session "
+        return fail(f"--format {fmt} writes a trained model's attention weights; {args.session} is a session "
                      "of the toy model")
     weights, rows, cols = trained.attention_matrix()
     out = args.out
     if not str(out).lower().endswith("." + fmt):
-        return _fail(f"--format {fmt} needs a file ending in .{fmt}, got {out}")
+        return fail(f"--format {fmt} needs a file ending in .{fmt}, got {out}")
     try:
         save_matrix(out, weights, rows, cols)
     except MatrixError as exc:
-        return _fail(exc)
+        return fail(exc)
     except OSError as exc:
-        return _fail(f"cannot write {out}: {exc.strerror or exc}", code=1)
+        return fail(f"cannot write {out}: {exc.strerror or exc}", code=1)
     print(f"{PROG}: wrote {out}")
     return 0
 
@@ -411,7 +233,7 @@ def _export_matrix(args, trained, fmt: str) -> int:
 def export_main(argv: list[str]) -> int:
     """``attn-studio export ...``: draw the window offscreen and write one figure. Returns the exit code."""
     try:
-        args = _export_parser().parse_args(argv)
+        args = export_parser().parse_args(argv)
         matrix_fmt = _matrix_format(args)
         if matrix_fmt is not None:
             _check_png_only(args, matrix_fmt)
@@ -420,9 +242,9 @@ def export_main(argv: list[str]) -> int:
             return _export_matrix(args, trained, matrix_fmt)
         state, preset, panel_name, fmt = _check_export_args(args, trained)
     except UsageError as exc:
-        return _fail(exc)
+        return fail(exc)
     except ValueError as exc:  # the text refused by the model (too long for its positions...)
-        return _fail(exc)
+        return fail(exc)
 
     # Headless by design: a figure must come out the same on a server, in CI, over ssh.
     os.environ["QT_QPA_PLATFORM"] = "offscreen"
@@ -440,11 +262,11 @@ def export_main(argv: list[str]) -> int:
     app.setApplicationName("Attention Studio")
     app.setOrganizationName("Attention Studio")
 
-    from .gui import MainWindow
-    from .gui.files.figures import ExportError, done_with, export_figure, find_panel, show_panel
-    from .gui.qt.worker import collect_on_gui_thread
-    from .gui.widgets import settle
-    from .studio import Studio
+    from ..gui import MainWindow
+    from ..gui.files.figures import ExportError, done_with, export_figure, find_panel, show_panel
+    from ..gui.qt.worker import collect_on_gui_thread
+    from ..gui.widgets import settle
+    from ..studio import Studio
 
     window = None
     # As in the window: a model's pass or a run played for --steps works on another thread, where an
@@ -469,16 +291,16 @@ def export_main(argv: list[str]) -> int:
                 settle(window)
                 panel = find_panel(window, panel_name)  # after showing: the head canvases may have changed
             if panel.name == "stage":
-                from .gui.window.picture import write_screen
+                from ..gui.window.picture import write_screen
 
                 write_screen(panel, args.out)
             else:
                 export_figure(panel, args.out, fmt=fmt, scale=args.scale, dpi=args.dpi, title=args.title)
                 done_with(panel)
         except ExportError as exc:
-            return _fail(exc)
+            return fail(exc)
         except OSError as exc:
-            return _fail(f"cannot write {args.out}: {exc.strerror or exc}", code=1)
+            return fail(f"cannot write {args.out}: {exc.strerror or exc}", code=1)
         print(f"{PROG}: wrote {args.out}")
         return 0
     finally:
@@ -499,7 +321,7 @@ def export_main(argv: list[str]) -> int:
 def _picture(window, args, panel_name: str):
     """The window set up as ``--view``, ``--find`` and ``--steps`` ask; the stage's panel for ``--panel stage``
     (else None: the panel is found by name)."""
-    from .gui.window import picture
+    from ..gui.window import picture
 
     if args.find:
         picture.find_heads(window, *args.find)
@@ -514,51 +336,3 @@ def _picture(window, args, panel_name: str):
     return None
 
 
-def _heads_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
-        prog=f"{PROG} heads",
-        description="Every head of a trained model on one sentence: its report card (entropy, confidence, "
-                    "where it looks, its role), optionally the heads that link two words and each head's "
-                    "importance, as CSV (one row per head, layers and heads from 1).",
-        epilog=f'Example: {PROG} heads --model all-MiniLM-L6-v2 --text "The animal didn\'t cross the street '
-               f'because it was too tired." --find it animal --importance --out heads.csv',
-    )
-    parser.add_argument("--model", metavar="NAME|FOLDER", default=None,
-                        help="all-MiniLM-L6-v2 (default), a Hugging Face cache name or a model folder")
-    parser.add_argument("--text", required=True, help="the sentence to run")
-    parser.add_argument("--find", nargs=2, metavar=("QUERY", "KEY"),
-                        help="rank the heads by how much QUERY attends to KEY: words of the sentence, "
-                             "or #N for token N from 0")
-    parser.add_argument("--importance", action="store_true",
-                        help="also silence each head in turn and measure how far the sentence embedding moves")
-    parser.add_argument("--top", type=int, default=5, help="heads listed per line of the summary (default 5)")
-    parser.add_argument("--out", required=True, metavar="FILE", help="the CSV file to write")
-    return parser
-
-
-def heads_main(argv: list[str]) -> int:
-    """``attn-studio heads ...``: print the top heads and write every head's report as CSV."""
-    from .pretrained import ModelError
-    from .pretrained.head_table import head_table, summary, table_csv
-    from .session import SessionError, write_atomic
-    from .trained import open_model
-    from .trained.command import CommandError, check_text
-
-    try:
-        args = _heads_parser().parse_args(argv)
-        if args.top < 1:
-            raise UsageError(f"--top must be at least 1, got {args.top}")
-        check_text(args.text)
-        model = open_model(args.model)
-        table = head_table(model.run(args.text), find=args.find, importance=args.importance)
-    except (UsageError, ModelError, CommandError) as exc:
-        return _fail(exc)
-    try:
-        write_atomic(args.out, table_csv(table).encode("utf-8"))
-    except SessionError as exc:
-        return _fail(f"cannot write {args.out}: {exc}", code=1)
-    except OSError as exc:
-        return _fail(f"cannot write {args.out}: {exc.strerror or exc}", code=1)
-    print(summary(table, top=args.top))
-    print(f"{PROG}: wrote {args.out}")
-    return 0

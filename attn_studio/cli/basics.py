@@ -1,0 +1,37 @@
+"""What every ``attn-studio`` command shares: its name, a one-line usage error, a parser that raises it."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+PROG = "attn-studio"
+EXPORT_SIZE = (1600, 900)
+DEFAULT_SCALE = 2.0  # a PNG's pixels per screen pixel when neither --scale nor --dpi is given
+SIZE_RANGE = (320, 8000)
+MAX_STEPS = 100_000  # --steps: a training lab run is a few thousand steps
+# Messages Qt prints while the export command draws that say nothing to its user:
+# the offscreen platform on show() (see DESIGN.md), and the PDF engine dropping a
+# widget style's gradient (the window panel's buttons are then drawn flat).
+QUIET_QT_MESSAGES = (
+    "This plugin does not support propagateSizeHints()",
+    "QPdfEngine: unable to create a gradient between colors of different spec",
+)
+
+
+class UsageError(Exception):
+    """A bad command line: reported as one line, exit code 2."""
+
+
+class Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose errors are one line on stderr (no usage block, no traceback)."""
+
+    def error(self, message):
+        raise UsageError(message)
+
+
+def fail(message: str, code: int = 2) -> int:
+    """Print ``message`` as one line on stderr; returns the exit ``code``."""
+    text = " ".join(str(message).split())  # exactly one line
+    print(f"{PROG}: error: {text}", file=sys.stderr)
+    return code
