@@ -35,3 +35,11 @@ def pytest_configure(config):
 def _private_data_dir(tmp_path, monkeypatch):
     """Settings, recent files and recovery files of each test live in its own folder."""
     monkeypatch.setenv("ATTN_STUDIO_DATA_DIR", str(tmp_path / "attn-studio-data"))
+
+
+@pytest.fixture(scope="module")
+def minilm():
+    """all-MiniLM-L6-v2 loaded once for a module (tests that use it skip where it is not installed)."""
+    from attn_studio.pretrained import load_pretrained
+
+    return load_pretrained()

@@ -34,13 +34,6 @@ def svg_texts(path) -> str:
     return " ".join(re.findall(r">([^<]+)<", path.read_text(encoding="utf-8")))
 
 
-@pytest.fixture(scope="module")
-def minilm():
-    from attn_studio.pretrained import load_pretrained
-
-    return load_pretrained()
-
-
 @pytest.fixture
 def silenced_session(tmp_path, minilm):
     """A session saved after silencing head 4.2 (from 1), with layer 5 head 1 selected."""

@@ -6,6 +6,8 @@ when the window shows something other than what the engine computes.
 
 from __future__ import annotations
 
+import contextlib
+
 import numpy as np
 from PySide6 import QtCore, QtGui, QtWidgets
 
@@ -169,3 +171,16 @@ def drop_files(window, *paths) -> QtGui.QDragEnterEvent:
     window.dragEnterEvent(enter)
     window.dropEvent(QtGui.QDropEvent(pos, QtCore.Qt.CopyAction, mime, QtCore.Qt.LeftButton, QtCore.Qt.NoModifier))
     return enter
+
+
+@contextlib.contextmanager
+def showing_minilm(window, qtbot, model):
+    """``window`` showing MiniLM (``model``) on its "animal" sentence; back to the toy model afterwards."""
+    from attn_studio.trained import TrainedStudio
+
+    window.trained.room.set_studio(TrainedStudio(model))
+    wait_idle(qtbot, window)
+    yield window
+    window.view_tabs.setCurrentIndex(0)
+    window.trained.room.use_toy()
+    wait_idle(qtbot, window)

@@ -30,13 +30,6 @@ CONTROL_WORDS = ("Norm", "rollout", "Click", "click", "Show", "Pair", "Pin", "Ra
                  "Silence or scale", "Type a second", "Compare", "Press", "◀")
 
 
-@pytest.fixture(scope="module")
-def minilm():
-    from attn_studio.pretrained import load_pretrained
-
-    return load_pretrained()
-
-
 @pytest.fixture
 def edited(window, qtbot, minilm):
     """The window on MiniLM, "animal" and a second sentence about "tired": head 2 of layer 3 silenced, head 2 of

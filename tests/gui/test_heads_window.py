@@ -21,13 +21,6 @@ def window(shared_window):
     return shared_window
 
 
-@pytest.fixture(scope="module")
-def minilm():
-    from attn_studio.pretrained import load_pretrained
-
-    return load_pretrained()
-
-
 @pytest.fixture
 def trained(window, qtbot, minilm):
     from attn_studio.trained import TrainedStudio

@@ -22,13 +22,6 @@ RIVER = "I sat on the bank of the river."
 MONEY = "I deposited money at the bank."
 
 
-@pytest.fixture(scope="module")
-def minilm():
-    from attn_studio.pretrained import load_pretrained
-
-    return load_pretrained()
-
-
 class Harness(QtWidgets.QWidget):
     """The room's panel and views side by side, as a window would hold them."""
 

@@ -10,7 +10,7 @@ import pytest
 from PySide6 import QtCore, QtWidgets
 
 from attn_studio.pretrained import default_model_zip
-from gui_helpers import settle, wait_idle, fully_shown
+from gui_helpers import fully_shown, settle, showing_minilm
 
 SIZES = [(1280, 720), (1920, 1080)]
 needs_minilm = pytest.mark.skipif(default_model_zip() is None, reason="all-MiniLM-L6-v2 is not installed")
@@ -29,24 +29,11 @@ def fit(w, size) -> None:
     assert w.size() == QtCore.QSize(*size)  # not pushed wider by a minimum width
 
 
-@pytest.fixture(scope="module")
-def minilm():
-    from attn_studio.pretrained import load_pretrained
-
-    return load_pretrained()
-
-
 @pytest.fixture
 def trained(window, qtbot, minilm):
     """The module's window showing MiniLM on its "animal" sentence; back to the toy model afterwards."""
-    from attn_studio.trained import TrainedStudio
-
-    window.trained.room.set_studio(TrainedStudio(minilm))
-    wait_idle(qtbot, window)
-    yield window
-    window.view_tabs.setCurrentIndex(0)
-    window.trained.room.use_toy()
-    wait_idle(qtbot, window)
+    with showing_minilm(window, qtbot, minilm):
+        yield window
 
 
 # -- the training lab ------------------------------------------------------------------------------

@@ -19,13 +19,6 @@ PROJECTOR = QtCore.QRect(0, 0, 1280, 720)
 NUMBER = re.compile(r"^[−-]?\d+\.\d+$")
 
 
-@pytest.fixture(scope="module")
-def minilm():
-    from attn_studio.pretrained import load_pretrained
-
-    return load_pretrained()
-
-
 @pytest.fixture
 def trained(shared_window, qtbot, minilm):
     from attn_studio.trained import TrainedStudio

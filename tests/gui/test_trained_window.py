@@ -16,13 +16,6 @@ pytestmark = pytest.mark.skipif(default_model_zip() is None, reason="all-MiniLM-
 ANIMAL = "The animal didn't cross the street because it was too tired."
 
 
-@pytest.fixture(scope="module")
-def minilm():
-    from attn_studio.pretrained import load_pretrained
-
-    return load_pretrained()
-
-
 def choose(window, text: str) -> None:
     combo = window.findChild(QtWidgets.QComboBox, "modelCombo")
     index = combo.findText(text, flags=__import__("PySide6").QtCore.Qt.MatchStartsWith)

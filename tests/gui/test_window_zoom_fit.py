@@ -19,7 +19,7 @@ from PySide6 import QtCore, QtWidgets
 
 from attn_studio.gui import presentation
 from attn_studio.pretrained import default_model_zip
-from gui_helpers import settle, wait_idle, fully_shown
+from gui_helpers import fully_shown, settle, showing_minilm
 from stage_measure import drawn_texts
 
 SIZES = [(1280, 720), (1920, 1080)]
@@ -79,25 +79,12 @@ def cut_controls(w) -> list[str]:
     return cut
 
 
-@pytest.fixture(scope="module")
-def minilm():
-    from attn_studio.pretrained import load_pretrained
-
-    return load_pretrained()
-
-
 @pytest.fixture
 def trained(window, qtbot, minilm):
     """The module's window showing MiniLM on its "animal" sentence; back to the toy model afterwards."""
-    from attn_studio.trained import TrainedStudio
-
-    window.trained.room.set_studio(TrainedStudio(minilm))
-    wait_idle(qtbot, window)
-    yield window
-    window.lecture.set_zoom(1.0, quiet=True)
-    window.view_tabs.setCurrentIndex(0)
-    window.trained.room.use_toy()
-    wait_idle(qtbot, window)
+    with showing_minilm(window, qtbot, minilm):
+        yield window
+        window.lecture.set_zoom(1.0, quiet=True)
 
 
 # -- the Model panel ----------------------------------------------------------------------------------
