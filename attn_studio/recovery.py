@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .safe_files import SessionError, remove_stale_temporaries
-from .session import SESSION_SUFFIX, read_any_session, write_session
+from . import session
+from .session import SESSION_SUFFIX, read_any_session
 from .state import StudioState
 
 if TYPE_CHECKING:
@@ -177,7 +178,7 @@ class RecoveryStore:
             return
         self.folder.mkdir(parents=True, exist_ok=True)
         self._lock()
-        write_session(self.path, state, training)
+        session.write_session(self.path, state, training)  # through the module: one place writes every session file
 
     def clear(self) -> str | None:
         """Remove this studio's recovery file (a normal close, or work saved).
