@@ -289,6 +289,50 @@ def test_stage_sizes_follow_the_screen_height():
     assert present_module.token_window(5, 7, 3) == (0, 5)
 
 
+def test_the_window_under_the_stage_is_drawn_again_when_it_is_seen(window):
+    """On one screen the stage hides the window: an edit made meanwhile draws the stage at once, and the
+    window (its tab and its tables) once it is brought in front of the stage, or the stage is left."""
+    w = window
+    w.view_tabs.setCurrentWidget(w.pipeline_view)
+    w.numbers.table_tabs.setCurrentIndex(0)  # the embeddings X
+    settle(w)
+    embeddings = w.numbers.models["embeddings"]
+    word = w.studio.state.key_tokens[0]
+
+    def edit(heads: int, value: float) -> None:
+        w.studio.set_embedding(word, 0, str(value))
+        w.studio.update(heads=heads)
+        settle(w)
+        # The stage follows the edit at once: its heatmaps are the engine's numbers (a window of the tokens).
+        assert f"of {heads}" in w.present.stage.title.text()
+        shown = w.present.sheet.heatmaps[0].data.values  # the page's first: scores (or all three when they fit)
+        scores = w.studio.result.scores[w.studio.state.head_index]
+        (r, c), (n, m) = shown.shape, scores.shape
+        assert any(np.allclose(shown, scores[i:i + r, j:j + c]) for i in range(n - r + 1) for j in range(m - c + 1))
+
+    def window_shows(heads: int, value: float) -> bool:
+        return (f"of {heads}" in w.pipeline_view.header.text()
+                and float(embeddings.data(embeddings.index(0, 0), QtCore.Qt.EditRole)) == value)
+
+    assert window_shows(2, float(w.studio.embeddings([word])[0, 0]))
+    stage = present(w, "Attention")
+    assert w.present.covers_window()
+    edit(3, 1.25)
+    assert not window_shows(3, 1.25)  # hidden: it waits
+    w.activateWindow()  # brought in front of the stage: drawn now, and live while in front
+    QtWidgets.QApplication.processEvents()  # a turn of the event loop (settle would draw whatever waits)
+    assert not w.present.covers_window() and w.updatesEnabled()
+    assert window_shows(3, 1.25)
+    stage.activateWindow()  # back to the stage: the window is hidden again
+    settle(w)
+    assert w.present.covers_window() and not w.updatesEnabled()
+    edit(4, -0.75)
+    assert not window_shows(4, -0.75)
+    w.present.leave()
+    QtWidgets.QApplication.processEvents()
+    assert w.updatesEnabled() and window_shows(4, -0.75)
+
+
 def test_a_soft_pointer_follows_the_mouse_on_the_stage(window):
     w = window
     stage = present(w, "Attention")

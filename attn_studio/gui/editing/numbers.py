@@ -58,6 +58,7 @@ class NumbersPanel(QtWidgets.QWidget):
             self.models[key], self.tables[key] = model, table
             self.table_tabs.setTabToolTip(self.table_tabs.addTab(table, title), TAB_TIPS[key])
 
+        self._held = False  # see hold()
         self._refresh_timer = QtCore.QTimer(self)
         self._refresh_timer.setSingleShot(True)
         self._refresh_timer.setInterval(0)
@@ -131,12 +132,23 @@ class NumbersPanel(QtWidgets.QWidget):
 
     # -- following the studio -----------------------------------------------------------
     def refreshing(self) -> bool:
-        """True while hidden tables wait to be refreshed (one per event-loop turn) or a table's columns to be fitted."""
-        return (any(getattr(m, "_stale", False) for m in self.models.values())
-                or any(t.fitting() for t in self.tables.values()))
+        """True while hidden tables wait to be refreshed (one per event-loop turn) or a table's columns to
+        be fitted; never while held (nothing is refreshed until released)."""
+        return not self._held and (any(getattr(m, "_stale", False) for m in self.models.values())
+                                   or any(t.fitting() for t in self.tables.values()))
+
+    def hold(self, held: bool) -> None:
+        """Hold the tables while no one can see them (the window under the stage, on one screen): a change
+        only marks them to be read again, and released they are read at once (the others a table per turn)."""
+        if held != self._held:
+            self._held = held
+            if not held:
+                self.refresh()
 
     def finish_refresh(self) -> None:
-        """Refresh every table still waiting, now."""
+        """Refresh every table still waiting, now (held, they wait until released: see hold())."""
+        if self._held:
+            return
         self._refresh_timer.stop()
         for model in self.models.values():
             model.refresh_if_stale()
@@ -152,6 +164,10 @@ class NumbersPanel(QtWidgets.QWidget):
 
     def refresh(self) -> None:
         """Re-read every table and show only the tables the model uses."""
+        if self._held:
+            for model in self.models.values():
+                model.mark_stale()
+            return
         st = self.studio.state
         current = self.table_tabs.currentWidget()
         for key, model in self.models.items():

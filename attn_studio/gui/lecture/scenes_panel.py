@@ -62,9 +62,11 @@ def show_scene(window, scene: Scene, on_shown=None, wanted=lambda: True) -> None
                 tokens = len(studio.state.query_tokens)
                 studio.select(head=min(sel["head"], heads - 1) if "head" in sel else None,
                               query=min(sel["query"], tokens - 1) if "query" in sel and tokens else None)
-            if "step" in sel:
-                window.render_view(window.pipeline_view)
-                window.pipeline_view.set_current_step(sel["step"])
+            pipe, drawer = window.pipeline_view, window.drawer
+            if "step" in sel and (pipe in drawer.stale or pipe in drawer.steps):
+                pipe.keep_step(sel["step"])  # not drawn for it: drawn when shown (in the window or on the stage)
+            elif "step" in sel:
+                pipe.set_current_step(sel["step"])
             window.bridge.flush()  # the selection's redraw of the window now, the stage's below
         if ok and wanted() or not ok:
             window.present.deferred = False

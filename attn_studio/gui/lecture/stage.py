@@ -147,11 +147,14 @@ class Stage(QtWidgets.QWidget):
         self.pointer.raise_()
 
     def eventFilter(self, watched, event) -> bool:  # noqa: N802 (Qt's name)
-        if event.type() == QtCore.QEvent.MouseMove and isinstance(watched, QtWidgets.QWidget) \
-                and (watched is self or self.isAncestorOf(watched)):
-            self.pointer.move_to(self.mapFromGlobal(event.globalPosition().toPoint()))
-            self.pointer.raise_()
-        elif event.type() == QtCore.QEvent.Leave and watched is self:
+        # Every event of the application passes here: the cheap tests first (an event's type() is
+        # converted to a Python enum on each call, a thousand times a scene).
+        if isinstance(event, QtGui.QMouseEvent):
+            if isinstance(watched, QtWidgets.QWidget) and (watched is self or self.isAncestorOf(watched)) \
+                    and event.type() == QtCore.QEvent.MouseMove:
+                self.pointer.move_to(self.mapFromGlobal(event.globalPosition().toPoint()))
+                self.pointer.raise_()
+        elif watched is self and event.type() == QtCore.QEvent.Leave:
             self.pointer.move_to(None)
         return False
 

@@ -48,8 +48,36 @@ def _show_axis_label_with_its_html(axis, show: bool = True) -> None:
     _show_axis_label(axis, show)
 
 
+_draw_axis_picture = pg.AxisItem.drawPicture
+
+
+def _draw_axis_picture_with_grid_as_spans(axis, painter, axis_spec, tick_specs, text_specs) -> None:
+    # A grid line is a thin translucent tick across the plot, and Qt draws such a line (not smoothed)
+    # pixel by pixel, blending each: 8-20 ms for a 50-line grid across a 1200 px plot, on every paint
+    # of the axis (a third of a scene's time on the stage). Level with its axis, the same line is a
+    # one-pixel rectangle, which Qt fills a row at a time (0.1 ms). Drawn first, as the ticks were.
+    thin, rest = [], []
+    for spec in tick_specs:
+        pen, p1, p2 = spec
+        level = p1.x() == p2.x() or p1.y() == p2.y()
+        if level and pen.style() == QtCore.Qt.SolidLine and pen.widthF() <= 1 and pen.color().alpha() < 255:
+            thin.append(spec)
+        else:
+            rest.append(spec)
+    if thin:
+        painter.setRenderHint(QtGui.QPainter.Antialiasing, False)
+        for pen, p1, p2 in thin:
+            if p1.y() == p2.y():
+                rect = QtCore.QRectF(min(p1.x(), p2.x()), p1.y() - 0.5, abs(p2.x() - p1.x()), 1.0)
+            else:
+                rect = QtCore.QRectF(p1.x() - 0.5, min(p1.y(), p2.y()), 1.0, abs(p2.y() - p1.y()))
+            painter.fillRect(rect, pen.color())
+    _draw_axis_picture(axis, painter, axis_spec, rest, text_specs)
+
+
 pg.AxisItem._updateLabel = _update_axis_label_if_changed
 pg.AxisItem.showLabel = _show_axis_label_with_its_html
+pg.AxisItem.drawPicture = _draw_axis_picture_with_grid_as_spans
 
 # Plots build their right-click menus on first use (a third of a window's build time went to
 # menus nobody opens): the patch lives in its own module.

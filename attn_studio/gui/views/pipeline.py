@@ -299,6 +299,11 @@ class PipelineView(QtWidgets.QWidget):
             self.model.set_current(index)
         self._show_current()
 
+    def keep_step(self, index: int) -> None:
+        """Highlight step ``index`` once next drawn (clamped then to the steps that exist): a view not
+        drawn for the current numbers is not drawn for this."""
+        self._current = max(0, int(index))
+
     def next_step(self) -> None:
         """Move the highlight one step down the chain."""
         self.set_current_step(self._current + 1)

@@ -53,6 +53,7 @@ class ViewDrawer(QtCore.QObject):
         self.timer.setInterval(0)
         self.timer.timeout.connect(lambda: self.window._draw_step())
         self.drawn_target = None  # the studio the views drew last: the first drawing of another is stepped
+        self.held = False  # see hold()
 
     def add(self, view) -> None:
         """Draw ``view`` (a widget with ``render()``) with the others."""
@@ -79,12 +80,25 @@ class ViewDrawer(QtCore.QObject):
             self.stale.discard(view)
             self.timer.start()
 
+    def hold(self, held: bool) -> None:
+        """Hold the window's own drawing while no one can see it (under the stage, on one screen): its
+        views and tables are only marked stale, and drawn when released. What the stage shows it draws
+        itself (:meth:`render_view`, :meth:`draw_in_steps`)."""
+        if held != self.held:
+            self.held = held
+            self.window.setUpdatesEnabled(not held)  # not painted either; painted whole when released
+            self.window.numbers.hold(held)
+            if not held:
+                self.render_visible()
+
     def render_visible(self) -> None:
         """Draw the stale views the window shows (the current tab and open docks, also before the window is
         first shown). A large toy model, and a trained one (a dozen heads), is drawn in steps, as many
         heatmaps per turn as fit in STEP_BUDGET: between turns, the window answers. So is the first drawing
         after a switch between the toy and a trained model: the whole window is laid out and painted anew
         in that turn, and the heads' grid is rebuilt for the other model's heads."""
+        if self.held:
+            return
         w = self.window
         target = getattr(w.studio, "target", w.studio)
         switched = self.drawn_target is not None and target is not self.drawn_target
