@@ -74,6 +74,13 @@ SCRIPT = textwrap.dedent("""
     for _ in range(5):
         app.processEvents()
     out["console_second"] = w.findChild(QtWidgets.QLabel, "presenterPosition").text()
+    # The window on the laptop waits for the stage to be drawn, then shows the scene too (it is not hidden).
+    for _ in range(5):
+        app.processEvents()
+    x = w.numbers.models["embeddings"]
+    out["window_after_scene"] = [w.updatesEnabled(), w.drawer.held, x.rowCount(), len(w.studio.state.key_tokens),
+                                 float(x.data(x.index(0, 0), QtCore.Qt.EditRole)),
+                                 float(w.studio.embeddings(w.studio.state.key_tokens[:1])[0, 0])]
     out["console_next"] = w.findChild(QtWidgets.QLabel, "presenterNext").text()
     # Esc in the window (the lecturer's laptop, clicked) ends it.
     from PySide6.QtTest import QTest
@@ -115,3 +122,5 @@ def test_the_stage_fills_the_projector_and_follows_the_laptop(tmp_path):
     assert out["active_after_esc"] is False
     assert out["console_shown"] and out["console_first"].startswith("Scene 1 of 12")
     assert out["console_second"].startswith("Scene 2 of 12") and out["console_next"].startswith("Next: ")
+    live, held, rows, tokens, shown, value = out["window_after_scene"]
+    assert live and not held and rows == tokens and shown == value

@@ -104,6 +104,7 @@ class ScenesPanel(QtWidgets.QWidget):
 
     lectureChanged = QtCore.Signal()
     sceneShown = QtCore.Signal(int)
+    sceneDrawn = QtCore.Signal(int)  # the scene shown is drawn whole (and the stage painted, when presenting)
 
     def __init__(self, window):
         super().__init__()
@@ -383,13 +384,21 @@ class ScenesPanel(QtWidgets.QWidget):
         stage = self.window.present.stage
         if stage is not None:
             stage.setUpdatesEnabled(False)
+            if not scene.trained or self.window.trained.kept_model is not None:
+                # The stage first: the window (beside it on two screens) is drawn once the stage is, not
+                # before it (a model still to be read, a second or so, leaves the window live meanwhile).
+                self.window.drawer.hold(True)
 
         def shown(ok: bool) -> None:
             if self._showing is token:  # else a later scene was asked for: it will say so
                 self.sceneShown.emit(index)
                 self._release(token)
 
-        show_scene(self.window, scene, on_shown=shown, wanted=lambda: self._showing is token)
+        try:
+            show_scene(self.window, scene, on_shown=shown, wanted=lambda: self._showing is token)
+        except BaseException:
+            self._release(token, SETTLED_TURNS)  # nothing kept from being painted by a scene that failed
+            raise
         return True
 
     def _release(self, token, settled: int = 0) -> None:
@@ -408,8 +417,12 @@ class ScenesPanel(QtWidgets.QWidget):
             QtCore.QTimer.singleShot(0, self, lambda: self._release(token, 0 if self.window.drawing() else settled + 1))
             return
         self._showing = None
-        if self.window.present.stage is not None:
-            self.window.present.stage.setUpdatesEnabled(True)
+        present = self.window.present
+        if present.stage is not None:
+            present.stage.setUpdatesEnabled(True)
+            present.stage.repaint()  # now, before the window's own drawing that waited for it
+        self.window.drawer.hold(present.covers_window())
+        self.sceneDrawn.emit(self.current)
 
     def showing(self) -> bool:
         """True while a scene asked for is not yet drawn whole (the stage shows the scene before)."""
