@@ -90,6 +90,7 @@ def test_a_trained_scene_shows_the_scene_before_until_it_is_drawn_whole(window, 
         settle(w)
     assert w.studio.is_trained and w.scenes.current == minilm
     assert stage.grab().toImage() == first
+    assert not w.statusBar().currentMessage().startswith("Opening ")  # opened: it no longer says it opens
     caption = stage.findChild(QtWidgets.QLabel, "presentCaption").text()
     assert caption.startswith(lecture.scenes[minilm].caption[:30])
     # From a trained scene to the next (head 4.2 silenced, a view lent to the stage): the same.

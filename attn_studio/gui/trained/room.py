@@ -25,7 +25,7 @@ from ...pretrained import DEFAULT_MODEL, Edits, load_pretrained
 from ...trained import SELECTION_FIELDS, TrainedStudio, is_default_model
 from ..files import export
 from .model_panel import ModelPanel
-from .model_worker import LOAD, RUN, ModelWorker
+from .model_worker import BUSY_WORDS, LOAD, RUN, ModelWorker
 from ..views.drift_plot import DriftPlot
 from ..views.meaning_view import MeaningData, MeaningView
 from ..views.model_view import ModelView, ModelViewData
@@ -212,7 +212,7 @@ class TrainedRoom(QtCore.QObject):
     def _on_progress(self, text: str) -> None:
         if text:
             self.show_message(text)
-        elif self.panel.status.text().startswith("Loading "):
+        elif self.panel.status.text().startswith(BUSY_WORDS):
             self.show_message("")
 
     def show_message(self, text: str) -> None:

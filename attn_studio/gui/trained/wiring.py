@@ -15,7 +15,7 @@ from pathlib import Path
 from PySide6 import QtCore, QtWidgets
 
 from ...trained import TrainedStudio, resolve_model
-from .model_worker import LOAD
+from .model_worker import BUSY_WORDS, LOAD
 from .room import TrainedRoom
 
 FIXED_TIP = "Fixed by the trained model ({model}); choose \"Toy model (editable)\" to change it"
@@ -71,11 +71,11 @@ class TrainedWiring(QtCore.QObject):
         window.installEventFilter(self)
 
     def _status(self, text: str) -> None:
-        """Say ``text`` in the status bar; an empty text ends a "Loading …" that was said there."""
+        """Say ``text`` in the status bar; an empty text ends a "Loading …" or "Opening …" said there."""
         bar = self.window.statusBar()
         if text:
             bar.showMessage(text, 10000)
-        elif bar.currentMessage().startswith("Loading "):
+        elif bar.currentMessage().startswith(BUSY_WORDS):
             bar.clearMessage()
 
     def eventFilter(self, obj, event) -> bool:
