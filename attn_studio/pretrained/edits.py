@@ -87,6 +87,15 @@ class Edits:
         """The layers this value changes."""
         return {k[0] for k in self.head_scale} | {k[0] for k in self.weights}
 
+    def first_attention_changed(self) -> int | None:
+        """The lowest layer (0-based) whose attention weights these edits change; None when nothing is
+        edited. A scaled or silenced head, or an edited W_V, changes what its layer passes on, so the
+        attention of the layers above it only; an edited W_Q or W_K changes its own head's in its layer.
+        A layer past the last means that no attention changes (only the output does)."""
+        layers = [layer + 1 for layer, _ in self.head_scale]
+        layers += [layer + (which == "v") for layer, _, which in self.weights]
+        return min(layers) if layers else None
+
     def first_difference(self, other: Edits) -> int | None:
         """The lowest layer where ``self`` and ``other`` differ, or None if they are the same."""
         layers = set()

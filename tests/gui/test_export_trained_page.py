@@ -122,6 +122,35 @@ def test_compare_shows_the_trained_model_against_the_edited_one_in_its_tab(edite
     assert np.abs(view.maps["diff"].data.values).max() > 1e-4  # a head silenced below changes layer 4
 
 
+def test_compare_says_why_a_layer_at_or_below_a_silenced_head_is_unchanged(window, qtbot, minilm):
+    """Head 4.2 silenced: layer 4's attention is the trained model's (silencing scales what the head passes
+    on, not its weights), which the view and its figure say; from layer 5 on the difference is there."""
+    from attn_studio.trained import TrainedStudio
+
+    w = window
+    studio = TrainedStudio(minilm)
+    studio.update(sentence=ANIMAL)
+    studio.set_head_scale(3, 1, 0.0)
+    studio.select(layer=3, head=1)
+    w.trained.room.set_studio(studio)
+    w.view_tabs.setCurrentWidget(w.compare_view)
+    wait_idle(qtbot, w)
+    view = w.compare_view
+    try:
+        assert np.abs(view.maps["diff"].data.values).max() == 0.0
+        assert view.maps["diff"].title == "B − A: unchanged below layer 5"
+        assert "Attention changes from layer 5 on" in view.caption.text()
+        figure = " ".join(text for text, _ in svg_texts(export.svg_bytes(export.find_panel(w, "compare"))))
+        assert "unchanged below layer 5" in figure
+        w.trained.room.select(layer=4, head=1)
+        wait_idle(qtbot, w)
+        assert np.abs(view.maps["diff"].data.values).max() > 1e-4
+        assert view.maps["diff"].title == "B − A" and "changes from layer" not in view.caption.text()
+    finally:
+        w.trained.room.use_toy()
+        settle(w)
+
+
 def test_the_window_figure_outlines_the_query_row_its_caption_names(window):
     hm = window.heatmap_view.stages["weights"]
     assert hm.overlay.selected_row is not None

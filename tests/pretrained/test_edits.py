@@ -213,3 +213,21 @@ def test_weights_hash_names_the_file(model):
 
     expected = hashlib.sha256((model.path / "model.safetensors").read_bytes()).hexdigest()
     assert model.weights_sha256() == expected
+
+
+@pytest.mark.parametrize("edit", ["silence", "scale", "w_q", "w_k", "w_v", "last layer", "two"])
+def test_the_first_layer_whose_attention_changes_is_the_engine_s(model, edit):
+    """first_attention_changed says which layers' attention an edit leaves as trained (the Compare view
+    writes it under a difference of zeros): checked against the attention the engine computes."""
+    rng = np.random.default_rng(3)
+    w = rng.normal(0.0, 0.5, (model.d_model, model.d_head))
+    last = model.layers - 1
+    edits = {"silence": Edits().with_head_scale(1, 2, 0.0), "scale": Edits().with_head_scale(0, 1, 1.5),
+             "w_q": Edits().with_weights(1, 0, "q", w), "w_k": Edits().with_weights(0, 3, "k", w),
+             "w_v": Edits().with_weights(0, 0, "v", w), "last layer": Edits().with_head_scale(last, 0, 0.0),
+             "two": Edits().with_head_scale(1, 0, 0.0).with_weights(1, 1, "k", w)}[edit]
+    trained, edited = model.run(TEXT).attentions, model.run(TEXT, edits=edits).attentions
+    first = edits.first_attention_changed()
+    changed = [layer for layer in range(model.layers) if not np.array_equal(trained[layer], edited[layer])]
+    assert changed == list(range(first, model.layers))
+    assert Edits().first_attention_changed() is None

@@ -185,7 +185,8 @@ class CompareView(QtWidgets.QWidget):
         selected = state.query_index if q_tokens else None
         self.maps["a"].set_title(f"A: {label_a}")
         self.maps["b"].set_title(f"B: {label_b}")
-        self.maps["diff"].set_title("B − A")
+        unchanged = self._unchanged_here(state) if trained else None
+        self.maps["diff"].set_title("B − A" if unchanged is None else f"B − A: {unchanged[0]}")
         self.maps["a"].set_data(c.weights_a, masked=c.result_a.blocked, row_labels=q_tokens, col_labels=k_tokens,
                                 levels=(0.0, 1.0), selected_row=selected)
         self.maps["b"].set_data(c.weights_b, masked=c.result_b.blocked, row_labels=q_tokens, col_labels=k_tokens,
@@ -202,4 +203,18 @@ class CompareView(QtWidgets.QWidget):
         self.caption.setText(
             f"Weights of {where}. A = {label_a}, B = {label_b}. "
             f"The largest change of a weight is {format_number(c.largest, self.digits)}; "
-            "in B − A, brown marks weights that grew from A to B and blue those that shrank.")
+            "in B − A, brown marks weights that grew from A to B and blue those that shrank."
+            + ("" if unchanged is None else f" {unchanged[1]}"))
+
+    def _unchanged_here(self, state) -> tuple[str, str] | None:
+        """(short, long) words for a trained model's layer whose attention no edit can change (a head
+        silenced in this layer or above changes what its layer passes on, not attention), else None."""
+        first = state.edits.first_attention_changed()
+        if first is None or state.layer_index >= first:
+            return None
+        why = ("No weight changes here: a silenced or scaled head (or an edited W_V) changes what its layer "
+               "passes on, not attention in that layer or the layers below.")
+        if first >= state.layers:
+            return "unchanged (the edits are in the last layer)", why + " The edits are in the last layer: " \
+                "no layer's attention changes, only the output."
+        return f"unchanged below layer {first + 1}", why + f" Attention changes from layer {first + 1} on."
