@@ -141,6 +141,13 @@ class CompareView(QtWidgets.QWidget):
         super().showEvent(event)
         if self._stale:
             self.render()
+        # Drawn before it was ever shown, its axes had not measured their labels yet (at 1280×720 the
+        # first Compare labelled one token in two): fitted again once they have, a turn after showing.
+        QtCore.QTimer.singleShot(0, self, self._refit_labels)
+
+    def _refit_labels(self) -> None:
+        state = self.studio.state
+        self._fit_labels(len(state.query_tokens), len(state.key_tokens))
 
     @property
     def trained(self) -> bool:
