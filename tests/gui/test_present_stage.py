@@ -14,6 +14,7 @@ import pytest
 from PySide6 import QtCore, QtGui, QtWidgets
 from PySide6.QtTest import QTest
 
+from attn_studio.gui.files import export
 from attn_studio.gui.lecture import present as present_module
 from gui_helpers import settle
 from stage_measure import drawn_texts
@@ -328,6 +329,12 @@ def test_the_window_under_the_stage_is_drawn_again_when_it_is_seen(window):
     assert w.present.covers_window() and not w.updatesEnabled()
     edit(4, -0.75)
     assert not window_shows(4, -0.75)
+    # A picture of the window taken meanwhile (File → Export → Whole window) shows it drawn, up to date.
+    picture = export.render_panel(export.find_panel(w, "window"), scale=1, title="")
+    assert window_shows(4, -0.75) and picture == export.render_panel(export.find_panel(w, "window"), scale=1, title="")
+    dark = picture.convertToFormat(QtGui.QImage.Format_Grayscale8)
+    pixels = np.frombuffer(dark.constBits(), np.uint8).reshape(dark.height(), dark.bytesPerLine())[:, :dark.width()]
+    assert (pixels < 20).mean() < 0.05  # not the black boxes of widgets never painted
     w.present.leave()
     QtWidgets.QApplication.processEvents()
     assert w.updatesEnabled() and window_shows(4, -0.75)

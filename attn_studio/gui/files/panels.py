@@ -181,6 +181,9 @@ def find_panel(window, name: str) -> Panel:
             blocks.append(sheets.Block(heads, sheets.slide_columns(shown, rows, cols), shared_bar=True, small=True))
         return _sheet_panel(blocks, key, title)
     if key == "window":
+        drawer = getattr(window, "drawer", None)
+        if drawer is not None and drawer.held:
+            drawer.hold(False)  # under the stage it waited to be seen: a picture of it sees it, up to date
         return Panel(window, None, key, title)
     if key == "stage":
         raise ExportError("the stage is Present's window: draw it with attn-studio export --panel stage --view NAME")
