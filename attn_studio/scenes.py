@@ -36,9 +36,11 @@ MAX_SELECTION = 100_000  # a head, query, step, layer or page beyond this is no 
 
 # The views a scene can show, by the tab's name as the window shows it (DESIGN.md, Lecture API).
 TRAINING_TITLES = ("Why √dₖ", "Why attention", "Why two layers")
+VARIANCE = "Why divide by √d_k"  # the √d_k plots' panel (a dock, not a tab): the stage shows it too
 VIEWS = ("Attention", "Step by step", "Heads → output", "Compare", "Geometry", "Positions", "Heads", "Model view",
-         "Drift", "Meaning in context", *("Training: " + t for t in TRAINING_TITLES))
+         "Drift", "Meaning in context", VARIANCE, *("Training: " + t for t in TRAINING_TITLES))
 TRAINED_ONLY = ("Heads", "Model view", "Drift", "Meaning in context")
+TOY_ONLY = ("Compare", "Positions", "Geometry", VARIANCE)
 SELECTION_KEYS = ("head", "query", "step", "layer", "page")
 
 
@@ -116,7 +118,7 @@ class Scene:
         session = _session(self.session)
         if self.view in TRAINED_ONLY and not _is_trained_session(session):
             raise LectureError(f"view {self.view!r} shows a trained model, but the session is of the toy model")
-        if self.view in ("Compare", "Positions", "Geometry") and _is_trained_session(session):
+        if self.view in TOY_ONLY and _is_trained_session(session):
             raise LectureError(f"view {self.view!r} shows the toy model, but the session is of a trained model")
         object.__setattr__(self, "session", session)
 

@@ -8,7 +8,9 @@ import pytest
 from PySide6 import QtCore, QtGui, QtWidgets
 from PySide6.QtTest import QTest
 
-from attn_studio.scenes import example_lecture
+from attn_studio.gui.files.figures import done_with
+from attn_studio.gui.lecture import handout
+from attn_studio.scenes import example_lecture, read_lecture
 from gui_helpers import put_lecture_away, settle, wait_idle
 
 WINDOW_PRESET = "journey"
@@ -86,6 +88,44 @@ def test_a_clicker_plays_the_scenes_on_the_stage_and_a_live_edit_keeps_the_saved
     wait_idle(qtbot, w)
     assert w.scenes.current == len(w.scenes.lecture.scenes) - 1
     assert w.present.view == w.scenes.lecture.scenes[-1].view
+
+
+def test_every_view_of_the_stage_becomes_a_scene_that_plays_back(window, qtbot, tmp_path):
+    """Ctrl+M on each view the stage can show (the √d_k plots' page 2 among them) adds a scene; the
+    lecture saved and opened again plays each back: its view, its page and the model as it was."""
+    w = window
+    stage = w.present.enter(geometry=PROJECTOR)
+    settle(w)
+    shown = []
+    for i, view in enumerate(w.present.views()):
+        w.present.go_to(view)
+        w.studio.update(temperature=1.0 + 0.1 * i)  # each scene a state of its own
+        wait_idle(qtbot, w)
+        if view == "Why divide by √d_k":
+            QTest.keyClick(stage, QtCore.Qt.Key_Right)  # its second plot
+            settle(w)
+            assert w.present.page == 1
+        QTest.keyClick(stage, QtCore.Qt.Key_M, QtCore.Qt.ControlModifier)
+        settle(w)
+        assert stage.caption.text() == f"Added as scene {i + 1} of {i + 1}"  # said on the stage itself
+        shown.append((view, w.present.page, w.studio.state.temperature))
+    lecture = w.scenes.lecture
+    assert [s.view for s in lecture.scenes] == [view for view, _, _ in shown]
+    path = tmp_path / "every.attn-lecture.json"
+    assert w.scenes.files.save_to(path) and read_lecture(path) == lecture
+    assert w.scenes.files.open(path, ask=False) and w.scenes.lecture == lecture
+    for i in reversed(range(len(shown))):  # backwards: each scene from another view
+        w.scenes.go(i)
+        wait_idle(qtbot, w)
+        view, page, temperature = shown[i]
+        assert (w.present.view, w.present.page, w.studio.state.temperature) == (view, page, temperature)
+    # Its hand-out page is the √d_k panel's second plot, as on the stage.
+    variance = next(i for i, s in enumerate(lecture.scenes) if s.view == "Why divide by √d_k")
+    panel = handout.scene_panel(w, lecture.scenes[variance])
+    try:
+        assert panel.name == "saturation"
+    finally:
+        done_with(panel)
 
 
 def test_the_panel_adds_renames_reorders_and_deletes_scenes_undoably(window):

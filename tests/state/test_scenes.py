@@ -129,3 +129,11 @@ def test_a_trained_view_needs_a_trained_session_and_scenes_are_frozen():
     lecture = Lecture("one", (scene,))
     assert Lecture.from_dict(lecture.to_dict()) == lecture
     assert scene_studio(scene).state.query_index == 2
+
+
+def test_the_sqrt_dk_plots_are_a_scene_of_the_toy_model_only():
+    scene = _toy_scene(view="Why divide by √d_k", selection={"page": 1})
+    assert Lecture.from_dict(Lecture("plots", (scene,)).to_dict()).scenes[0] == scene
+    trained = example_lecture().scenes[8].session
+    with pytest.raises(LectureError, match="shows the toy model"):
+        Scene(title="plots", view="Why divide by √d_k", session=trained)

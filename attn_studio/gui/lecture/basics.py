@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from PySide6 import QtGui, QtWidgets
 
+from ...scenes import VARIANCE  # noqa: F401 (the √d_k panel: one name, the lecture files' too)
+
 ATTENTION, STEPS, OUTPUTS, COMPARE, POSITIONS = "Attention", "Step by step", "Heads → output", "Compare", "Positions"
 GEOMETRY, HEADS, MODEL, DRIFT, MEANING = "Geometry", "Heads", "Model view", "Drift", "Meaning in context"
-VARIANCE = "Why divide by √d_k"
 TRAINING_PREFIX = "Training: "
 HEATMAP_VIEWS = (ATTENTION, OUTPUTS, COMPARE, POSITIONS, MODEL)
 TRAINED_VIEWS = (HEADS, MODEL, DRIFT, MEANING)  # only a trained model has them

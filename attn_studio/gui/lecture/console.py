@@ -15,7 +15,7 @@ import numpy as np
 import shiboken6
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from ...scenes import Scene, scene_weights
+from ...scenes import VARIANCE, Scene, scene_weights
 from .. import settings
 from ..qt.worker import Job
 
@@ -158,6 +158,9 @@ class PresenterConsole(QtWidgets.QWidget):
             return
         if scene.view.startswith("Training: "):
             self.picture.setText(f"The training lab:\n{scene.view[len('Training: '):]}")
+            return
+        if scene.view == VARIANCE:  # plots of var(q·k) and of softmax against d_k, not a head's weights
+            self.picture.setText(f"The plots:\n{VARIANCE}")
             return
         key = _picture_key(scene)
         made = self.pictures.get(key)

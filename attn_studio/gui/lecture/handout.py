@@ -25,7 +25,8 @@ from .scenes_panel import show_scene
 VIEW_PANELS = {
     "Attention": "heatmaps", "Heads": "heatmaps", "Step by step": "steps", "Heads → output": "outputs",
     "Compare": "compare", "Geometry": "geometry", "Positions": "positions", "Model view": "model",
-    "Drift": "drift", "Meaning in context": "meaning", "Training: Why √dₖ": "training:scaling",
+    "Drift": "drift", "Meaning in context": "meaning", "Why divide by √d_k": "variance",
+    "Training: Why √dₖ": "training:scaling",
     "Training: Why attention": "training:seq2seq", "Training: Why two layers": "training:induction",
 }
 WAIT_FOR_MODEL_S = 120.0
@@ -44,6 +45,8 @@ def scene_panel(window, scene: Scene):
         return None
     settle(window)
     name = VIEW_PANELS[scene.view]
+    if name == "variance" and scene.selection.get("page", 0) == 1:
+        name = "saturation"  # the stage's second page of the √d_k panel
     panel = find_panel(window, name)
     show_panel(panel)
     settle(window)

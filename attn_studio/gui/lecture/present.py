@@ -311,6 +311,10 @@ class Present(StageFigures, LentViews, QtCore.QObject):
                 self.render()
             return
         w = self.window
+        if view == VARIANCE:  # a dock beside the tabs: shown and brought to the front
+            w.variance_dock.show()
+            w.variance_dock.raise_()
+            return
         panel = self.training_panel(view)
         if panel is not None:
             w.view_tabs.setCurrentWidget(w.training.page)
@@ -377,6 +381,8 @@ class Present(StageFigures, LentViews, QtCore.QObject):
             w.undo()
         elif event.matches(QtGui.QKeySequence.Redo) or (k == QtCore.Qt.Key_Y and mods & QtCore.Qt.ControlModifier):
             w.redo()
+        elif k == QtCore.Qt.Key_M and mods == QtCore.Qt.ControlModifier and self.lecture_panel is not None:
+            self._add_scene()
         elif mods & (QtCore.Qt.ControlModifier | QtCore.Qt.AltModifier):
             return False
         elif k == QtCore.Qt.Key_Escape and self._jump is not None:
@@ -432,6 +438,16 @@ class Present(StageFigures, LentViews, QtCore.QObject):
         else:
             return False
         return True
+
+    def _add_scene(self) -> None:
+        # Ctrl+M on the stage, as in the window: what the stage shows becomes a scene, said on the stage
+        # for two seconds (on one screen the Scenes panel is under it).
+        panel = self.lecture_panel
+        if panel.add_current():
+            self.stage.caption.setText(f"Added as scene {panel.current + 1} of {len(panel.lecture.scenes)}")
+        else:
+            self.stage.caption.setText("Not added: " + self.window.message_label.text())
+        QtCore.QTimer.singleShot(2000, self, self.render)
 
     # -- drawing -----------------------------------------------------------------------------
     def _changed(self, *_) -> None:

@@ -17,7 +17,7 @@ from pathlib import Path
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from ...matrices import ExportError
-from ...scenes import Lecture, LectureError, Scene
+from ...scenes import TOY_ONLY, Lecture, LectureError, Scene
 from ...session import session_from_json, state_to_json
 from ...state import StudioState
 from . import console
@@ -40,7 +40,7 @@ def capture_scene(window, title: str) -> Scene:
         selection["head"] = int(state.head_index)
     if present.active:
         selection["page"] = int(present.page)
-    if view in ("Compare", "Positions", "Geometry") and window.studio.is_trained:
+    if view in TOY_ONLY and window.studio.is_trained:
         view = "Attention"
     return Scene(title=title, view=view, selection=selection, session=json.loads(state_to_json(state)))
 
@@ -294,19 +294,21 @@ class ScenesPanel(QtWidgets.QWidget):
     def _selected(self) -> int:
         return self.list.currentRow()
 
-    def add_current(self) -> None:
-        """Add what the window shows now as a scene, after the selected one (Ctrl+M)."""
+    def add_current(self) -> bool:
+        """Add what the window shows now as a scene, after the selected one (Ctrl+M); False, with a message
+        in the window, when it cannot be a scene."""
         scenes = list(self.lecture.scenes) if self.lecture else []
         at = self._selected() + 1 if scenes and self._selected() >= 0 else len(scenes)
         try:
             scene = capture_scene(self.window, f"Scene {len(scenes) + 1}")
         except LectureError as exc:
             self.window.show_message(str(exc))
-            return
+            return False
         scenes.insert(at, scene)
         self._replace(scenes)
         self.list.setCurrentRow(at)
         self.current = at
+        return True
 
     def duplicate(self) -> None:
         """A copy of the selected scene, after it."""
