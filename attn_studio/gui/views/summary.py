@@ -36,6 +36,7 @@ class HeadsSummaryView(QtWidgets.QWidget):
         self.canvases = {}
         for key, stretch in DEFAULT_STRETCH.items():
             canvas = HeatmapCanvas(self.maps[key])
+            self.maps[key].bottom_axis.grow_when_laid_out = True  # first shown, its labels are never cut
             self.canvases[key] = canvas
             row.addWidget(canvas, stretch)
         # Vertical lines between the heads' blocks of the concatenation.

@@ -119,6 +119,9 @@ class TokenAxis(pg.AxisItem):
         self.shown_angle, self.shown_scale = self.ANGLE, 1.0  # of the labels at the last paint
         self.thinned_note = ""  # what the axis said about thinned labels at the last paint
         self.min_label_px = MIN_LABEL_PX  # the floor of this axis' labels (a view on a small screen lowers it)
+        # Grow for upright labels as soon as laid out, not at the next paint: for a view whose layout does
+        # not follow the axis' height (the heatmap view's stages do, and would chase every passing size).
+        self.grow_when_laid_out = False
         super().__init__(orientation)
         # Token positions need no SI prefix; pyqtgraph would otherwise re-typeset the axis
         # title on every range change (a window build sets ranges hundreds of times).
@@ -187,6 +190,16 @@ class TokenAxis(pg.AxisItem):
     def _shown_fit_angle(self) -> int:
         # The angle the labels were last drawn at (45 before the first paint).
         return 90 if self.shown_angle >= 90 else self.ANGLE
+
+    def linkedViewChanged(self, view, newRange=None):
+        super().linkedViewChanged(view, newRange)
+        # Laid out where the labels must stand upright: the axis grows to their height before it is
+        # painted. Left to the paint, the first paint of a view just shown drew them cut to the slanted
+        # labels' height ("o…" for "out 1" in Heads → output, first shown at 90 %) and grew a turn later.
+        if self.grow_when_laid_out and self.orientation == "bottom" and len(self._labels) > 1:
+            heights = getattr(self, "_heights", None)
+            if heights and view.width() > 1 and (self.fixedHeight or 0) < heights[90] and self.fit()[1] >= 90:
+                self._fit_height(90)
 
     def _fit_height(self, angle: float) -> None:
         """Make a column axis as tall as its labels need at ``angle`` (upright labels need their whole width)."""
