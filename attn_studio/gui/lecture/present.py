@@ -94,7 +94,7 @@ class Present(StageFigures, LentViews, QtCore.QObject):
             drawer.drawn.connect(self._draw_due)
         app = QtGui.QGuiApplication.instance()
         app.screenRemoved.connect(self._screen_removed)
-        app.focusWindowChanged.connect(self._follow_cover)
+        app.focusWindowChanged.connect(self.follow_cover)
         self._timer = QtCore.QTimer(self)  # a training run's curves: the stage's strip follows them
         self._timer.setInterval(250)
         self._timer.timeout.connect(self._tick)
@@ -111,9 +111,9 @@ class Present(StageFigures, LentViews, QtCore.QObject):
         focus, mine = QtGui.QGuiApplication.focusWindow(), self.window.windowHandle()
         return focus is None or (focus is not mine and focus.transientParent() is not mine)
 
-    def _follow_cover(self, *_) -> None:
-        # The window under the stage is not drawn (the room sees the stage; half a scene's time went to
-        # the window's tables and tabs): it is drawn when it is seen again, brought in front or the stage left.
+    def follow_cover(self, *_) -> None:
+        """Hold the window's drawing while the stage hides it, release it when it is seen (brought in
+        front, or the stage left): the room sees the stage, and half a scene's time went to the window."""
         drawer = getattr(self.window, "drawer", None)
         if drawer is not None:
             drawer.hold(self.covers_window())
@@ -236,7 +236,7 @@ class Present(StageFigures, LentViews, QtCore.QObject):
         self._esc = QtGui.QShortcut(QtGui.QKeySequence(QtCore.Qt.Key_Escape), self.window)
         self._esc.activated.connect(self.leave)  # Esc on either screen ends it
         self._timer.start()
-        self._follow_cover()
+        self.follow_cover()
         return self.stage
 
     def _place(self, screen: QtGui.QScreen) -> None:
@@ -277,7 +277,7 @@ class Present(StageFigures, LentViews, QtCore.QObject):
         self._closing = stage
         self.action.setChecked(False)
         self.window.activateWindow()
-        self._follow_cover()
+        self.follow_cover()
 
     def _screen_removed(self, screen: QtGui.QScreen) -> None:
         # The projector unplugged: the stage comes back to the remaining screen, nothing lost.
@@ -288,7 +288,7 @@ class Present(StageFigures, LentViews, QtCore.QObject):
             if target is not None:
                 self.geometry = None
                 self._place(target)
-                self._follow_cover()
+                self.follow_cover()
                 self.render()
 
     # -- moving on the stage -----------------------------------------------------------------

@@ -34,6 +34,18 @@ VIEWS = (
 )
 
 
+class SeenWhenGrabbed:
+    """Mixed into the main window: a picture of it (``grab``) taken while its drawing is held under the
+    stage releases it first, so the picture shows it painted and up to date (held, it is not painted)."""
+
+    def grab(self, *args):
+        drawer = getattr(self, "drawer", None)
+        if drawer is not None and drawer.held:
+            drawer.hold(False)
+            QtCore.QTimer.singleShot(0, self, self.present.follow_cover)  # held again once taken
+        return super().grab(*args)
+
+
 class ViewDrawer(QtCore.QObject):
     """The views of ``window`` (its ``studio``): ``views`` everything that draws the model, ``stale``
     those drawn before the last change (each renders when shown), ``steps`` the views drawing a large

@@ -35,14 +35,14 @@ from ..training.wiring import DOCKS as TRAINING_DOCKS
 from ..training.wiring import TrainingWiring
 from ..views.plots import VariancePlot
 from . import help
-from .drawing import VIEWS, ViewDrawer
+from .drawing import VIEWS, SeenWhenGrabbed, ViewDrawer
 from .layout import WindowLayout
 from .menus import build_menus, name_parts
 
 DEFAULT_PRESET = "journey"
 COMPUTING_MESSAGE = "Computing the model…"
 
-class MainWindow(QtWidgets.QMainWindow):
+class MainWindow(SeenWhenGrabbed, QtWidgets.QMainWindow):
     """Attention Studio's window. ``studio`` is the Qt-free Studio behind it.
 
     Every widget edit goes through ``studio.update``; every view redraws from
