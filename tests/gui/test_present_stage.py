@@ -350,6 +350,25 @@ def test_the_window_under_the_stage_is_drawn_again_when_it_is_seen(window):
     assert w.updatesEnabled() and window_shows(5, 0.5)
 
 
+def test_a_table_of_the_hidden_window_written_to_is_read_first(window):
+    """A table waiting under the stage (a shorter sentence since) and written to by a script: the edit
+    goes to the table as it is now, and a row that is gone is refused, without an error."""
+    w = window
+    w.numbers.table_tabs.setCurrentIndex(0)  # the embeddings X
+    settle(w)
+    embeddings = w.numbers.models["embeddings"]
+    rows = embeddings.rowCount()
+    present(w, "Attention")
+    assert w.present.covers_window()
+    w.studio.update(sentence="three short words")
+    settle(w)
+    assert embeddings.rowCount() == rows > 3  # it waits, as painted before
+    assert not embeddings.setData(embeddings.index(rows - 1, 0), "1.5")
+    assert embeddings.rowCount() == 3
+    assert embeddings.setData(embeddings.index(2, 0), "1.5")
+    assert w.studio.embeddings(["words"])[0, 0] == 1.5
+
+
 def test_a_soft_pointer_follows_the_mouse_on_the_stage(window):
     w = window
     stage = present(w, "Attention")

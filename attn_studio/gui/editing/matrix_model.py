@@ -132,6 +132,8 @@ class MatrixModel(QtCore.QAbstractTableModel):
         """Apply an edit through the studio; False (and ``refused``) when the value is bad."""
         if role != Qt.EditRole or not index.isValid() or self._write is None:
             return False
+        if not self._current_cell(index.row(), index.column()):
+            return False
         try:
             self._write(index.row(), index.column(), value if isinstance(value, str) else str(value))
         except (StateError, EngineError) as exc:
@@ -141,6 +143,12 @@ class MatrixModel(QtCore.QAbstractTableModel):
             self.refused.emit(f"{self.name} [{row}, {col}]: {exc}. The old value is kept.")
             return False
         return self._accept()
+
+    def _current_cell(self, row: int, col: int) -> bool:
+        """Bring a table that waited to be read (hidden, or its window under the stage) up to date before
+        it is written to; False when (``row``, ``col``) is no longer a cell of it (its shape changed)."""
+        self.refresh_if_stale()
+        return 0 <= row < self.rowCount() and 0 <= col < self.columnCount()
 
     def _accept(self) -> bool:
         # A script calling setData reads the new value at once (without signalling, so the view is
@@ -155,6 +163,8 @@ class MatrixModel(QtCore.QAbstractTableModel):
         """Write a pasted block at (``row``, ``col``) as one edit; False (and ``refused``) if any cell is bad."""
         if self._write_block is None:
             self.refused.emit(f"{self.name} is computed, not edited: nothing was pasted.")
+            return False
+        if not self._current_cell(row, col):
             return False
         try:
             self._write_block(row, col, rows)
