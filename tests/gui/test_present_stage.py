@@ -446,3 +446,11 @@ def test_the_root_dk_plots_come_one_at_a_time_with_their_whole_caption(window, r
     w.present.leave()
     settle(w)
     assert plot.variance.isVisible() and plot.saturation.isVisible()
+
+
+@pytest.mark.parametrize("rect", [PROJECTOR, FULL_HD], ids=["720p", "1080p"])
+def test_the_sqrt_dk_plot_on_the_stage_labels_its_last_d_k(window, rect):
+    """The √d_k plots end at d_k 1024: at the stage's text size the axis still has room for its label."""
+    stage = present(window, "Why divide by √d_k", rect)
+    texts = [t for t, _ in drawn_texts(stage)]
+    assert {"1", "4", "16", "64", "256", "1024"} <= set(texts), texts

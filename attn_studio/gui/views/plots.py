@@ -17,6 +17,9 @@ THEORY_PEN = pg.mkPen("#222222", width=2, style=QtCore.Qt.DashLine)
 # The same brush objects on every redraw: pyqtgraph's symbol atlas knows a marker by its
 # brush object, so a new brush per edit would render (and store) the marker again each time.
 RAW_BRUSH = pg.mkBrush(RAW)
+# Past the last d_k (1024) on the log axis: room for half its label, or the axis leaves it out (on the stage,
+# at 26 px and more, a tenth of a decade was too little and the axis ended unlabelled).
+RIGHT_ROOM = 0.22
 SCALED_BRUSH = pg.mkBrush(SCALED)
 
 
@@ -82,7 +85,7 @@ class VariancePlot(QtWidgets.QWidget):
         # Fixed ranges: auto-ranging on every moved marker would redraw every curve.
         self._y_range = [np.log10(0.005), np.log10(3000.0)]
         self.variance.disableAutoRange()
-        self.variance.setRange(xRange=(-0.06, np.log10(dims.max()) + 0.1), yRange=self._y_range, padding=0)
+        self.variance.setRange(xRange=(-0.06, np.log10(dims.max()) + RIGHT_ROOM), yRange=self._y_range, padding=0)
         # Theory on top: where the measured curve follows it, the dashes must still show.
         for line in (self.theory_raw, self.theory_scaled):
             line.setZValue(5)
@@ -113,7 +116,7 @@ class VariancePlot(QtWidgets.QWidget):
                                        label="this model", labelOpts={"position": 0.88, "color": "k"})
         self.saturation.addItem(self.dk_line)
         self.saturation.disableAutoRange()  # the moving d_k line must not re-range the curves
-        self.saturation.setRange(xRange=(-0.06, np.log10(dims.max()) + 0.1), yRange=(0, 1.04), padding=0)
+        self.saturation.setRange(xRange=(-0.06, np.log10(dims.max()) + RIGHT_ROOM), yRange=(0, 1.04), padding=0)
 
         for plot in (self.variance, self.saturation):
             cache_static(*(plot.getAxis(n) for n in ("left", "bottom", "top", "right")), plot.titleLabel)
