@@ -30,6 +30,19 @@ class Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
+def written(out, write, refused: type[Exception] | tuple) -> int:
+    """Call ``write()`` and say that ``out`` was written (0); a ``refused`` error is a usage error (2),
+    an OSError a failed write (1), each one line on stderr."""
+    try:
+        write()
+    except refused as exc:
+        return fail(exc)
+    except OSError as exc:
+        return fail(f"cannot write {out}: {exc.strerror or exc}", code=1)
+    print(f"{PROG}: wrote {out}")
+    return 0
+
+
 def fail(message: str, code: int = 2) -> int:
     """Print ``message`` as one line on stderr; returns the exit ``code``."""
     text = " ".join(str(message).split())  # exactly one line

@@ -7,7 +7,7 @@ import os
 import sys
 
 from .basics import (
-    DEFAULT_SCALE, EXPORT_SIZE, MAX_STEPS, PROG, QUIET_QT_MESSAGES, SIZE_RANGE, Parser, UsageError, fail,
+    DEFAULT_SCALE, EXPORT_SIZE, MAX_STEPS, PROG, QUIET_QT_MESSAGES, SIZE_RANGE, Parser, UsageError, fail, written,
 )
 
 def export_parser() -> argparse.ArgumentParser:
@@ -220,14 +220,7 @@ def _export_matrix(args, trained, fmt: str) -> int:
     out = args.out
     if not str(out).lower().endswith("." + fmt):
         return fail(f"--format {fmt} needs a file ending in .{fmt}, got {out}")
-    try:
-        save_matrix(out, weights, rows, cols)
-    except MatrixError as exc:
-        return fail(exc)
-    except OSError as exc:
-        return fail(f"cannot write {out}: {exc.strerror or exc}", code=1)
-    print(f"{PROG}: wrote {out}")
-    return 0
+    return written(out, lambda: save_matrix(out, weights, rows, cols), MatrixError)
 
 
 def export_main(argv: list[str]) -> int:
@@ -283,7 +276,8 @@ def export_main(argv: list[str]) -> int:
         window.resize(args.width, args.height)
         window.show()
         settle(window)
-        try:
+
+        def write() -> None:
             panel = _picture(window, args, panel_name)
             if panel is None:
                 panel = find_panel(window, panel_name)
@@ -297,12 +291,8 @@ def export_main(argv: list[str]) -> int:
             else:
                 export_figure(panel, args.out, fmt=fmt, scale=args.scale, dpi=args.dpi, title=args.title)
                 done_with(panel)
-        except ExportError as exc:
-            return fail(exc)
-        except OSError as exc:
-            return fail(f"cannot write {args.out}: {exc.strerror or exc}", code=1)
-        print(f"{PROG}: wrote {args.out}")
-        return 0
+
+        return written(args.out, write, ExportError)
     finally:
         if window is not None:
             # Closed as a person closes it (nothing to save offscreen): its training runs and jobs end,

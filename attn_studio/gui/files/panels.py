@@ -182,9 +182,8 @@ def find_panel(window, name: str) -> Panel:
         return _sheet_panel(blocks, key, title)
     if key == "window":
         drawer = getattr(window, "drawer", None)
-        if drawer is not None and drawer.held:
-            drawer.hold(False)  # under the stage it waited to be seen: a picture of it sees it, up to date
-            QtCore.QTimer.singleShot(0, window, window.present.follow_cover)  # held again once drawn
+        if drawer is not None:
+            drawer.show_for_picture()  # under the stage it waited to be seen: a picture of it sees it
         return Panel(window, None, key, title)
     if key == "stage":
         raise ExportError("the stage is Present's window: draw it with attn-studio export --panel stage --view NAME")

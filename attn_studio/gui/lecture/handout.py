@@ -19,7 +19,7 @@ from ...scenes import Lecture, Scene
 from ..files.figures import done_with, export_figure, find_panel, show_panel
 from ..files.pages import pdf_pages_bytes
 from ..widgets import settle
-from .scenes_panel import show_scene
+from .scene_show import show_scene
 
 # The page figure of each view a scene can show (the export's panel names).
 VIEW_PANELS = {

@@ -1,6 +1,6 @@
 """The Scenes panel: a lecture's scenes in the window, shown with a click, played with PageDown.
 
-A scene is applied to the window (:func:`show_scene`): its model (the toy session, or a trained
+A scene is applied to the window (:func:`.scene_show.show_scene`): its model (the toy session, or a trained
 session opened with its model off the GUI thread), its view (a tab, or the stage's view while
 presenting) and what it selects. Showing a scene never changes the saved scene: live edits made
 meanwhile stay until the next scene is shown, and "Update" makes them the scene's own. Every change
@@ -11,90 +11,19 @@ panel (its own Undo / Redo: the window's Ctrl+Z stays the model's).
 from __future__ import annotations
 
 import dataclasses
-import json
 from pathlib import Path
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from ...matrices import ExportError
-from ...scenes import TOY_ONLY, Lecture, LectureError, Scene
-from ...session import session_from_json, state_to_json
-from ...state import StudioState
+from ...scenes import Lecture, LectureError, Scene
 from . import console
 from .lecture_files import LectureFiles
+from .scene_show import capture_scene, paint_offscreen, show_scene
 
 HISTORY = 200  # lecture edits kept for the panel's undo
 SETTLED_TURNS = 2  # turns without drawing before a scene's stage is painted
 NO_LECTURE = "No lecture: Help → Example lecture, or Add the current view (Ctrl+M)"
-
-
-def capture_scene(window, title: str) -> Scene:
-    """What ``window`` shows now as a scene called ``title``: its model, view and selection."""
-    present = window.present
-    view = present.view if present.active else present.current_view()
-    state = window.studio.state
-    selection = {"query": int(state.query_index), "head": int(getattr(state, "shown_head", state.head_index)),
-                 "step": int(window.pipeline_view.current_step)}
-    if window.studio.is_trained:
-        selection["layer"] = int(state.layer_index)
-        selection["head"] = int(state.head_index)
-    if present.active:
-        selection["page"] = int(present.page)
-    if view in TOY_ONLY and window.studio.is_trained:
-        view = "Attention"
-    return Scene(title=title, view=view, selection=selection, session=json.loads(state_to_json(state)))
-
-
-def show_scene(window, scene: Scene, on_shown=None, wanted=lambda: True) -> None:
-    """Show ``scene`` in ``window``: its model, then its view and selection (a trained model is opened
-    off the GUI thread; ``on_shown(ok)`` is called once it is shown, or refused with a message). A
-    model that arrives when ``wanted()`` is False (another scene was asked for meanwhile) only opens."""
-    session = session_from_json(json.dumps(scene.session))
-    sel = scene.selection
-
-    def select_and_show(ok: bool = True) -> None:
-        if ok and wanted():
-            studio = window.studio
-            if studio.is_trained:
-                window.trained.room.select(layer=sel.get("layer"), head=sel.get("head"), query=sel.get("query"))
-            else:
-                heads = int(studio.result.weights.shape[0])
-                tokens = len(studio.state.query_tokens)
-                studio.select(head=min(sel["head"], heads - 1) if "head" in sel else None,
-                              query=min(sel["query"], tokens - 1) if "query" in sel and tokens else None)
-            pipe, drawer = window.pipeline_view, window.drawer
-            if "step" in sel and (pipe in drawer.stale or pipe in drawer.steps):
-                pipe.keep_step(sel["step"])  # not drawn for it: drawn when shown (in the window or on the stage)
-            elif "step" in sel:
-                pipe.set_current_step(sel["step"])
-            window.bridge.flush()  # the selection's redraw of the window now, the stage's below
-        if ok and wanted() or not ok:
-            window.present.deferred = False
-        if ok and wanted():
-            window.present.show_view(scene.view, page=sel.get("page", 0))
-        if on_shown is not None:
-            on_shown(ok)
-
-    # The stage is drawn once, with the scene's view and selection: not first with the view before.
-    window.present.deferred = True
-    if isinstance(session, StudioState):
-        window.studio.set_state(session, label=f"show scene “{scene.title}”")
-        window.bridge.flush()
-        select_and_show(True)
-    else:
-        window.trained.open_session(session, None, on_done=select_and_show)
-
-
-def _paint_offscreen(view: QtWidgets.QGraphicsView) -> None:
-    # The scene painted into an image of the view's size (a widget whose window is not painted
-    # meanwhile cannot be grabbed: its items are painted directly).
-    image = QtGui.QImage(view.viewport().size(), QtGui.QImage.Format_ARGB32_Premultiplied)
-    painter = QtGui.QPainter(image)
-    try:
-        view.scene().render(painter, QtCore.QRectF(image.rect()),
-                            view.mapToScene(view.viewport().rect()).boundingRect())
-    finally:
-        painter.end()
 
 
 class ScenesPanel(QtWidgets.QWidget):
@@ -415,7 +344,7 @@ class ScenesPanel(QtWidgets.QWidget):
                 # that: painted once off the screen now, so the stage's first painting is its last.
                 for view in stage.findChildren(QtWidgets.QGraphicsView):
                     if view.isVisible() and view.scene() is not None:
-                        _paint_offscreen(view)
+                        paint_offscreen(view)
             QtCore.QTimer.singleShot(0, self, lambda: self._release(token, 0 if self.window.drawing() else settled + 1))
             return
         self._showing = None

@@ -40,9 +40,8 @@ class SeenWhenGrabbed:
 
     def grab(self, *args):
         drawer = getattr(self, "drawer", None)
-        if drawer is not None and drawer.held:
-            drawer.hold(False)
-            QtCore.QTimer.singleShot(0, self, self.present.follow_cover)  # held again once taken
+        if drawer is not None:
+            drawer.show_for_picture()
         return super().grab(*args)
 
 
@@ -102,6 +101,13 @@ class ViewDrawer(QtCore.QObject):
             self.window.numbers.hold(held)
             if not held:
                 self.render_visible()
+
+    def show_for_picture(self) -> None:
+        """A picture of the window is taken now: held, it is drawn and painted first, and held again a
+        turn later (while the stage still hides it)."""
+        if self.held:
+            self.hold(False)
+            QtCore.QTimer.singleShot(0, self.window, self.window.present.follow_cover)
 
     def render_visible(self) -> None:
         """Draw the stale views the window shows (the current tab and open docks, also before the window is
