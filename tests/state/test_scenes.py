@@ -137,3 +137,19 @@ def test_the_sqrt_dk_plots_are_a_scene_of_the_toy_model_only():
     trained = example_lecture().scenes[8].session
     with pytest.raises(LectureError, match="shows the toy model"):
         Scene(title="plots", view="Why divide by √d_k", session=trained)
+
+
+def test_a_scene_keeps_its_pin_precision_last_page_and_training_steps():
+    from attn_studio.scenes import Scene, LectureError, example_lecture
+    import pytest as _pytest
+
+    base = example_lecture().scenes[3]  # the causal mask: its first row's own cell pinned
+    assert base.pin == (0, 0)
+    scene = Scene.from_dict({**base.to_dict(), "selection": {"page": 1, "last": 2, "pin_query": 3, "pin_key": 1,
+                                                            "digits": 4, "steps": 300}})
+    assert scene.pin == (3, 1) and scene.selection["digits"] == 4 and scene.selection["last"] == 2
+    assert Scene.from_dict(scene.to_dict()) == scene
+    for bad, words in (({"pin_query": 1}, "go together"), ({"digits": 3}, "digits must be one of 2, 4"),
+                       ({"steps": 10**5}, "at most 20,000")):
+        with _pytest.raises(LectureError, match=words):
+            Scene.from_dict({**base.to_dict(), "selection": bad})
