@@ -1,5 +1,7 @@
 """The stage of Present: its sizes from the screen's height, its window (title, body, caption,
-control strip) and the soft pointer that follows the mouse.
+control strip), the soft pointer that follows the mouse, and what the presenter's keys lay over it:
+a black or white screen, the list of the stage's keys, the scene's number and a banner that says
+what was refused.
 
 Sizes follow the AV standard for displays a room must read (AVIXA DISCAS, basic decision making):
 an element at least 3 % of the image height for a back row six image heights away. At 720 px:
@@ -9,6 +11,8 @@ token labels of a 31 px font, cell values of 26 px, titles larger; 1080p and 4K 
 from __future__ import annotations
 
 import math
+import re
+import unicodedata
 
 import shiboken6
 from PySide6 import QtCore, QtGui, QtWidgets
@@ -105,6 +109,114 @@ class PointerOverlay(QtWidgets.QWidget):
         painter.drawEllipse(QtCore.QPointF(self.centre), self.radius, self.radius)
 
 
+# A part of the caption line that tells a key ("↑ ↓ query", "S scaling", "PageDown next view", "Esc leaves"):
+# it goes to the hints' own label, apart from what the view shows, and is the first to give way.
+_KEY_HINT = re.compile(r"^(?:↑ ↓|← →|1–9|Page(?:Down|Up)\b|Shift\+|Ctrl\+|Esc\b|F\d+\b|Home\b|End\b"
+                       r"|Play / Pause|[A-Z](?: or \S)?(?= )|[.,?](?= ))")
+BANNER_SECONDS = 4  # a refusal said on the stage stays this long (long enough to read twice)
+BLANK_COLOURS = {"black": "#000000", "white": "#ffffff"}
+
+
+def is_key_hint(part: str) -> bool:
+    """True when ``part`` of a caption line tells a key (a hint for the lecturer), not what the view shows."""
+    return bool(_KEY_HINT.match(part.strip()))
+
+
+def text_direction(text: str) -> QtCore.Qt.LayoutDirection:
+    """The direction of ``text``'s first strong letter (Unicode's bidi rule P2): right to left for Arabic,
+    Hebrew and the like, else left to right."""
+    for char in text:
+        kind = unicodedata.bidirectional(char)
+        if kind in ("R", "AL"):
+            return QtCore.Qt.RightToLeft
+        if kind == "L":
+            return QtCore.Qt.LeftToRight
+    return QtCore.Qt.LeftToRight
+
+
+def _muted(theme) -> QtGui.QColor:
+    # The hints' ink: two thirds of the way from the canvas to the text (still 4.5:1 and more on each theme).
+    ink, canvas = QtGui.QColor(theme.ink), QtGui.QColor(theme.canvas)
+    mix = 0.68
+    return QtGui.QColor(*(round(mix * getattr(ink, c)() + (1 - mix) * getattr(canvas, c)()) for c in ("red", "green", "blue")))
+
+
+class BlankScreen(QtWidgets.QWidget):
+    """A black or white screen over the whole stage (B or ".", W or ","), as PowerPoint and a clicker's
+    blank button give: the room looks at the lecturer. A click, or any key, brings the stage back."""
+
+    def __init__(self, stage):
+        super().__init__(stage)
+        self.setObjectName("presentBlank")
+        self.stage = stage
+        self.colour = "black"
+        self.setAutoFillBackground(True)
+        self.hide()
+
+    def show_colour(self, colour: str) -> None:
+        """Cover the stage in ``colour`` ("black" or "white")."""
+        self.colour = colour
+        palette = self.palette()
+        palette.setColor(QtGui.QPalette.Window, QtGui.QColor(BLANK_COLOURS[colour]))
+        self.setPalette(palette)
+        self.setGeometry(self.stage.rect())
+        self.show()
+        self.raise_()
+
+    def mousePressEvent(self, event):  # noqa: N802 (Qt's name)
+        self.stage.uncover()
+
+
+class KeysOverlay(QtWidgets.QFrame):
+    """F1 or ?: the stage's keys, listed over it at the caption's size until a key is pressed."""
+
+    def __init__(self, stage):
+        super().__init__(stage)
+        self.setObjectName("presentKeys")
+        self.stage = stage
+        self.setAutoFillBackground(True)
+        layout = QtWidgets.QVBoxLayout(self)
+        self.label = QtWidgets.QLabel()
+        self.label.setObjectName("presentKeysText")
+        self.label.setTextFormat(QtCore.Qt.RichText)
+        self.label.setAlignment(QtCore.Qt.AlignCenter)
+        layout.addWidget(self.label, 0, QtCore.Qt.AlignCenter)
+        self.rows: list[tuple[str, str]] = []
+        self.hide()
+
+    def show_keys(self, rows, px: int) -> None:
+        """List ``rows`` of (keys, what they do) at a ``px`` pixel font over the whole stage."""
+        self.rows = list(rows)
+        theme = presentation.STYLE.theme
+        palette = self.palette()
+        background = QtGui.QColor(theme.canvas)
+        background.setAlpha(240)  # the figure a shadow behind: the lecturer sees where they were
+        palette.setColor(QtGui.QPalette.Window, background)
+        palette.setColor(QtGui.QPalette.WindowText, QtGui.QColor(theme.ink))
+        self.setPalette(palette)
+        self.label.setFont(_font(px))
+        pad = max(2, px // 10)
+        body = "".join(f"<tr><td align='right' style='padding-right:{px}px'><b>{_html(k)}</b></td>"
+                       f"<td>{_html(what)}</td></tr>" for k, what in self.rows)
+        self.label.setText(f"<p style='font-size:{round(px * 1.2)}px'><b>Keys on the stage</b> "
+                           f"<span style='color:{_muted(theme).name()}'>(any key closes this)</span></p>"
+                           f"<table cellspacing='0' cellpadding='{pad}'>{body}</table>")
+        self.setGeometry(self.stage.rect())
+        self.show()
+        self.raise_()
+
+    def text(self) -> str:
+        """The keys listed, one "keys: what" a line (as a test or a screen reader reads them)."""
+        return "\n".join(f"{k}: {what}" for k, what in self.rows)
+
+    def mousePressEvent(self, event):  # noqa: N802 (Qt's name)
+        self.stage.uncover()
+
+
+def _html(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
 class Stage(QtWidgets.QWidget):
     """The stage window: a title, the view laid out for the room, a caption and the control strip."""
 
@@ -117,26 +229,68 @@ class Stage(QtWidgets.QWidget):
         self.setFocusPolicy(QtCore.Qt.StrongFocus)
         self.setAttribute(QtCore.Qt.WA_DeleteOnClose, False)
         layout = self.main_layout = QtWidgets.QVBoxLayout(self)
+        # The title, centred, and the scene's number "n / N" in the top right corner (N turns it off);
+        # a blank as wide as the number on the left keeps the title in the middle.
+        title_row = QtWidgets.QHBoxLayout()
+        title_row.setContentsMargins(0, 0, 0, 0)
+        self.number_room = QtWidgets.QWidget()
+        self.number_room.hide()
+        title_row.addWidget(self.number_room)
         self.title = QtWidgets.QLabel()
         self.title.setObjectName("presentTitle")
         self.title.setAlignment(QtCore.Qt.AlignCenter)
         self.title.setTextFormat(QtCore.Qt.PlainText)
-        layout.addWidget(self.title)
+        title_row.addWidget(self.title, 1)
+        self.number = QtWidgets.QLabel()
+        self.number.setObjectName("presentNumber")
+        self.number.setTextFormat(QtCore.Qt.PlainText)
+        self.number.setAlignment(QtCore.Qt.AlignRight | QtCore.Qt.AlignTop | QtCore.Qt.AlignAbsolute)
+        self.number.hide()
+        title_row.addWidget(self.number, 0, QtCore.Qt.AlignTop)
+        layout.addLayout(title_row)
         self.body = QtWidgets.QWidget()
         self.body.setObjectName("presentBody")
         self.body_layout = QtWidgets.QVBoxLayout(self.body)
         self.body_layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.body, 1)
+        # The caption line: what the view shows (the scene's caption, then the view's notes), laid out in
+        # its own direction, and apart from it, in a label of their own, the keys' hints: a right-to-left
+        # caption keeps its words together (one label of both had the hints in its middle).
+        self.caption_row = QtWidgets.QWidget()
+        self.caption_row.setObjectName("presentCaptionRow")
+        row = QtWidgets.QHBoxLayout(self.caption_row)
+        row.setContentsMargins(0, 0, 0, 0)
         self.caption = QtWidgets.QLabel()
         self.caption.setObjectName("presentCaption")
-        self.caption.setAlignment(QtCore.Qt.AlignCenter)
+        self.caption.setAlignment(QtCore.Qt.AlignLeft | QtCore.Qt.AlignVCenter)  # the leading side: right for Arabic
         self.caption.setWordWrap(True)
         self.caption.setTextFormat(QtCore.Qt.PlainText)
-        layout.addWidget(self.caption)
+        row.addWidget(self.caption, 1)
+        self.hints = QtWidgets.QLabel()
+        self.hints.setObjectName("presentHints")
+        self.hints.setTextFormat(QtCore.Qt.PlainText)
+        self.hints.setLayoutDirection(QtCore.Qt.LeftToRight)  # the keys' names read left to right
+        self.hints.setAlignment(QtCore.Qt.AlignRight | QtCore.Qt.AlignVCenter)
+        row.addWidget(self.hints, 0)
+        layout.addWidget(self.caption_row)
         self.strip = ControlStrip(present)
         layout.addWidget(self.strip)
         self.content: QtWidgets.QWidget | None = None
         self.pointer = PointerOverlay(self)
+        # What the presenter's keys lay over the stage, above the pointer: a refusal said for a few seconds,
+        # the list of keys (F1), a black or white screen (B, W).
+        self.banner = QtWidgets.QLabel(self)
+        self.banner.setObjectName("presentBanner")
+        self.banner.setTextFormat(QtCore.Qt.PlainText)
+        self.banner.setWordWrap(True)
+        self.banner.setAlignment(QtCore.Qt.AlignCenter)
+        self.banner.setAttribute(QtCore.Qt.WA_TransparentForMouseEvents)
+        self.banner.setStyleSheet("QLabel { background: #b00020; color: #ffffff; border-radius: 6px; }")
+        self.banner.hide()
+        self._banner_timer = QtCore.QTimer(self, singleShot=True)
+        self._banner_timer.timeout.connect(self.banner.hide)
+        self.keys = KeysOverlay(self)
+        self.blank = BlankScreen(self)
         self.setMouseTracking(True)
         QtWidgets.QApplication.instance().installEventFilter(self)  # the pointer follows the mouse
 
@@ -145,6 +299,10 @@ class Stage(QtWidgets.QWidget):
         self.pointer.radius = max(20, round(0.047 * self.height()))  # 34 px at 720 px
         self.pointer.setGeometry(self.rect())
         self.pointer.raise_()
+        for cover in (self.keys, self.blank):
+            cover.setGeometry(self.rect())
+        self._place_banner()
+        self._raise_overlays()
 
     def eventFilter(self, watched, event) -> bool:  # noqa: N802 (Qt's name)
         # Every event of the application passes here: the cheap tests first (an event's type() is
@@ -169,7 +327,9 @@ class Stage(QtWidgets.QWidget):
         self.main_layout.setContentsMargins(m, m // 2, m, m // 2)
         self.main_layout.setSpacing(m // 2)
         self.title.setFont(_font(s["title"], bold=True))
-        self.caption.setFont(_font(s["caption"]))
+        for label in (self.caption, self.hints, self.number, self.banner):
+            label.setFont(_font(s["caption"]))
+        self.banner.setContentsMargins(m, m // 2, m, m // 2)
         self.body.setFont(_font(s["caption"]))
         # The stage is the plots' canvas colour all over: no grey frame around a white figure.
         theme = presentation.STYLE.theme
@@ -177,6 +337,10 @@ class Stage(QtWidgets.QWidget):
         palette.setColor(QtGui.QPalette.Window, QtGui.QColor(theme.canvas))
         palette.setColor(QtGui.QPalette.WindowText, QtGui.QColor(theme.ink))
         self.setPalette(palette)
+        for label in (self.hints, self.number):
+            muted = label.palette()
+            muted.setColor(QtGui.QPalette.WindowText, _muted(theme))
+            label.setPalette(muted)
         return s
 
     def set_content(self, widget: QtWidgets.QWidget | None) -> None:
@@ -196,30 +360,135 @@ class Stage(QtWidgets.QWidget):
             widget.show()
             for child in [widget] + widget.findChildren(QtWidgets.QWidget):
                 child.setMouseTracking(True)  # the pointer follows a mouse moved without a button
-            self.pointer.raise_()
+            self._raise_overlays()
 
-    def set_caption(self, text: str) -> None:
-        """One line under the view: what it shows first, then the keys; parts that do not fit the
-        stage's width are left out from the end (a caption is never wrapped, cut or made smaller)."""
+    def _raise_overlays(self) -> None:
+        # Bottom to top: the view, the pointer, the banner, the list of keys, a black or white screen.
+        for overlay in (self.pointer, self.banner, self.keys, self.blank):
+            overlay.raise_()
+
+    def _scene_caption(self) -> str:
+        """The caption of the scene on the stage ("" when none, or the stage shows another view)."""
         scene = self.present.current_scene()
-        if scene is not None and scene.caption and scene.view == self.present.view and text.strip():
-            text = f"{scene.caption} · {text}"  # the scene's own line first: it is what the room reads
-        parts = text.split(" · ")
+        if scene is not None and scene.caption and scene.view == self.present.view:
+            return scene.caption
+        return ""
+
+    def set_caption(self, text: str, hints: str = "") -> None:
+        """The line under the view: the scene's caption and ``text`` (the view's notes, " · " between
+        them) in the caption, in the caption's own direction; the keys' hints (``hints``, and the parts of
+        ``text`` that tell a key) apart, in a label of their own. Parts that do not fit the stage's width
+        are left out from the end, the hints first (a caption is never cut or made smaller)."""
+        parts = [p for p in text.split(" · ") if p.strip()]
+        hint_parts = [p for p in parts if is_key_hint(p)] + [p for p in hints.split(" · ") if p.strip()]
+        notes = [p for p in parts if not is_key_hint(p)]
+        own = self._scene_caption()
+        if own and text.strip():
+            # The scene's own line first: it is what the room reads (once, when given back as it was shown).
+            notes = [own] + [n for n in notes if n != own]
+        if hint_parts:
+            hint_parts.append("F1 keys")  # the whole list, for a lecturer who forgot one
         metrics = QtGui.QFontMetrics(self.caption.font())
-        room = self.width() - 2 * self.sizes()["margin"] - 8
-        while len(parts) > 1 and metrics.horizontalAdvance(" · ".join(parts)) > room:
-            parts.pop()
-        self.caption.setText(" · ".join(parts))
+        margin = self.sizes()["margin"]
+        room = self.width() - 2 * margin - 8
+        gap = 2 * margin  # between the caption and the hints: two runs, not one sentence
+
+        def width() -> int:
+            used = metrics.horizontalAdvance(" · ".join(notes)) if notes else 0
+            return used + (gap + metrics.horizontalAdvance(" · ".join(hint_parts)) if hint_parts else 0)
+
+        while hint_parts and width() > room:
+            hint_parts.pop()
+        while len(notes) > 1 and width() > room:
+            notes.pop()
+        line = " · ".join(notes)
+        direction = text_direction(line)
+        self.caption.setLayoutDirection(direction)
+        self.caption_row.setLayoutDirection(direction)  # the hints at the caption's end, whichever side that is
+        self.caption.setText(line)
+        self.hints.setText(" · ".join(hint_parts))
+        self.hints.setVisible(bool(hint_parts))
+        self.show_number()
+
+    def say_for_now(self, text: str) -> None:
+        """``text`` alone on the caption line (the hints make room) until the view is drawn again."""
+        self.caption.setLayoutDirection(text_direction(text))
+        self.caption.setText(text)
+        self.hints.setText("")
+        self.hints.hide()
 
     def body_size(self) -> QtCore.QSize:
         """The room the body has for the view: the stage less its title, caption, strip and margins,
         as its layout gives them now."""
         s = self.sizes()
-        line = QtGui.QFontMetrics(_font(s["caption"])).height()
-        self.caption.setFixedHeight(line + 4)  # one line: the caption never takes the view's room
+        font = _font(s["caption"])
+        metrics = QtGui.QFontMetrics(font)
+        line = metrics.height()
+        # One line, or as many as the scene's caption needs at the stage's width: never cut.
+        own = self._scene_caption()
+        room = self.width() - 2 * s["margin"] - 8
+        if own and metrics.horizontalAdvance(own) > room:
+            line = metrics.boundingRect(QtCore.QRect(0, 0, room, 10 * line), int(QtCore.Qt.TextWordWrap), own).height()
+        self.caption_row.setFixedHeight(line + 4)
         self.title.setFixedHeight(QtGui.QFontMetrics(_font(s["title"], True)).height() + 4)
         self.main_layout.activate()
         return self.body.size()
+
+    # -- what the presenter's keys lay over the stage ------------------------------------------------
+    def show_number(self) -> None:
+        """The scene's number "n / N" in the top right corner while a lecture is played (unless turned
+        off with N)."""
+        present = self.present
+        panel = present.lecture_panel
+        scene = present.current_scene()
+        on = scene is not None and getattr(present, "number_on", True)
+        if on:
+            self.number.setText(f"{panel.current + 1} / {len(panel.lecture.scenes)}")
+            width = self.number.sizeHint().width()
+            self.number.setFixedWidth(width)
+            self.number_room.setFixedWidth(width)
+        self.number.setVisible(on)
+        self.number_room.setVisible(on)
+
+    def say(self, text: str, seconds: float = BANNER_SECONDS) -> None:
+        """Say ``text`` on the stage for ``seconds``: a banner over the top of the view, at the caption's
+        size (what was refused, said where the room and the lecturer are looking)."""
+        text = " ".join(str(text).split())
+        if not text:
+            return
+        self.banner.setText(text)
+        self.banner.setLayoutDirection(text_direction(text))
+        self._place_banner()
+        self.banner.show()
+        self._raise_overlays()
+        self._banner_timer.start(max(1, round(seconds * 1000)))
+
+    def _place_banner(self) -> None:
+        m = self.sizes()["margin"]
+        width = self.width() - 2 * m
+        height = self.banner.heightForWidth(width)
+        top = self.title.geometry().bottom() + m // 2 if self.title.isVisible() else m
+        self.banner.setGeometry(m, top, width, max(height, self.banner.sizeHint().height()))
+
+    def cover(self, colour: str) -> None:
+        """A black or white screen over the whole stage ("black" or "white")."""
+        self.keys.hide()
+        self.blank.show_colour(colour)
+        self.setFocus()  # the next key comes here, even from a control of the strip
+
+    def show_keys(self, rows) -> None:
+        """List the stage's keys (``rows`` of (keys, what they do)) over it, at the caption's size."""
+        self.keys.show_keys(rows, self.sizes()["caption"])
+        self.setFocus()
+
+    def covered(self) -> bool:
+        """True while a black or white screen or the list of keys covers the stage."""
+        return self.blank.isVisible() or self.keys.isVisible()
+
+    def uncover(self) -> None:
+        """The stage again, as it was."""
+        self.blank.hide()
+        self.keys.hide()
 
     def keyPressEvent(self, event: QtGui.QKeyEvent) -> None:  # noqa: N802 (Qt's name)
         if not self.present.key(event):

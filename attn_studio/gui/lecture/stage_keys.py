@@ -1,11 +1,40 @@
 """The stage's keys (mixed into :class:`~.present.Present`): what a clicker sends (PageDown / PageUp,
-← →), the query, the head, scaling and the mask, G + number + Enter to a scene, Ctrl+M to add one."""
+← →, "." or B), the query, the head, scaling and the mask, G + number + Enter to a scene, Ctrl+M to add
+one; the presenter's keys of PowerPoint, Keynote and pdfpc (B / W a black or white screen, N the scene's
+number, F1 the list of keys); Shift+F5 presents from the lecture's current scene."""
 
 from __future__ import annotations
 
 from PySide6 import QtCore, QtGui
 
 from .basics import TRAINING_PREFIX
+
+# Every key of the stage, as F1 lists them (keys, what they do).
+STAGE_KEYS = (
+    ("PageDown / PageUp", "next / previous page or scene"),
+    ("Shift+PageDown / PageUp", "next / previous scene"),
+    ("G  n  Enter", "scene n"),
+    ("Home / End", "first / last scene"),
+    ("↑ ↓", "query"),
+    ("← →", "page or step"),
+    ("1–9", "head"),
+    ("S", "scaling ÷√d_k"),
+    ("C", "causal mask"),
+    ("H", "control strip"),
+    ("B or .", "black screen"),
+    ("W or ,", "white screen"),
+    ("N", "scene number"),
+    ("F1 or ?", "these keys"),
+    ("Ctrl+Z / Ctrl+Y", "undo / redo"),
+    ("Ctrl+M", "add as a scene"),
+    ("Esc", "leave"),
+)
+# Keys that do not end a black screen or the list of keys by themselves: a modifier pressed on its way
+# to a key ("?" is Shift and /).
+_MODIFIER_KEYS = (QtCore.Qt.Key_Shift, QtCore.Qt.Key_Control, QtCore.Qt.Key_Alt, QtCore.Qt.Key_Meta,
+                  QtCore.Qt.Key_AltGr, QtCore.Qt.Key_CapsLock, QtCore.Qt.Key_unknown)
+_BLANKS = {QtCore.Qt.Key_B: "black", QtCore.Qt.Key_Period: "black",
+           QtCore.Qt.Key_W: "white", QtCore.Qt.Key_Comma: "white"}
 
 
 class StageKeys:
@@ -15,6 +44,12 @@ class StageKeys:
         """The stage's keys; False for a key it leaves to Qt."""
         k, mods = event.key(), event.modifiers()
         w = self.window
+        if self.stage is not None and self.stage.covered():
+            # A black or white screen or the list of keys: the next key brings the stage back and does
+            # nothing else (as PowerPoint does: the room is not shown a jump it did not see coming).
+            if k not in _MODIFIER_KEYS:
+                self.stage.uncover()
+            return True
         if event.matches(QtGui.QKeySequence.Undo):
             w.undo()
         elif event.matches(QtGui.QKeySequence.Redo) or (k == QtCore.Qt.Key_Y and mods & QtCore.Qt.ControlModifier):
@@ -23,6 +58,16 @@ class StageKeys:
             self._add_scene()
         elif mods & (QtCore.Qt.ControlModifier | QtCore.Qt.AltModifier):
             return False
+        elif k in _BLANKS:
+            self.stage.cover(_BLANKS[k])
+        elif k in (QtCore.Qt.Key_F1, QtCore.Qt.Key_Question):
+            self.stage.show_keys(STAGE_KEYS)
+        elif k == QtCore.Qt.Key_N:
+            self.number_on = not getattr(self, "number_on", True)
+            self.stage.show_number()
+        elif k == QtCore.Qt.Key_F5 and mods & QtCore.Qt.ShiftModifier:
+            if self._playing():  # Shift+F5 on the stage: the current scene again, from its start
+                self.lecture_panel.go(max(self.lecture_panel.current, 0))
         elif k == QtCore.Qt.Key_Escape and self._jump is not None:
             self._jump = None  # a jump typed half: forgotten, the stage stays
         elif k in (QtCore.Qt.Key_Escape, QtCore.Qt.Key_F5):
@@ -79,10 +124,40 @@ class StageKeys:
 
     def _add_scene(self) -> None:
         # Ctrl+M on the stage, as in the window: what the stage shows becomes a scene, said on the stage
-        # for two seconds (on one screen the Scenes panel is under it).
+        # for two seconds (on one screen the Scenes panel is under it); a refusal also in a banner.
         panel = self.lecture_panel
-        if panel.add_current():
-            self.stage.caption.setText(f"Added as scene {panel.current + 1} of {len(panel.lecture.scenes)}")
+        before = len(panel.lecture.scenes) if panel.lecture else 0
+        if panel.add_current() and panel.lecture is not None and len(panel.lecture.scenes) > before:
+            self.stage.say_for_now(f"Added as scene {panel.current + 1} of {len(panel.lecture.scenes)}")
         else:
-            self.stage.caption.setText("Not added: " + self.window.message_label.text())
+            said = "Not added: " + self.window.message_label.text()
+            self.stage.say_for_now(said)
+            self.stage.say(said)
         QtCore.QTimer.singleShot(2000, self, self.render)
+
+    # -- Shift+F5 -------------------------------------------------------------------------------
+    def scene_action(self) -> QtGui.QAction:
+        """View → Present from current scene (``presentSceneAction``, Shift+F5), made on first use."""
+        action = getattr(self, "_scene_action", None)
+        if action is None:
+            action = self._scene_action = QtGui.QAction("Present from current &scene", self.window)
+            action.setObjectName("presentSceneAction")
+            action.setShortcut(QtGui.QKeySequence(QtCore.Qt.SHIFT | QtCore.Qt.Key_F5))
+            action.setToolTip("Present the open lecture from its current scene, as PowerPoint's \"from current "
+                              "slide\" (Shift+F5); with no lecture open, the current view as F5 does")
+            action.triggered.connect(lambda: self.enter_scene())
+        return action
+
+    def enter_scene(self, screen: QtGui.QScreen | None = None, geometry: QtCore.QRect | None = None):
+        """Shift+F5: open the stage on the Scenes panel's current scene (or its first), shown as the
+        scene has it; with no lecture open, the current view as F5 does. Returns the stage."""
+        panel = self.lecture_panel
+        if not self._playing():
+            return self.stage if self.active else self.enter(screen=screen, geometry=geometry)
+        scenes = len(panel.lecture.scenes)
+        index = panel.current if 0 <= panel.current < scenes else max(panel.list.currentRow(), 0)
+        index = min(index, scenes - 1)
+        if not self.active:
+            self.enter(panel.scene(index).view, screen=screen, geometry=geometry)
+        panel.go(index)
+        return self.stage

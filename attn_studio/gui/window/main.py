@@ -207,9 +207,13 @@ class MainWindow(SeenWhenGrabbed, QtWidgets.QMainWindow):
         return True
 
     def show_message(self, text: str):
-        """Show why an edit was refused, in the window and the status bar."""
+        """Show why an edit was refused, in the window and the status bar, and on the stage while
+        presenting (the room and the lecturer look there, and on one screen it hides the window)."""
         self.numbers.show_message(text)
         self._status(text, 10000)
+        present = getattr(self, "present", None)
+        if text and present is not None and present.active:
+            present.stage.say(text)
 
     def clear_message(self):
         self.numbers.clear_message()

@@ -34,6 +34,7 @@ def build_menus(w) -> None:
     w.lecture.fill_view_menu(view)
     view.addSeparator()
     view.addAction(w.present_action)
+    view.addAction(w.present.scene_action())  # Shift+F5: from the lecture's current scene
     view.addMenu(w.present.menu)
     view.addAction(w.focus_action)
     view.addMenu(w.present.focus_menu)
