@@ -13,7 +13,7 @@ import pytest
 from PySide6 import QtCore, QtGui, QtWidgets
 from PySide6.QtTest import QTest
 
-from attn_studio.gui.lecture.stage import text_direction
+from attn_studio.gui.lecture.stage import is_key_hint, text_direction
 from attn_studio.gui.lecture.stage_keys import STAGE_KEYS
 from attn_studio.scenes import Lecture, Scene, example_lecture
 from gui_helpers import put_lecture_away, settle
@@ -123,8 +123,8 @@ def test_f1_lists_every_key_of_the_stage_until_a_key_is_pressed(window):
     text = overlay.text()
     for keys, what in STAGE_KEYS:
         assert f"{keys}: {what}" in text
-    for name in ("PageDown", "Shift+PageDown", "G", "Home", "↑ ↓", "← →", "1–9", "S", "C", "H", "B or .", "W or ,",
-                 "N", "F1 or ?", "Ctrl+Z", "Ctrl+M", "Esc"):
+    for name in ("PageDown", "Shift+PageDown", "G", "Home", "↑ ↓", "← →", "1–9", "S", "C", "H", "B or .",
+                 "W or ,", "N", "F1 or ?", "Ctrl+Z", "Ctrl+M", "Esc"):
         assert name in text, name
     # The list is drawn whole at the stage's caption size: not cut, not made smaller.
     label = overlay.findChild(QtWidgets.QLabel, "presentKeysText")
@@ -206,6 +206,13 @@ def test_shift_f5_presents_the_open_lecture_from_its_current_scene(window, qtbot
     assert w.studio.state.temperature == scene.session["temperature"]
     assert stage.findChild(QtWidgets.QLabel, "presentNumber").text() == f"5 / {len(w.scenes.lecture.scenes)}"
     assert stage.caption.text().startswith(scene.caption[:30])
+    # On the stage, Shift+F5 gives the current scene again from its start (F5 alone leaves).
+    w.studio.update(temperature=3.0)
+    settle(w)
+    QTest.keyClick(stage, QtCore.Qt.Key_F5, QtCore.Qt.ShiftModifier)
+    settle(w)
+    assert w.present.active and w.scenes.current == 4
+    assert w.studio.state.temperature == scene.session["temperature"]
     w.present.leave()
     settle(w)
     # The action itself, with a lecture open: the stage opens on the current scene.
@@ -332,3 +339,12 @@ def test_text_direction_follows_the_first_strong_letter():
     assert text_direction("שלום world") == QtCore.Qt.RightToLeft
     assert text_direction("0.68 → “animal”") == QtCore.Qt.LeftToRight
     assert text_direction("") == QtCore.Qt.LeftToRight
+
+
+def test_what_tells_a_key_goes_to_the_hints_and_what_the_view_shows_stays_in_the_caption():
+    for hint in ("↑ ↓ query", "1–9 head", "S scaling", "C causal mask", "PageDown next view", "H controls",
+                 "← → step", "Esc leaves", "Play / Pause, Step, Reset below"):
+        assert is_key_hint(hint), hint
+    for note in ("queries 8–13 of 16 (↑ ↓)", "keys 1–5 of 6", "find: 4.2 0.68", "plot 1 of 2 (← →)",
+                 "page 2 of 3 (← →)", "A head alone", "Nothing to show yet: type a sentence.", ARABIC):
+        assert not is_key_hint(note), note

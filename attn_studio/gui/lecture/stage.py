@@ -112,7 +112,7 @@ class PointerOverlay(QtWidgets.QWidget):
 # A part of the caption line that tells a key ("↑ ↓ query", "S scaling", "PageDown next view", "Esc leaves"):
 # it goes to the hints' own label, apart from what the view shows, and is the first to give way.
 _KEY_HINT = re.compile(r"^(?:↑ ↓|← →|1–9|Page(?:Down|Up)\b|Shift\+|Ctrl\+|Esc\b|F\d+\b|Home\b|End\b"
-                       r"|Play / Pause|[A-Z](?: or \S)?(?= )|[.,?](?= ))")
+                       r"|Play / Pause|[BCGHNSW](?: or \S)?(?= )|[.,?](?= ))")
 BANNER_SECONDS = 4  # a refusal said on the stage stays this long (long enough to read twice)
 BLANK_COLOURS = {"black": "#000000", "white": "#ffffff"}
 
@@ -138,7 +138,7 @@ def _muted(theme) -> QtGui.QColor:
     # The hints' ink: two thirds of the way from the canvas to the text (still 4.5:1 and more on each theme).
     ink, canvas = QtGui.QColor(theme.ink), QtGui.QColor(theme.canvas)
     mix = 0.68
-    return QtGui.QColor(*(round(mix * getattr(ink, c)() + (1 - mix) * getattr(canvas, c)()) for c in ("red", "green", "blue")))
+    return QtGui.QColor(*(round(mix * a + (1 - mix) * b) for a, b in zip(ink.getRgb()[:3], canvas.getRgb()[:3])))
 
 
 class BlankScreen(QtWidgets.QWidget):
@@ -189,9 +189,8 @@ class KeysOverlay(QtWidgets.QFrame):
         self.rows = list(rows)
         theme = presentation.STYLE.theme
         palette = self.palette()
-        background = QtGui.QColor(theme.canvas)
-        background.setAlpha(240)  # the figure a shadow behind: the lecturer sees where they were
-        palette.setColor(QtGui.QPalette.Window, background)
+        # Opaque: the figure's words showing through would be text over text.
+        palette.setColor(QtGui.QPalette.Window, QtGui.QColor(theme.canvas))
         palette.setColor(QtGui.QPalette.WindowText, QtGui.QColor(theme.ink))
         self.setPalette(palette)
         self.label.setFont(_font(px))
@@ -379,13 +378,15 @@ class Stage(QtWidgets.QWidget):
         them) in the caption, in the caption's own direction; the keys' hints (``hints``, and the parts of
         ``text`` that tell a key) apart, in a label of their own. Parts that do not fit the stage's width
         are left out from the end, the hints first (a caption is never cut or made smaller)."""
+        own = self._scene_caption()
+        shown = own and text.strip()
+        if own:
+            text = text.replace(own, " · ")  # given back as it was shown: the scene's line is put first below
         parts = [p for p in text.split(" · ") if p.strip()]
         hint_parts = [p for p in parts if is_key_hint(p)] + [p for p in hints.split(" · ") if p.strip()]
         notes = [p for p in parts if not is_key_hint(p)]
-        own = self._scene_caption()
-        if own and text.strip():
-            # The scene's own line first: it is what the room reads (once, when given back as it was shown).
-            notes = [own] + [n for n in notes if n != own]
+        if shown:
+            notes.insert(0, own)  # the scene's own line first: it is what the room reads
         if hint_parts:
             hint_parts.append("F1 keys")  # the whole list, for a lecturer who forgot one
         metrics = QtGui.QFontMetrics(self.caption.font())
