@@ -16,7 +16,7 @@ from PySide6.QtTest import QTest
 from attn_studio.gui.lecture.stage import is_key_hint, text_direction
 from attn_studio.gui.lecture.stage_keys import STAGE_KEYS
 from attn_studio.scenes import Lecture, Scene, example_lecture
-from gui_helpers import put_lecture_away, settle
+from gui_helpers import put_lecture_away, settle, wait_idle
 
 WINDOW_PRESET = "animal"
 WINDOW_SIZE = (1280, 720)
@@ -348,3 +348,21 @@ def test_what_tells_a_key_goes_to_the_hints_and_what_the_view_shows_stays_in_the
     for note in ("queries 8–13 of 16 (↑ ↓)", "keys 1–5 of 6", "find: 4.2 0.68", "plot 1 of 2 (← →)",
                  "page 2 of 3 (← →)", "A head alone", "Nothing to show yet: type a sentence.", ARABIC):
         assert not is_key_hint(note), note
+
+
+def test_a_scene_whose_model_does_not_load_is_said_on_the_stage(window, qtbot, tmp_path):
+    w = window
+    scenes = example_lecture().scenes
+    trained = scenes[8]
+    missing = dict(trained.session, model={"name": "my-bert", "folder": str(tmp_path / "my-bert"), "sha256": "0" * 64})
+    lecture = Lecture("missing", (scenes[1], dataclasses.replace(trained, session=missing)))
+    w.scenes.set_lecture(lecture, record=False)
+    w.scenes.go(0)
+    settle(w)
+    stage = present(w, None)
+    banner = stage.findChild(QtWidgets.QLabel, "presentBanner")
+    for key in (QtCore.Qt.Key_G, QtCore.Qt.Key_2, QtCore.Qt.Key_Return):
+        QTest.keyClick(stage, key)
+    wait_idle(qtbot, w)
+    assert banner.isVisible() and "my-bert" in banner.text(), banner.text()
+    assert "my-bert" in w.message_label.text()  # in the window too, as before
