@@ -229,7 +229,7 @@ def test_a_refused_ctrl_m_is_said_on_the_stage_in_a_banner(window):
     w.scenes.set_lecture(Lecture("full", full), record=False)
     w.scenes.go(0)
     settle(w)
-    stage = present(w)
+    stage = present(w, None)
     banner = stage.findChild(QtWidgets.QLabel, "presentBanner")
     assert not banner.isVisible()
     QTest.keyClick(stage, QtCore.Qt.Key_M, QtCore.Qt.ControlModifier)
@@ -244,6 +244,13 @@ def test_a_refused_ctrl_m_is_said_on_the_stage_in_a_banner(window):
     assert stage._banner_timer.isActive() and 2000 <= stage._banner_timer.interval() <= 8000
     stage._banner_timer.timeout.emit()  # its time is up
     assert not banner.isVisible()
+    # The caption line keeps its answer for its two seconds, whatever is drawn meanwhile, then the scene's.
+    w.present.render()
+    assert stage.caption.text().startswith("Not added:")
+    stage._hold.stop()
+    stage._hold.timeout.emit()
+    settle(w)
+    assert stage.caption.text().startswith(full[0].caption[:30])
 
 
 def test_a_bad_value_in_the_strip_and_the_window_s_messages_are_said_on_the_stage(window):
@@ -326,6 +333,18 @@ def test_hints_give_way_first_and_the_caption_is_never_cut(window):
     assert hints.isVisible() and hints.text()
     for label in (caption, hints):
         assert label.fontMetrics().horizontalAdvance(label.text()) <= label.width()
+    # The same on a view lent to the stage (the √d_k plots): the caption is not measured first there.
+    w.present.leave()
+    first = example_lecture().scenes[1]
+    variance = Scene("√d_k", caption=long, view="Why divide by √d_k", session=first.session)
+    w.scenes.set_lecture(Lecture("lent", (first, variance)), record=False)
+    w.scenes.go(0)
+    settle(w)
+    stage = present(w, None)  # a heatmap first: its caption line measured at one line
+    w.scenes.go(1)
+    settle(w)
+    assert w.present.view == "Why divide by √d_k" and stage.caption.text() == long
+    assert stage.caption.height() >= stage.caption.heightForWidth(stage.caption.width())
     # With no scene caption the view's hints have room and the list of keys is offered.
     w.present.leave()
     w.scenes.set_lecture(None, record=False)

@@ -288,6 +288,9 @@ class Stage(QtWidgets.QWidget):
         self.banner.hide()
         self._banner_timer = QtCore.QTimer(self, singleShot=True)
         self._banner_timer.timeout.connect(self.banner.hide)
+        self._held = ""  # a line said on the caption line for now (Ctrl+M's answer), while _hold runs
+        self._hold = QtCore.QTimer(self, singleShot=True)
+        self._hold.timeout.connect(lambda: self.present.render())
         self.keys = KeysOverlay(self)
         self.blank = BlankScreen(self)
         self.setMouseTracking(True)
@@ -393,6 +396,7 @@ class Stage(QtWidgets.QWidget):
         margin = self.sizes()["margin"]
         room = self.width() - 2 * margin - 8
         gap = 2 * margin  # between the caption and the hints: two runs, not one sentence
+        self.caption_row.layout().setSpacing(gap)
 
         def width() -> int:
             used = metrics.horizontalAdvance(" · ".join(notes)) if notes else 0
@@ -403,16 +407,35 @@ class Stage(QtWidgets.QWidget):
         while len(notes) > 1 and width() > room:
             notes.pop()
         line = " · ".join(notes)
+        if self._hold.isActive():
+            line, hint_parts = self._held, []  # a line said for now stays its time, whatever is drawn meanwhile
         direction = text_direction(line)
         self.caption.setLayoutDirection(direction)
         self.caption_row.setLayoutDirection(direction)  # the hints at the caption's end, whichever side that is
         self.caption.setText(line)
         self.hints.setText(" · ".join(hint_parts))
         self.hints.setVisible(bool(hint_parts))
+        # As tall as the caption needs (a view lent to the stage is not measured by body_size first): the
+        # height body_size gave a figure's room, unless the caption is not the scene's alone.
+        self.caption_row.setFixedHeight(self._caption_height(line) + 4)
         self.show_number()
 
-    def say_for_now(self, text: str) -> None:
-        """``text`` alone on the caption line (the hints make room) until the view is drawn again."""
+    def _caption_height(self, text: str) -> int:
+        """The caption line's height for ``text``: one line, or as many as it needs at the stage's width
+        (a caption is wrapped rather than cut)."""
+        s = self.sizes()
+        metrics = QtGui.QFontMetrics(_font(s["caption"]))
+        room = self.width() - 2 * s["margin"] - 8
+        if not text or metrics.horizontalAdvance(text) <= room:
+            return metrics.height()
+        flags = int(QtCore.Qt.TextWordWrap)
+        return metrics.boundingRect(QtCore.QRect(0, 0, room, 10 * metrics.height()), flags, text).height()
+
+    def say_for_now(self, text: str, seconds: float = 2) -> None:
+        """``text`` alone on the caption line (the hints make room) for ``seconds``; then the view's own
+        line again."""
+        self._held = text
+        self._hold.start(max(1, round(seconds * 1000)))
         self.caption.setLayoutDirection(text_direction(text))
         self.caption.setText(text)
         self.hints.setText("")
@@ -422,15 +445,8 @@ class Stage(QtWidgets.QWidget):
         """The room the body has for the view: the stage less its title, caption, strip and margins,
         as its layout gives them now."""
         s = self.sizes()
-        font = _font(s["caption"])
-        metrics = QtGui.QFontMetrics(font)
-        line = metrics.height()
         # One line, or as many as the scene's caption needs at the stage's width: never cut.
-        own = self._scene_caption()
-        room = self.width() - 2 * s["margin"] - 8
-        if own and metrics.horizontalAdvance(own) > room:
-            line = metrics.boundingRect(QtCore.QRect(0, 0, room, 10 * line), int(QtCore.Qt.TextWordWrap), own).height()
-        self.caption_row.setFixedHeight(line + 4)
+        self.caption_row.setFixedHeight(self._caption_height(self._scene_caption()) + 4)
         self.title.setFixedHeight(QtGui.QFontMetrics(_font(s["title"], True)).height() + 4)
         self.main_layout.activate()
         return self.body.size()

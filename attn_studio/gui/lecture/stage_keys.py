@@ -133,7 +133,6 @@ class StageKeys:
             said = "Not added: " + self.window.message_label.text()
             self.stage.say_for_now(said)
             self.stage.say(said)
-        QtCore.QTimer.singleShot(2000, self, self.render)
 
     # -- Shift+F5 -------------------------------------------------------------------------------
     def scene_action(self) -> QtGui.QAction:
