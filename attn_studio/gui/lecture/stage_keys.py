@@ -59,6 +59,7 @@ class StageKeys:
         elif mods & (QtCore.Qt.ControlModifier | QtCore.Qt.AltModifier):
             return False
         elif k in _BLANKS:
+            self._jump = None  # a jump typed half is forgotten: the lecturer turned to the room
             self.stage.cover(_BLANKS[k])
         elif k in (QtCore.Qt.Key_F1, QtCore.Qt.Key_Question):
             self.stage.show_keys(STAGE_KEYS)
