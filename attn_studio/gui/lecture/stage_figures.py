@@ -18,10 +18,11 @@ from .. import presentation
 from ..files import sheet as sheets
 from ..views.heatmap import label_colour_bar
 from .basics import ATTENTION, COMPARE, HEADS, MODEL, OUTPUTS, POSITIONS, _font
-from .stage import _AtZoom, _discard, token_window
+from .stage import _AtZoom, _discard, stage_zoom, token_window
 
 STAGE_DIGITS = 2  # the stage's precision until View → Precision on the stage says otherwise
 STAGE_DIGIT_CHOICES = (2, 4)
+LABEL_LEAST = 30 / 31  # the least size of a token label, of the stage's: 30 px at 720
 VALUE_LEAST = 24 / 26  # the least size of a cell value, of the stage's: 24 px at 720 (DISCAS' 3 % of the height)
 STAGE_LINE_SHARE = 0.8  # a value's font takes up to this much of its row's height (its digits have no descenders)
 WHOLE_FIRST_CELLS = 64 * 64  # a matrix up to this size is tried whole before it is windowed
@@ -163,12 +164,16 @@ class StageFigures:
     def _cells(self, tiles, s, digits: int, q: int, pin) -> dict:
         """The cell sizes the stage can choose from for ``tiles``: ``every`` (width for every cell's value),
         ``query`` (for the query row's and the pinned cell's values alone), ``roomy`` and ``tight`` (row
-        heights: the token labels' whole line, or their letters with values at the least size)."""
+        heights: the token labels' whole line, or the line of labels at their least size, 30 px at 720)."""
         label_px, value_px = s["label"], s["value"]
         least = math.ceil(value_px * VALUE_LEAST)  # 24 px at 720: cell values still read from the back row
         metrics = QtGui.QFontMetricsF(_font(least))
-        label_h = QtGui.QFontMetricsF(_font(label_px)).height()
-
+        # The token labels are drawn in the token font at the stage's zoom; they shrink (TokenAxis.fit) to
+        # the room between rows or columns, and no further than LABEL_LEAST of the stage's label size.
+        zoom = stage_zoom(label_px, self.stage.logicalDpiY() or 96)
+        token_px = presentation.BASE_TOKEN_PT * zoom * (self.stage.logicalDpiY() or 96) / 72.0
+        line = QtGui.QFontMetricsF(_font(round(token_px))).height()
+        shrink = min(1.0, math.ceil(label_px * LABEL_LEAST) / token_px)
         def width(values) -> float:
             finite = np.asarray(values, dtype=float)
             finite = finite[np.isfinite(finite)]
@@ -187,10 +192,10 @@ class StageFigures:
             if pin is not None and pin[0] < values.shape[0] and pin[1] < values.shape[1]:
                 mine.append(values[pin[0], pin[1]:pin[1] + 1])
         query = max((width(v) for v in mine), default=0.0)
-        labels = label_h / math.sin(math.radians(45)) + 2  # slanted key labels, a line apart
+        labels = (line / math.sin(math.radians(45)) - 0.5) * shrink + 1  # slanted key labels, a line apart
         return {"every": math.ceil(max(every, labels)), "query": math.ceil(max(query, labels)),
-                "roomy": math.ceil(max(label_h, value_px / STAGE_LINE_SHARE)),
-                "tight": math.ceil(max(label_px, least / STAGE_LINE_SHARE))}
+                "roomy": math.ceil(max(line, value_px / STAGE_LINE_SHARE)),
+                "tight": math.ceil(max((line - 0.5) * shrink + 1, least / STAGE_LINE_SHARE))}
 
     def _pin_of(self, tiles):
         """The pinned cell when it is a cell of the tiles' matrix (a scene's pin on another sentence is not)."""
