@@ -48,6 +48,7 @@ class Tile:
     selected_row: int | None = None  # a row outlined (the stage shows its query; a page figure none)
     values: bool = True  # each cell's value written in it (where it fits); False: the colours alone
     pin: tuple | None = None  # (row, column) of the whole matrix: a cell outlined (a scene's pinned cell)
+    title_line: bool = True  # the title drawn over the heatmap; False: the title kept, not drawn
     axis_titles: bool = True  # the axes' titles ("query", "key"); False: their room goes to the tokens
     query_numbers: bool = False  # values written in the selected row and the pinned cell only (the stage,
     # where numbers do not fit every cell: the others show their colour)
@@ -155,6 +156,8 @@ class FigureSheet(pg.GraphicsLayoutWidget):
         src = tile.source
         data = _windowed(src.data, tile.rows, tile.cols)
         hm = Heatmap(shown_title(tile), src._cmap_name)
+        if not tile.title_line:
+            hm.plot.setTitle(None)  # no title line (the stage says the tile's name in its own title)
         hm.max_image_side = None  # the page shows every cell, however many (the screen, block means)
         hm.set_colormap(src._cmap_name)
         hm.show_row_labels(rows_shown)
@@ -177,14 +180,14 @@ class FigureSheet(pg.GraphicsLayoutWidget):
             hm.set_written(written_cells(rows, cols, _row_in(tile, rows), pin))
         width, height = max(cols, 1) * cell[0], max(rows, 1) * cell[1]
         # The title is whole: the heatmap is at least as wide as it (less its row labels).
-        title_w = hm.plot.titleLabel.item.boundingRect().width()
+        title_w = hm.plot.titleLabel.item.boundingRect().width() if tile.title_line else 0.0
         width = max(width, title_w - hm.left_axis.minimumWidth() + 4)
         hm.plot.vb.setMinimumSize(width, height)
         hm.plot.vb.setMaximumSize(width, height)
         hm.bottom_axis.fit_spacing(cell[0])
         # The heatmap's own preferred size is a token 80 × 80 (the window's layouts share
         # space by stretch); on the page it is what its parts need.
-        title_h = hm.plot.titleLabel.effectiveSizeHint(QtCore.Qt.PreferredSize).height()
+        title_h = 0 if not tile.title_line else hm.plot.titleLabel.effectiveSizeHint(QtCore.Qt.PreferredSize).height()
         plot_w = hm.left_axis.minimumWidth() + width + 6
         plot_h = title_h + height + hm.bottom_axis.minimumHeight() + 6
         for set_size in (hm.plot.setMinimumSize, hm.plot.setPreferredSize, hm.plot.setMaximumSize):

@@ -410,8 +410,8 @@ class Present(StageKeys, StageFigures, LentViews, QtCore.QObject):
             self.render()
 
     def set_digits(self, digits: int) -> None:
-        """Draw the stage again at the precision setting (``presentation.set_digits``): its cells, as the
-        window's, write that many decimals (a cell grows for four; the token window narrows)."""
+        """The window's precision changed (``presentation.set_digits``): the stage is drawn again, its figures
+        still at the stage's own precision (``stage_digits``), a view it lends at the window's."""
         self._changed()
 
     def _show_view(self) -> None:

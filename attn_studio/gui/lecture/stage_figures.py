@@ -20,6 +20,7 @@ from ..views.heatmap import label_colour_bar
 from .basics import ATTENTION, COMPARE, HEADS, MODEL, OUTPUTS, POSITIONS, _font
 from .stage import _AtZoom, _discard, stage_zoom, token_window
 
+TITLES_NONE, TITLES_TILES, TITLES_ALL = 0, 1, 2  # a stage figure's titles (see StageFigures._build_sheet)
 STAGE_DIGITS = 2  # the stage's precision until View → Precision on the stage says otherwise
 STAGE_DIGIT_CHOICES = (2, 4)
 LABEL_LEAST = 30 / 31  # the least size of a token label, of the stage's: 30 px at 720
@@ -212,13 +213,14 @@ class StageFigures:
         return masked.shape[0] == masked.shape[1] and masked.shape[0] > 1 and bool(masked.any()) \
             and np.array_equal(masked, np.triu(np.ones(masked.shape, dtype=bool), 1))
 
-    def _build_sheet(self, tiles, cell, zoom, titles: bool = True) -> QtWidgets.QWidget:
-        """The page figure of ``tiles`` at the stage's size, in a holder of exactly its size; ``titles``
-        False: without the axes' titles ("query", "key"), whose room went to the tokens."""
+    def _build_sheet(self, tiles, cell, zoom, titles: int = TITLES_ALL) -> QtWidgets.QWidget:
+        """The page figure of ``tiles`` at the stage's size, in a holder of exactly its size; ``titles``:
+        TITLES_ALL, TITLES_TILES (without the axes' titles, "query" and "key", whose room went to the
+        tokens) or TITLES_NONE (nor the tile's title: the stage's title says it)."""
         digits = self.stage_digits()
         with _AtZoom(zoom):
-            if not titles:
-                tiles = [dataclasses.replace(t, axis_titles=False) for t in tiles]
+            if titles < TITLES_ALL:
+                tiles = [dataclasses.replace(t, axis_titles=False, title_line=titles != TITLES_NONE) for t in tiles]
             sheet = sheets.FigureSheet([sheets.Block(tiles)], cell=cell)
             for hm in sheet.heatmaps:
                 hm.set_digits(digits)
@@ -278,15 +280,19 @@ class StageFigures:
         heatmaps = last["holder"].sheet.heatmaps
         # A title that changed with the edit ("logits ÷ T = 1.05") is written again; one longer than the
         # one the figure was laid out for might not fit: then the figure is laid out again.
+        named = last["titles"] == TITLES_NONE  # the tile's name in the stage's title, not over the tile
         titles = [sheets.shown_title(t) for t in page_tiles]
-        if any(len(new) > len(hm.title) for new, hm in zip(titles, heatmaps)):
+        if not named and any(len(new) > len(hm.title) for new, hm in zip(titles, heatmaps)):
             return False
         # The numbers must still fit the cells they were laid out for (an edit can make them wider).
         cells = self._cells(page_tiles, self.stage.sizes(), self.stage_digits(), q, self._pin_of(page_tiles))
         if cells["query" if last["colour_only"] else "every"] > last["cell"][0]:
             return False
-        for hm, title in zip(heatmaps, titles):
-            hm.set_title(title)
+        if named:
+            self._name_in_title(page_tiles)
+        else:
+            for hm, title in zip(heatmaps, titles):
+                hm.set_title(title)
         pin = self._pin_of(page_tiles)
         for hm, tile, (r, c) in zip(heatmaps, page_tiles, windows):
             data = sheets._windowed(tile.source.data, r, c)
@@ -324,7 +330,7 @@ class StageFigures:
                                            else None, query_numbers=colour_only))
         return out
 
-    def _fit(self, tiles, cell, zoom, room, q, colour_only, fit_rows=None, fit_cols=None, titles=True):
+    def _fit(self, tiles, cell, zoom, room, q, colour_only, fit_rows=None, fit_cols=None, titles=TITLES_ALL):
         """The sheet of ``tiles`` with cells ``cell``, each tile cut to a window of its rows and columns
         around the query ``q`` (keeping the pinned cell and, causal, each row's own) small enough that the
         sheet fits ``room``; (sheet, rows, cols, n_rows, n_cols)."""
@@ -362,7 +368,8 @@ class StageFigures:
         n_rows, n_cols = tiles[0].source.data.values.shape
         pin = self._pin_of(tiles)
         cells = self._cells(tiles, s, self.stage_digits(), q, pin)
-        colour_only, height, titles = False, cells["roomy"], True
+        colour_only, height, titles = False, cells["roomy"], TITLES_ALL
+        least = TITLES_NONE if self._title_room(tiles) else TITLES_TILES
         guess = fit or (None, None)
         whole = [((0, t.source.data.values.shape[0]), (0, t.source.data.values.shape[1])) for t in tiles]
         if fit is None and n_rows * n_cols <= WHOLE_FIRST_CELLS:
@@ -380,8 +387,8 @@ class StageFigures:
                     colour_only = changed = True
                 elif over_h > 0 and height > cells["tight"]:
                     height, changed = cells["tight"], True
-                elif titles:
-                    titles, changed = False, True  # the axes' titles give their room to the tokens
+                elif titles > least:
+                    titles, changed = titles - 1, True  # the axes' titles, then the tile's, give their room
                 if not changed:
                     # Laid out whole, it tells how many rows and columns fit: the window starts there.
                     guess = (n_rows - max(0, math.ceil(over_h / height)) if over_h > 0 else n_rows,
@@ -395,6 +402,20 @@ class StageFigures:
                                                       *guess, titles=titles)
         return {"sheet": sheet, "rows": rows, "cols": cols, "n": (n_rows, n_cols), "cell": cell,
                 "colour_only": colour_only, "titles": titles}
+
+    def _title_room(self, tiles) -> bool:
+        """True when the stage's title has room for the name of ``tiles`` (one tile) after it: the tile's own
+        title line may then give its room to the tokens."""
+        if len(tiles) != 1:
+            return False
+        title = self.stage.title
+        text = f"{title.text()} · {sheets.shown_title(tiles[0]).split(':')[0]}"
+        room = self.stage.width() - 2 * self.stage.sizes()["margin"] - 8
+        return QtGui.QFontMetrics(title.font()).horizontalAdvance(text) <= room
+
+    def _name_in_title(self, tiles) -> None:
+        """The tile's name after the stage's title (its own title line gave its room to the tokens)."""
+        self.stage.title.setText(f"{self.stage.title.text()} · {sheets.shown_title(tiles[0]).split(':')[0]}")
 
     def _render_sheet(self, view: str, s: dict, zoom: float, tiles=None, centre: int | None = None,
                       title: str | None = None) -> None:
@@ -426,7 +447,7 @@ class StageFigures:
         if self._update_in_place(sig, all_tiles, q):
             # The caption again: a scene shown on the same figure brings its own line.
             notes = ([self._found()] if view == HEADS else []) + self._last_sheet["notes"]
-            stage.set_caption(" · ".join(n for n in notes if n) if any(notes) else self._hint(view))
+            self._say_notes(notes, view)
             return
         self._last_sheet = None
         stage.set_caption(" ")  # keeps its room while the body is measured
@@ -456,22 +477,24 @@ class StageFigures:
         first = (self.page // per_page) * per_page if per_page > 1 else self.page
         self.page = first // per_page if per_page > 1 else self.page
         page_tiles = all_tiles[first:first + per_page] if per_page > 1 else [all_tiles[self.page]]
-        colour_only = fitted["colour_only"]
+        colour_only, titles = fitted["colour_only"], fitted["titles"]
         if per_page > 1:
             _discard(probe)
             fitted = self._lay_out(page_tiles, s, zoom, room, q)
-            sheet, rows, cols, cell, colour_only = (fitted["sheet"], fitted["rows"], fitted["cols"], fitted["cell"],
-                                                    fitted["colour_only"])
+            sheet, rows, cols, cell, colour_only, titles = (fitted["sheet"], fitted["rows"], fitted["cols"],
+                                                            fitted["cell"], fitted["colour_only"], fitted["titles"])
             if sheet.width() > room.width() and len(page_tiles) > 1:
                 # The page's tiles together need a narrower window than one alone: one tile a page instead.
                 _discard(sheet)
                 per_page, self.pages, self.page = 1, len(all_tiles), self.page * per_page
                 page_tiles = [all_tiles[self.page]]
                 fitted = self._lay_out(page_tiles, s, zoom, room, q)
-                sheet, rows, cols, cell, colour_only = (fitted["sheet"], fitted["rows"], fitted["cols"],
-                                                        fitted["cell"], fitted["colour_only"])
+                sheet, rows, cols, cell, colour_only, titles = (fitted["sheet"], fitted["rows"], fitted["cols"],
+                                                                fitted["cell"], fitted["colour_only"], fitted["titles"])
         else:
             sheet = probe
+        if titles == TITLES_NONE:
+            self._name_in_title(page_tiles)
         self.sheet = sheet.sheet  # the figure itself (tests and the room read its heatmaps)
         stage.set_content(sheet)
         notes = []
@@ -484,10 +507,22 @@ class StageFigures:
         indices = list(range(first, first + len(page_tiles))) if per_page > 1 else [self.page]
         self._last_sheet = {"sig": sig, "cell": cell, "holder": sheet, "fit": sheet.fit, "page": indices,
                             "windows": self._windows(page_tiles, *sheet.fit, q), "notes": list(notes),
-                            "colour_only": colour_only, "zoom": zoom}
+                            "colour_only": colour_only, "zoom": zoom, "titles": titles}
         if view == HEADS:
             notes.insert(0, self._found())
+        self._say_notes(notes, view)
+
+    def _say_notes(self, notes: list, view: str) -> None:
+        """The figure's notes in the caption line; the windowed tokens' ranges, when the scene's own caption
+        leaves them no room there, after the stage's title where that has room."""
+        stage = self.stage
         stage.set_caption(" · ".join(n for n in notes if n) if any(notes) else self._hint(view))
+        ranges = next((n for n in notes if n.startswith("queries ")), None)
+        if ranges and ranges not in stage.caption.text():
+            text = f"{stage.title.text()} · {ranges}"
+            room = stage.width() - 2 * stage.sizes()["margin"] - 8
+            if QtGui.QFontMetrics(stage.title.font()).horizontalAdvance(text) <= room:
+                stage.title.setText(text)
 
     def _found(self) -> str:
         """The Head Lab's last find, in words: its three strongest heads ("find: 4.2 0.68, 6.12 0.68")."""
