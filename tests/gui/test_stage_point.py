@@ -209,3 +209,40 @@ def test_a_stored_stage_precision_that_makes_no_sense_is_ignored(stored):
     store.setValue("stageDigits", "4")
     store.sync()
     assert settings.load().stage_digits == 4
+
+
+@pytest.mark.parametrize("view", ["Heads → output", "Compare", "Positions"])
+def test_a_six_token_sentence_is_whole_on_every_heatmap_view_at_1024x768(window, view):
+    w = window
+    w.studio.update(sentence="the cat sat on the mat")
+    settle(w)
+    stage = w.present.enter(view, geometry=XGA)
+    settle(w)
+    tokens = list(w.studio.state.query_tokens)
+    assert len(tokens) == 6
+    for page in range(w.present.pages):
+        title = stage.findChild(QtWidgets.QLabel, "presentTitle").text()
+        assert "queries " not in caption(stage) + title and "columns " not in caption(stage) + title
+        for hm in w.present.sheet.heatmaps:
+            for labels in (list(hm.data.row_labels), list(hm.data.col_labels)):
+                if labels and set(labels) <= set(tokens):  # the sentence's side (W_O's are the model's)
+                    assert labels == tokens, (page, hm.title, labels)
+        QTest.keyClick(stage, QtCore.Qt.Key_Right)
+        settle(w)
+    w.present.leave()
+    settle(w)
+
+
+def test_token_windows_keep_the_query_the_pin_and_a_causal_row_s_own_cell():
+    from attn_studio.gui.lecture.stage_figures import token_windows
+
+    # The it → animal cell: query 10, key 2 of 16; six rows and eight keys fit.
+    rows, cols = token_windows(16, 16, 6, 8, 10, pin=(10, 2))
+    assert rows[0] <= 10 < rows[1] and cols[0] <= 2 < cols[1] and rows[1] - rows[0] == 6 and cols[1] - cols[0] == 8
+    # Causal: every shown row's own key is shown, with fewer rows where the keys cannot hold them.
+    for q in range(11):
+        rows, cols = token_windows(11, 11, 6, 4, q, causal=True)
+        assert rows[0] <= q < rows[1]
+        assert all(cols[0] <= r < cols[1] for r in range(*rows)), (q, rows, cols)
+    rows, cols = token_windows(11, 11, 6, 11, 0, pin=(0, 0), causal=True)
+    assert rows == (0, 6) and cols[0] == 0
