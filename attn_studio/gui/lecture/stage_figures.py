@@ -64,7 +64,11 @@ def token_windows(n_rows: int, n_cols: int, fit_rows: int, fit_cols: int, q: int
         start = max(0, min(lo, hi - fit_cols))
         stop = min(n_cols, start + fit_cols)
         return rows, (max(0, stop - fit_cols), stop)
-    centre = pin_k if pin_k is not None else (q if n_rows == n_cols else 0)
+    # Around the query's own key (self-attention), holding the pinned key too; around the pinned key
+    # where both cannot be held.
+    centre = q if n_rows == n_cols else 0
+    if pin_k is not None and abs(centre - pin_k) + 1 > fit_cols:
+        centre = pin_k
     return rows, window_keeping(n_cols, fit_cols, centre, [pin_k])
 
 
