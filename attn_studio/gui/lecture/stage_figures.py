@@ -19,6 +19,7 @@ from ..files import sheet as sheets
 from ..views.heatmap import label_colour_bar
 from .basics import ATTENTION, COMPARE, HEADS, MODEL, OUTPUTS, POSITIONS, _font
 from .stage import _AtZoom, _discard, stage_zoom, token_window
+from .stage_windows import token_windows, window_keeping, window_note  # noqa: F401 (importable from here)
 
 TITLES_NONE, TITLES_TILES, TITLES_ALL = 0, 1, 2  # a stage figure's titles (see StageFigures._build_sheet)
 STAGE_DIGITS = 2  # the stage's precision until View → Precision on the stage says otherwise
@@ -27,56 +28,6 @@ LABEL_LEAST = 30 / 31  # the least size of a token label, of the stage's: 30 px 
 VALUE_LEAST = 24 / 26  # the least size of a cell value, of the stage's: 24 px at 720 (DISCAS' 3 % of the height)
 STAGE_LINE_SHARE = 0.8  # a value's font takes up to this much of its row's height (its digits have no descenders)
 WHOLE_FIRST_CELLS = 64 * 64  # a matrix up to this size is tried whole before it is windowed
-
-
-def window_keeping(n: int, fit: int, centre: int, keep=()) -> tuple[int, int]:
-    """(start, stop) of ``fit`` consecutive tokens of ``n`` around ``centre`` that hold every index of
-    ``keep`` they can (the nearest to ``centre`` first, when they cannot all be held)."""
-    fit = max(1, min(int(fit), n))
-    centre = min(max(int(centre), 0), n - 1)
-    start, _ = token_window(n, fit, centre)
-    lo, hi = centre, centre + 1
-    for k in sorted({k for k in keep if k is not None and 0 <= k < n}, key=lambda k: abs(k - centre)):
-        if max(hi, k + 1) - min(lo, k) <= fit:
-            lo, hi = min(lo, k), max(hi, k + 1)
-    start = min(max(start, hi - fit), lo)
-    start = min(max(start, 0), n - fit)
-    return start, start + fit
-
-
-def token_windows(n_rows: int, n_cols: int, fit_rows: int, fit_cols: int, q: int, pin=None,
-                  causal: bool = False) -> tuple[tuple[int, int], tuple[int, int]]:
-    """((rows), (cols)) windows of at most ``fit_rows`` queries and ``fit_cols`` keys: the query ``q``
-    among the rows, the pinned cell ``pin`` (query, key) in view, and with a causal mask each shown row's
-    own cell (the diagonal) too (fewer rows where the keys cannot hold them all)."""
-    fit_rows, fit_cols = max(1, min(fit_rows, n_rows)), max(1, min(fit_cols, n_cols))
-    pin_q, pin_k = pin if pin is not None else (None, None)
-    rows = window_keeping(n_rows, fit_rows, q, [pin_q])
-    if causal and n_rows == n_cols:
-        while True:
-            # Keys after the last shown row are masked in every shown row: the keys end at it.
-            lo = min(rows[0], pin_k) if pin_k is not None else rows[0]
-            hi = max(rows[1], pin_k + 1) if pin_k is not None else rows[1]
-            if hi - lo <= fit_cols or fit_rows == 1:
-                break
-            fit_rows -= 1
-            rows = window_keeping(n_rows, fit_rows, q, [pin_q])
-        start = max(0, min(lo, hi - fit_cols))
-        stop = min(n_cols, start + fit_cols)
-        return rows, (max(0, stop - fit_cols), stop)
-    # Around the query's own key (self-attention), holding the pinned key too; around the pinned key
-    # where both cannot be held.
-    centre = q if n_rows == n_cols else 0
-    if pin_k is not None and abs(centre - pin_k) + 1 > fit_cols:
-        centre = pin_k
-    return rows, window_keeping(n_cols, fit_cols, centre, [pin_k])
-
-
-def window_note(rows, cols, n_rows: int, n_cols: int) -> str:
-    """The caption's words for windowed tokens: both ranges ("queries 8–13, keys 1–16 of 16")."""
-    if n_rows == n_cols:
-        return f"queries {rows[0] + 1}–{rows[1]}, keys {cols[0] + 1}–{cols[1]} of {n_rows}"
-    return f"queries {rows[0] + 1}–{rows[1]} of {n_rows}, columns {cols[0] + 1}–{cols[1]} of {n_cols}"
 
 
 class StageFigures:
@@ -349,7 +300,8 @@ class StageFigures:
             below = 0.71 * (widest(list(data.col_labels)) + metrics.height()) + 2.8 * metrics.height() + 24
             beside = widest(list(data.row_labels)) + 1.4 * metrics.height() + 4 * metrics.height() + 24
             fit_rows = fit_rows or max(1, min(n_rows, int((room.height() - below) // cell[1])))
-            fit_cols = fit_cols or max(1, min(n_cols, int((room.width() - beside * len(tiles)) // (cell[0] * len(tiles)))))
+            across = (room.width() - beside * len(tiles)) // (cell[0] * len(tiles))
+            fit_cols = fit_cols or max(1, min(n_cols, int(across)))
         for attempt in range(10):
             windows = self._tile_windows(tiles, fit_rows, fit_cols, q)
             rows, cols = windows[0]

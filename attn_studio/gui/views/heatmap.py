@@ -134,7 +134,8 @@ def label_colour_bar(bar, levels=None) -> None:
     if axis.style.get("hideOverlappingLabels") != half_line:
         axis.setStyle(hideOverlappingLabels=half_line)
     widest = max(metrics.horizontalAdvance(text) for _, text in ticks)
-    width = math.ceil(widest + max(axis.style.get("tickLength", 5), 0) + axis.style.get("tickTextOffset", [5, 2])[0] + 6)
+    offset = axis.style.get("tickTextOffset", [5, 2])[0]
+    width = math.ceil(widest + max(axis.style.get("tickLength", 5), 0) + offset + 6)
     if axis.width() != width:
         axis.setWidth(width)
     axis.picture = None
