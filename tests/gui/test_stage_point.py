@@ -245,3 +245,29 @@ def test_token_windows_keep_the_query_the_pin_and_a_causal_row_s_own_cell():
         assert all(cols[0] <= r < cols[1] for r in range(*rows)), (q, rows, cols)
     rows, cols = token_windows(11, 11, 6, 11, 0, pin=(0, 0), causal=True)
     assert rows == (0, 6) and cols[0] == 0
+
+
+def test_colour_only_cells_write_the_query_row_and_the_pinned_cell_alone(window):
+    """Where numbers do not fit every cell the stage writes the query row's and the pinned cell's only."""
+    from attn_studio.gui.files import sheet as sheets
+
+    w = window
+    w.studio.update(sentence="the cat sat on the mat")
+    settle(w)
+    source = w.heatmap_view.stages["weights"]
+    w.render_view(w.heatmap_view)
+    figure = sheets.FigureSheet([sheets.Block([sheets.Tile(source, selected_row=3, pin=(0, 2),
+                                                           query_numbers=True)])], cell=(70, 40))
+    figure.lay_out()
+    hm = figure.heatmaps[0]
+    assert hm.overlay.pinned == (0, 2)
+    values = hm.data.values
+    expected = {hm.overlay.cell_text(3, j) for j in range(6)} | {hm.overlay.cell_text(0, 2)}
+    drawn = [t for t, _ in drawn_texts(figure) if re.fullmatch(r"\d\.\d+", t)]
+    assert drawn and set(drawn) <= expected
+    assert len(drawn) == 7  # six in the query row, one pinned
+    everything = sheets.FigureSheet([sheets.Block([sheets.Tile(source, selected_row=3)])], cell=(70, 40))
+    everything.lay_out()
+    assert len([t for t, _ in drawn_texts(everything) if re.fullmatch(r"\d\.\d+", t)]) == values.size
+    for sheet in (figure, everything):
+        sheets.discard(sheet)
