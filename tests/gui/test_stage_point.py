@@ -182,6 +182,13 @@ def test_the_stage_keeps_its_own_precision(window, qtbot, tmp_path):
     table = w.present.steps_table
     texts = " ".join(table.item(r, 0).text() for r in range(table.rowCount()))
     assert re.search(r"\d\.\d{4}", texts), texts
+    # ... and its explanation under the table (the scaling step quotes √d_k).
+    decimals = set()
+    for _ in range(len(w.pipeline_view.steps)):
+        decimals |= {len(m) for m in re.findall(r"\d\.(\d+)", w.present.steps_explanation.text())}
+        QTest.keyClick(stage, QtCore.Qt.Key_Right)
+        settle(w)
+    assert decimals == {4}, decimals
     # Kept between runs with the window's settings.
     w.save_settings()
     assert settings.load().stage_digits == 4

@@ -7,6 +7,7 @@ the step view one step at a time. A mixin of :class:`~.present.Present` (its ``s
 from __future__ import annotations
 
 import dataclasses
+import html
 import math
 
 import numpy as np
@@ -570,8 +571,11 @@ class StageFigures:
         explanation.setTextFormat(QtCore.Qt.RichText)
         explanation.setWordWrap(True)
         explanation.setFont(_font(s["caption"]))
-        text = pipe.explanation.text()
-        explanation.setText(text.split("</b> — ", 1)[1] if "</b> — " in text else text)
+        if step is not None:  # its numbers at the stage's precision too
+            explanation.setText(html.escape(step.explanation))
+        else:
+            text = pipe.explanation.text()
+            explanation.setText(text.split("</b> — ", 1)[1] if "</b> — " in text else text)
         explanation_h = explanation.heightForWidth(room.width() - 8) if explanation.text() else 0
         room = QtCore.QSize(room.width(), max(room.height() - explanation_h - 12, 60))
         value_metrics = QtGui.QFontMetrics(value_font)
