@@ -52,6 +52,7 @@ class Preferences:
     window_state: QtCore.QByteArray | None = None
     recent_files: list[str] = field(default_factory=list)
     digits: int | None = None  # the precision setting (None: each view's own)
+    stage_digits: int = 2  # the stage's precision (View → Precision on the stage), apart from the window's
 
 
 def _fallback(key: str, value, default):
@@ -87,6 +88,17 @@ def _digits(store) -> int | None:
     except (TypeError, ValueError):
         return _fallback("digits", value, None)
     return digits if digits in (2, 4) else _fallback("digits", value, None)
+
+
+def _stage_digits(store) -> int:
+    value = store.value("stageDigits")
+    if value is None:
+        return 2
+    try:
+        digits = int(value)
+    except (TypeError, ValueError):
+        return _fallback("stageDigits", value, 2)
+    return digits if digits in (2, 4) else _fallback("stageDigits", value, 2)
 
 
 def _layout(store, key: str) -> QtCore.QByteArray | None:
@@ -132,6 +144,7 @@ def load(store=None) -> Preferences:
         window_state=_layout(store, "windowState"),
         recent_files=read_recent(store),
         digits=_digits(store),
+        stage_digits=_stage_digits(store),
     )
 
 
@@ -145,4 +158,7 @@ def save(window, store=None) -> None:
     store.setValue("colormap", presentation.STYLE.weights_cmap)
     if window.lecture.digits is not None:
         store.setValue("digits", window.lecture.digits)
+    present = getattr(window, "present", None)
+    if present is not None:
+        store.setValue("stageDigits", present.stage_digits_setting)
     store.sync()

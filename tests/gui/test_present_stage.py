@@ -108,7 +108,7 @@ def test_a_long_sentence_is_windowed_around_the_query_never_shrunk(window):
     w.studio.select(query=14)
     stage = present(w, "Attention")
     caption = stage.findChild(QtWidgets.QLabel, "presentCaption").text()
-    assert re.search(r"queries \d+–\d+ of 20", caption)
+    assert re.search(r"queries \d+–\d+, keys \d+–\d+ of 20", caption)  # both ranges said
     hm = w.present.sheet.heatmaps[0]
     assert "fifteen" in hm.data.row_labels and len(hm.data.row_labels) < 20
     _, labels, _ = sizes(stage, set(w.studio.state.query_tokens))

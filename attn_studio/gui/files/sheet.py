@@ -23,7 +23,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from .. import presentation
 from ..qt.pg import pg
-from ..views.heatmap import SHOWN_MARK, TEXT_PX, Heatmap, format_value
+from ..views.heatmap import SHOWN_MARK, TEXT_PX, Heatmap, format_value, label_colour_bar
 from ..widgets import discard
 
 SLIDE = 16 / 9
@@ -47,6 +47,11 @@ class Tile:
     cols: tuple | None = None  # (start, stop): only these columns
     selected_row: int | None = None  # a row outlined (the stage shows its query; a page figure none)
     values: bool = True  # each cell's value written in it (where it fits); False: the colours alone
+    pin: tuple | None = None  # (row, column) of the whole matrix: a cell outlined (a scene's pinned cell)
+    title_line: bool = True  # the title drawn over the heatmap; False: the title kept, not drawn
+    axis_titles: bool = True  # the axes' titles ("query", "key"); False: their room goes to the tokens
+    query_numbers: bool = False  # values written in the selected row and the pinned cell only (the stage,
+    # where numbers do not fit every cell: the others show their colour)
 
 
 @dataclass
@@ -151,6 +156,8 @@ class FigureSheet(pg.GraphicsLayoutWidget):
         src = tile.source
         data = _windowed(src.data, tile.rows, tile.cols)
         hm = Heatmap(shown_title(tile), src._cmap_name)
+        if not tile.title_line:
+            hm.plot.setTitle(None)  # no title line (the stage says the tile's name in its own title)
         hm.max_image_side = None  # the page shows every cell, however many (the screen, block means)
         hm.set_colormap(src._cmap_name)
         hm.show_row_labels(rows_shown)
@@ -159,21 +166,28 @@ class FigureSheet(pg.GraphicsLayoutWidget):
         rows_title = src.left_axis.labelText or "query"
         cols_title = src.bottom_axis.labelText or "key"
         hm.set_axis_titles(rows_title, cols_title if cols_shown else "")
+        if not tile.axis_titles:
+            hm.show_row_title(False)
+            hm.bottom_axis.showLabel(False)
         hm.set_data(data.values, masked=data.masked, row_labels=list(data.row_labels),
                     col_labels=list(data.col_labels) if cols_shown else [""] * data.values.shape[1],
                     levels=tuple(src.levels),
                     selected_row=_row_in(tile, data.values.shape[0]))
         rows, cols = data.values.shape
+        pin = _pin_in(tile, rows, cols)
+        hm.set_pinned(pin)
+        if tile.query_numbers:
+            hm.set_written(written_cells(rows, cols, _row_in(tile, rows), pin))
         width, height = max(cols, 1) * cell[0], max(rows, 1) * cell[1]
         # The title is whole: the heatmap is at least as wide as it (less its row labels).
-        title_w = hm.plot.titleLabel.item.boundingRect().width()
+        title_w = hm.plot.titleLabel.item.boundingRect().width() if tile.title_line else 0.0
         width = max(width, title_w - hm.left_axis.minimumWidth() + 4)
         hm.plot.vb.setMinimumSize(width, height)
         hm.plot.vb.setMaximumSize(width, height)
         hm.bottom_axis.fit_spacing(cell[0])
         # The heatmap's own preferred size is a token 80 × 80 (the window's layouts share
         # space by stretch); on the page it is what its parts need.
-        title_h = hm.plot.titleLabel.effectiveSizeHint(QtCore.Qt.PreferredSize).height()
+        title_h = 0 if not tile.title_line else hm.plot.titleLabel.effectiveSizeHint(QtCore.Qt.PreferredSize).height()
         plot_w = hm.left_axis.minimumWidth() + width + 6
         plot_h = title_h + height + hm.bottom_axis.minimumHeight() + 6
         for set_size in (hm.plot.setMinimumSize, hm.plot.setPreferredSize, hm.plot.setMaximumSize):
@@ -188,6 +202,7 @@ class FigureSheet(pg.GraphicsLayoutWidget):
 
     def _bar(self, hm: Heatmap):
         bar = pg.ColorBarItem(values=tuple(hm.levels), colorMap=hm.colormap, interactive=False, width=BAR_WIDTH)
+        label_colour_bar(bar)  # both ends, and 0 when it lies inside
         hm.bar = bar
         self.bars.append(bar)
         return bar
@@ -222,6 +237,26 @@ def _row_in(tile: Tile, rows: int) -> int | None:
         return None
     row = tile.selected_row - (tile.rows[0] if tile.rows else 0)
     return row if 0 <= row < rows else None
+
+
+def _pin_in(tile: Tile, rows: int, cols: int) -> tuple[int, int] | None:
+    """The tile's pinned cell counted within its windows of rows and columns, None when outside them."""
+    if tile.pin is None:
+        return None
+    i = tile.pin[0] - (tile.rows[0] if tile.rows else 0)
+    j = tile.pin[1] - (tile.cols[0] if tile.cols else 0)
+    return (i, j) if 0 <= i < rows and 0 <= j < cols else None
+
+
+def written_cells(rows: int, cols: int, row: int | None, pin: tuple | None) -> np.ndarray:
+    """The cells whose values are written where numbers do not fit every cell: row ``row`` (the query's)
+    and cell ``pin``."""
+    cells = np.zeros((rows, cols), dtype=bool)
+    if row is not None and 0 <= row < rows:
+        cells[row] = True
+    if pin is not None and 0 <= pin[0] < rows and 0 <= pin[1] < cols:
+        cells[pin] = True
+    return cells
 
 
 def _windowed(data, rows: tuple | None, cols: tuple | None):

@@ -34,7 +34,7 @@ from .basics import (
 )
 from .stage import Stage, stage_zoom
 from .stage import stage_sizes, token_window  # noqa: F401 (the stage's sizes and windows: importable from here)
-from .stage_figures import StageFigures
+from .stage_figures import STAGE_DIGITS, StageFigures
 from .stage_keys import StageKeys
 
 
@@ -63,6 +63,8 @@ class Present(StageKeys, StageFigures, LentViews, QtCore.QObject):
         self.deferred = False  # a scene is being applied: the stage is drawn once, when it is shown
         self._last_sheet: dict | None = None  # the figure on the stage and what it was built for
         self.centre = 0  # the middle of a training heatmap's window of tokens (↑ ↓ move it)
+        self.stage_digits_setting = STAGE_DIGITS  # View → Precision on the stage (a scene may keep its own)
+        self.stage_precision_menu = self._stage_precision_menu()
         self.action = QtGui.QAction("&Present", window)
         self.action.setObjectName("presentAction")
         self.action.setCheckable(True)
@@ -408,8 +410,8 @@ class Present(StageKeys, StageFigures, LentViews, QtCore.QObject):
             self.render()
 
     def set_digits(self, digits: int) -> None:
-        """Draw the stage again at the precision setting (``presentation.set_digits``): its cells, as the
-        window's, write that many decimals (a cell grows for four; the token window narrows)."""
+        """The window's precision changed (``presentation.set_digits``): the stage is drawn again, its figures
+        still at the stage's own precision (``stage_digits``), a view it lends at the window's."""
         self._changed()
 
     def _show_view(self) -> None:

@@ -6,15 +6,29 @@ the step view one step at a time. A mixin of :class:`~.present.Present` (its ``s
 
 from __future__ import annotations
 
+import dataclasses
+import html
 import math
 
+import numpy as np
 import shiboken6
 from PySide6 import QtCore, QtGui, QtWidgets
 
+from ... import explain
 from .. import presentation
 from ..files import sheet as sheets
+from ..views.heatmap import label_colour_bar
 from .basics import ATTENTION, COMPARE, HEADS, MODEL, OUTPUTS, POSITIONS, _font
-from .stage import _AtZoom, _discard, token_window
+from .stage import _AtZoom, _discard, stage_zoom, token_window
+from .stage_windows import token_windows, window_keeping, window_note  # noqa: F401 (importable from here)
+
+TITLES_NONE, TITLES_TILES, TITLES_ALL = 0, 1, 2  # a stage figure's titles (see StageFigures._build_sheet)
+STAGE_DIGITS = 2  # the stage's precision until View → Precision on the stage says otherwise
+STAGE_DIGIT_CHOICES = (2, 4)
+LABEL_LEAST = 30 / 31  # the least size of a token label, of the stage's: 30 px at 720
+VALUE_LEAST = 24 / 26  # the least size of a cell value, of the stage's: 24 px at 720 (DISCAS' 3 % of the height)
+STAGE_LINE_SHARE = 0.8  # a value's font takes up to this much of its row's height (its digits have no descenders)
+WHOLE_FIRST_CELLS = 64 * 64  # a matrix up to this size is tried whole before it is windowed
 
 
 class StageFigures:
@@ -58,33 +72,121 @@ class StageFigures:
                     for i, hm in enumerate(hv.head_maps[: max(hv.heads_shown, 1)])]
         return []
 
-    def _cell(self, tiles, s) -> tuple[float, float]:
-        font = _font(s["value"])
-        metrics = QtGui.QFontMetricsF(font)
-        import numpy as np
-        widest = 2.0
-        for tile in tiles:
-            data = tile.source.data
-            if data is None:
-                continue
-            finite = data.values[np.isfinite(data.values)]
-            for v in (finite.min(), finite.max()) if finite.size else ():
-                widest = max(widest, metrics.horizontalAdvance(sheets.format_value(v, presentation.digits())))
-        label_h = QtGui.QFontMetricsF(_font(s["label"])).height()
-        height = max(s["value"] / 0.6, label_h * 1.08)
-        width = max(widest + 0.2 * s["value"] + 6, label_h / math.sin(math.radians(45)) + 2)
-        return math.ceil(width), math.ceil(height)
+    # -- the stage's precision and pinned cell -------------------------------------------------
+    def stage_digits(self) -> int:
+        """The decimals every number on the stage is written with: the scene's own ("digits" of its
+        selection) while its view is on the stage, else View → Precision on the stage (2 by default),
+        whatever the window's precision."""
+        scene = self.current_scene()
+        if scene is not None and scene.view == self.view and scene.selection.get("digits") in STAGE_DIGIT_CHOICES:
+            return int(scene.selection["digits"])
+        return self.stage_digits_setting
 
-    def _build_sheet(self, tiles, cell, zoom) -> QtWidgets.QWidget:
-        """The page figure of ``tiles`` at the stage's size, in a holder of exactly its size."""
+    def set_stage_digits(self, digits: int | None) -> None:
+        """View → Precision on the stage: ``digits`` decimals (2 or 4; None keeps the present one)."""
+        if digits is not None:
+            if digits not in STAGE_DIGIT_CHOICES:
+                raise ValueError(f"precision on the stage must be one of {STAGE_DIGIT_CHOICES} decimals, got {digits}")
+            self.stage_digits_setting = int(digits)
+        for action in self.stage_precision_actions.actions():
+            action.setChecked(action.data() == self.stage_digits_setting)
+        if self.stage is not None:
+            self._last_sheet = None
+            self.render()
+
+    def _stage_precision_menu(self) -> QtWidgets.QMenu:
+        """View → Precision on the stage (2 / 4 decimals), apart from the window's View → Precision."""
+        menu = QtWidgets.QMenu("Precision on the &stage", self.window)
+        menu.setObjectName("stagePrecisionMenu")
+        self.stage_precision_actions = QtGui.QActionGroup(menu)
+        for digits in STAGE_DIGIT_CHOICES:
+            action = self.stage_precision_actions.addAction(f"{digits} decimals")
+            action.setObjectName(f"stagePrecision{digits}Action")
+            action.setCheckable(True)
+            action.setData(digits)
+            action.setChecked(digits == self.stage_digits_setting)
+            action.triggered.connect(lambda checked=False, d=digits: self.set_stage_digits(d))
+            menu.addAction(action)
+        return menu
+
+    def pinned_cell(self) -> tuple[int, int] | None:
+        """The cell (query, key) the stage keeps in view and outlines: the current scene's pin while that
+        scene's view is on the stage, else None."""
+        scene = self.current_scene()
+        if scene is not None and scene.view == self.view:
+            return scene.pin
+        return None
+
+    # -- fitting the tokens: the precision, then colour-only cells, then a window of tokens --------
+    def _cells(self, tiles, s, digits: int, q: int, pin) -> dict:
+        """The cell sizes the stage can choose from for ``tiles``: ``every`` (width for every cell's value),
+        ``query`` (for the query row's and the pinned cell's values alone), ``roomy`` and ``tight`` (row
+        heights: the token labels' whole line, or the line of labels at their least size, 30 px at 720)."""
+        label_px, value_px = s["label"], s["value"]
+        least = math.ceil(value_px * VALUE_LEAST)  # 24 px at 720: cell values still read from the back row
+        metrics = QtGui.QFontMetricsF(_font(least))
+        # The token labels are drawn in the token font at the stage's zoom; they shrink (TokenAxis.fit) to
+        # the room between rows or columns, and no further than LABEL_LEAST of the stage's label size.
+        zoom = stage_zoom(label_px, self.stage.logicalDpiY() or 96)
+        token_px = presentation.BASE_TOKEN_PT * zoom * (self.stage.logicalDpiY() or 96) / 72.0
+        line = QtGui.QFontMetricsF(_font(round(token_px))).height()
+        shrink = min(1.0, math.ceil(label_px * LABEL_LEAST) / token_px)
+        def width(values) -> float:
+            finite = np.asarray(values, dtype=float)
+            finite = finite[np.isfinite(finite)]
+            if not finite.size:
+                return 0.0
+            texts = [sheets.format_value(v, digits) for v in (finite.min(), finite.max())]
+            # The overlay writes a value of ``px`` in a cell (px × (its width in ems + 0.15) + 3) wide.
+            return max(metrics.horizontalAdvance(t) for t in texts) + 0.15 * least + 3.5
+
+        every = max((width(t.source.data.values) for t in tiles), default=0.0)
+        mine = []
+        for t in tiles:
+            values = t.source.data.values
+            if 0 <= q < values.shape[0]:
+                mine.append(values[q])
+            if pin is not None and pin[0] < values.shape[0] and pin[1] < values.shape[1]:
+                mine.append(values[pin[0], pin[1]:pin[1] + 1])
+        query = max((width(v) for v in mine), default=0.0)
+        labels = (line / math.sin(math.radians(45)) - 0.5) * shrink + 1  # slanted key labels, a line apart
+        return {"every": math.ceil(max(every, labels)), "query": math.ceil(max(query, labels)),
+                "roomy": math.ceil(max(line, value_px / STAGE_LINE_SHARE)),
+                "tight": math.ceil(max((line - 0.5) * shrink + 1, least / STAGE_LINE_SHARE))}
+
+    def _pin_of(self, tiles):
+        """The pinned cell when it is a cell of the tiles' matrix (a scene's pin on another sentence is not)."""
+        pin = self.pinned_cell()
+        if pin is None or not tiles:
+            return None
+        n_rows, n_cols = tiles[0].source.data.values.shape
+        return tuple(pin) if 0 <= pin[0] < n_rows and 0 <= pin[1] < n_cols else None
+
+    @staticmethod
+    def _causal(tiles) -> bool:
+        """True when the tiles' matrix is a causal one: square, every key after the query masked."""
+        masked = tiles[0].source.data.masked
+        return masked.shape[0] == masked.shape[1] and masked.shape[0] > 1 and bool(masked.any()) \
+            and np.array_equal(masked, np.triu(np.ones(masked.shape, dtype=bool), 1))
+
+    def _build_sheet(self, tiles, cell, zoom, titles: int = TITLES_ALL) -> QtWidgets.QWidget:
+        """The page figure of ``tiles`` at the stage's size, in a holder of exactly its size; ``titles``:
+        TITLES_ALL, TITLES_TILES (without the axes' titles, "query" and "key", whose room went to the
+        tokens) or TITLES_NONE (nor the tile's title: the stage's title says it)."""
+        digits = self.stage_digits()
         with _AtZoom(zoom):
+            if titles < TITLES_ALL:
+                tiles = [dataclasses.replace(t, axis_titles=False, title_line=titles != TITLES_NONE) for t in tiles]
             sheet = sheets.FigureSheet([sheets.Block(tiles)], cell=cell)
             for hm in sheet.heatmaps:
-                hm.set_digits(presentation.digits())
+                hm.set_digits(digits)
+                hm.overlay.line_share = STAGE_LINE_SHARE
             holder = QtWidgets.QWidget()
             QtWidgets.QVBoxLayout(holder).setContentsMargins(0, 0, 0, 0)
             holder.layout().addWidget(sheet)
             presentation.restyle(holder)  # plots restyle only below their root: the holder is it
+            for bar in sheet.bars:
+                label_colour_bar(bar)  # its labels' room at the stage's text size
         # Labels drawn afresh, not from a pixmap made at another screen's scale: text stays text
         # (a recording or a screen reader of the stage sees words) and sharp on every projector.
         for item in sheet.scene().items():
@@ -106,17 +208,19 @@ class StageFigures:
         holder.sheet = sheet
         return holder
 
-    @staticmethod
-    def _windows(tiles, fit_rows: int, fit_cols: int, q: int) -> list[tuple]:
-        """Each tile's (rows, cols) window for ``fit_rows`` × ``fit_cols`` around the query ``q``."""
+    def _tile_windows(self, tiles, fit_rows: int, fit_cols: int, q: int) -> list[tuple]:
+        """Each tile's (rows, cols) window for ``fit_rows`` × ``fit_cols`` around the query ``q``, keeping
+        the pinned cell and (causal) each shown row's own cell in view."""
         n_rows, n_cols = tiles[0].source.data.values.shape
+        rows, cols = token_windows(n_rows, n_cols, fit_rows, fit_cols, q, self._pin_of(tiles), self._causal(tiles))
         out = []
         for t in tiles:
             r_n, c_n = t.source.data.values.shape
-            r = token_window(r_n, fit_rows, q) if r_n == n_rows else (0, r_n)
-            c = token_window(c_n, fit_cols, q if c_n == n_rows else 0) if c_n == n_cols else (0, c_n)
-            out.append((r, c))
+            out.append((rows if r_n == n_rows else (0, r_n), cols if c_n == n_cols else (0, c_n)))
         return out
+
+    def _windows(self, tiles, fit_rows: int, fit_cols: int, q: int) -> list[tuple]:
+        return self._tile_windows(tiles, fit_rows, fit_cols, q)
 
     def _update_in_place(self, sig, all_tiles, q) -> bool:
         """The same figure with new numbers (an edit that keeps the tokens, shapes and titles): its
@@ -132,58 +236,80 @@ class StageFigures:
         heatmaps = last["holder"].sheet.heatmaps
         # A title that changed with the edit ("logits ÷ T = 1.05") is written again; one longer than the
         # one the figure was laid out for might not fit: then the figure is laid out again.
+        named = last["titles"] == TITLES_NONE  # the tile's name in the stage's title, not over the tile
         titles = [sheets.shown_title(t) for t in page_tiles]
-        if any(len(new) > len(hm.title) for new, hm in zip(titles, heatmaps)):
+        if not named and any(len(new) > len(hm.title) for new, hm in zip(titles, heatmaps)):
             return False
-        for hm, title in zip(heatmaps, titles):
-            hm.set_title(title)
+        # The numbers must still fit the cells they were laid out for (an edit can make them wider).
+        cells = self._cells(page_tiles, self.stage.sizes(), self.stage_digits(), q, self._pin_of(page_tiles))
+        if cells["query" if last["colour_only"] else "every"] > last["cell"][0]:
+            return False
+        if named:
+            self._name_in_title(page_tiles)
+        else:
+            for hm, title in zip(heatmaps, titles):
+                hm.set_title(title)
+        pin = self._pin_of(page_tiles)
         for hm, tile, (r, c) in zip(heatmaps, page_tiles, windows):
             data = sheets._windowed(tile.source.data, r, c)
             row = tile.selected_row - r[0] if tile.selected_row is not None else None
+            row = row if row is not None and 0 <= row < data.values.shape[0] else None
             hm.set_data(data.values, masked=data.masked, row_labels=list(data.row_labels),
-                        col_labels=list(data.col_labels), levels=tuple(tile.source.levels),
-                        selected_row=row if row is not None and 0 <= row < data.values.shape[0] else None)
+                        col_labels=list(data.col_labels), levels=tuple(tile.source.levels), selected_row=row)
+            shown = sheets._pin_in(sheets.Tile(tile.source, rows=r, cols=c, pin=pin), *data.values.shape)
+            hm.set_pinned(shown)
+            if last["colour_only"]:
+                hm.set_written(sheets.written_cells(*data.values.shape, row, shown))
             if hm.bar is not None and tuple(hm.bar.levels()) != tuple(tile.source.levels):
                 hm.bar.setLevels(values=tuple(tile.source.levels))
+                with _AtZoom(last["zoom"]):
+                    label_colour_bar(hm.bar)
         return True
 
-    def _signature(self, view, all_tiles, cell, zoom) -> tuple:
+    def _signature(self, view, all_tiles, zoom) -> tuple:
         stage = self.stage
-        return (view, self.page, stage.size().toTuple(), stage.strip.isVisible(), cell, round(zoom, 4),
+        return (view, self.page, stage.size().toTuple(), stage.strip.isVisible(), round(zoom, 4),
+                self.stage_digits(), self.pinned_cell(),
                 tuple((id(t.source), t.source.data.values.shape,
                        tuple(t.source.data.row_labels), tuple(t.source.data.col_labels), tuple(t.vlines),
                        t.source._cmap_name) for t in all_tiles))
 
-    def _fit(self, tiles, cell, zoom, room, q, fit_rows=None, fit_cols=None):
+    def _shaped(self, tiles, windows, colour_only: bool) -> list:
+        """``tiles`` cut to ``windows``, with the pinned cell, and numbers on every cell or (``colour_only``)
+        on the query row's and the pinned cell's alone."""
+        pin = self._pin_of(tiles)
+        out = []
+        for t, (r, c) in zip(tiles, windows):
+            r_n, c_n = t.source.data.values.shape
+            out.append(dataclasses.replace(t, rows=r if r != (0, r_n) else None, cols=c if c != (0, c_n) else None,
+                                           pin=pin if t.source.data.values.shape == tiles[0].source.data.values.shape
+                                           else None, query_numbers=colour_only))
+        return out
+
+    def _fit(self, tiles, cell, zoom, room, q, colour_only, fit_rows=None, fit_cols=None, titles=TITLES_ALL):
         """The sheet of ``tiles`` with cells ``cell``, each tile cut to a window of its rows and columns
-        around the query ``q`` small enough that the sheet fits ``room``; (sheet, rows, cols, n_rows, n_cols)."""
+        around the query ``q`` (keeping the pinned cell and, causal, each row's own) small enough that the
+        sheet fits ``room``; (sheet, rows, cols, n_rows, n_cols)."""
         n_rows, n_cols = tiles[0].source.data.values.shape
         if fit_rows is None or fit_cols is None:
             # A first guess from the room, so that a long sentence is not laid out whole first (a
             # figure of 600 tokens takes seconds): the labels' and titles' room, then rows and columns.
             data = tiles[0].source.data
-            line = cell[1] / 1.08
-            metrics = QtGui.QFontMetricsF(_font(round(line / 1.17)))
+            metrics = QtGui.QFontMetricsF(_font(self.stage.sizes()["label"]))
             widest = lambda labels: min(max((metrics.horizontalAdvance(str(t)) for t in labels[:400]), default=0.0),
                                         8 * metrics.height())
             below = 0.71 * (widest(list(data.col_labels)) + metrics.height()) + 2.8 * metrics.height() + 24
-            beside = widest(list(data.row_labels)) + 1.4 * metrics.height() + 5 * metrics.height() + 24
+            beside = widest(list(data.row_labels)) + 1.4 * metrics.height() + 4 * metrics.height() + 24
             fit_rows = fit_rows or max(1, min(n_rows, int((room.height() - below) // cell[1])))
-            fit_cols = fit_cols or max(1, min(n_cols, int((room.width() - beside * len(tiles)) // (cell[0] * len(tiles)))))
-        for attempt in range(8):
-            rows = token_window(n_rows, fit_rows, q)
-            cols = token_window(n_cols, fit_cols, q if n_cols == n_rows else 0)
-            windowed = []
-            for t in tiles:
-                r_n, c_n = t.source.data.values.shape
-                r = token_window(r_n, fit_rows, q) if r_n == n_rows else (0, r_n)
-                c = token_window(c_n, fit_cols, q if c_n == n_rows else 0) if c_n == n_cols else (0, c_n)
-                windowed.append(sheets.Tile(t.source, t.bar, t.title, t.vlines, r if r != (0, r_n) else None,
-                                            c if c != (0, c_n) else None, t.selected_row))
-            sheet = self._build_sheet(windowed, cell, zoom)
-            sheet.tiles, sheet.fit = windowed, (fit_rows, fit_cols)
+            across = (room.width() - beside * len(tiles)) // (cell[0] * len(tiles))
+            fit_cols = fit_cols or max(1, min(n_cols, int(across)))
+        for attempt in range(10):
+            windows = self._tile_windows(tiles, fit_rows, fit_cols, q)
+            rows, cols = windows[0]
+            sheet = self._build_sheet(self._shaped(tiles, windows, colour_only), cell, zoom, titles)
+            sheet.fit = (fit_rows, fit_cols)
             over_h, over_w = sheet.height() - room.height(), sheet.width() - room.width()
-            if (over_h <= 0 and over_w <= 0) or (fit_rows == 1 and fit_cols == 1) or attempt == 7:
+            if (over_h <= 0 and over_w <= 0) or (fit_rows == 1 and fit_cols == 1) or attempt == 9:
                 return sheet, rows, cols, n_rows, n_cols
             _discard(sheet)
             if over_h > 0:
@@ -191,6 +317,62 @@ class StageFigures:
             if over_w > 0:
                 fit_cols = max(1, (cols[1] - cols[0]) - max(1, math.ceil(over_w / cell[0] / len(tiles))))
         return sheet, rows, cols, n_rows, n_cols
+
+    def _lay_out(self, tiles, s, zoom, room, q, fit=None) -> dict:
+        """The stage's figure of ``tiles``, fitted in this order: the stage's precision (the cells sized for
+        it); then, where the numbers do not fit every cell, colour-only cells with the query row's and the
+        pinned cell's numbers; then lower rows; only then a window of the tokens."""
+        n_rows, n_cols = tiles[0].source.data.values.shape
+        pin = self._pin_of(tiles)
+        cells = self._cells(tiles, s, self.stage_digits(), q, pin)
+        colour_only, height, titles = False, cells["roomy"], TITLES_ALL
+        least = TITLES_NONE if self._title_room(tiles) else TITLES_TILES
+        guess = fit or (None, None)
+        whole = [((0, t.source.data.values.shape[0]), (0, t.source.data.values.shape[1])) for t in tiles]
+        if fit is None and n_rows * n_cols <= WHOLE_FIRST_CELLS:
+            for attempt in range(5):
+                cell = (cells["query"] if colour_only else cells["every"], height)
+                sheet = self._build_sheet(self._shaped(tiles, whole, colour_only), cell, zoom, titles)
+                over_w, over_h = sheet.width() - room.width(), sheet.height() - room.height()
+                if over_w <= 0 and over_h <= 0:
+                    sheet.fit = (n_rows, n_cols)
+                    return {"sheet": sheet, "rows": (0, n_rows), "cols": (0, n_cols), "n": (n_rows, n_cols),
+                            "cell": cell, "colour_only": colour_only, "titles": titles}
+                _discard(sheet)
+                changed = False
+                if over_w > 0 and not colour_only and cells["query"] < cells["every"]:
+                    colour_only = changed = True
+                elif over_h > 0 and height > cells["tight"]:
+                    height, changed = cells["tight"], True
+                elif titles > least:
+                    titles, changed = titles - 1, True  # the axes' titles, then the tile's, give their room
+                if not changed:
+                    # Laid out whole, it tells how many rows and columns fit: the window starts there.
+                    guess = (n_rows - max(0, math.ceil(over_h / height)) if over_h > 0 else n_rows,
+                             n_cols - max(0, math.ceil(over_w / cell[0])) if over_w > 0 else n_cols)
+                    break
+        else:
+            colour_only = cells["query"] < cells["every"] and n_cols * cells["every"] > room.width()
+            height = cells["tight"] if n_rows * cells["roomy"] > room.height() else cells["roomy"]
+        cell = (cells["query"] if colour_only else cells["every"], height)
+        sheet, rows, cols, n_rows, n_cols = self._fit(tiles, cell, zoom, room, q, colour_only,
+                                                      *guess, titles=titles)
+        return {"sheet": sheet, "rows": rows, "cols": cols, "n": (n_rows, n_cols), "cell": cell,
+                "colour_only": colour_only, "titles": titles}
+
+    def _title_room(self, tiles) -> bool:
+        """True when the stage's title has room for the name of ``tiles`` (one tile) after it: the tile's own
+        title line may then give its room to the tokens."""
+        if len(tiles) != 1:
+            return False
+        title = self.stage.title
+        text = f"{title.text()} · {sheets.shown_title(tiles[0]).split(':')[0]}"
+        room = self.stage.width() - 2 * self.stage.sizes()["margin"] - 8
+        return QtGui.QFontMetrics(title.font()).horizontalAdvance(text) <= room
+
+    def _name_in_title(self, tiles) -> None:
+        """The tile's name after the stage's title (its own title line gave its room to the tokens)."""
+        self.stage.title.setText(f"{self.stage.title.text()} · {sheets.shown_title(tiles[0]).split(':')[0]}")
 
     def _render_sheet(self, view: str, s: dict, zoom: float, tiles=None, centre: int | None = None,
                       title: str | None = None) -> None:
@@ -208,75 +390,96 @@ class StageFigures:
             stage.set_caption("Nothing to show yet: type a sentence.")
             stage.set_content(None)
             return
-        cell = self._cell(all_tiles, s)
-        last = self._last_sheet
-        if last is not None and cell[1] == last["cell"][1] and cell[0] <= last["cell"][0]:
-            cell = last["cell"]  # the numbers still fit the cells they have: no new layout for a narrower one
         stage.title.setText(title if title is not None else self._title(self._view_title(view)))
         q = centre if centre is not None else (state.query_index if state.query_tokens else 0)
-        # The precision setting is part of what the figure was built for: its cells write that many decimals.
-        sig = self._signature(view, all_tiles, cell, zoom) + (presentation.digits(),) + ((saved_page, q) if own else ())
+        sig = self._signature(view, all_tiles, zoom) + ((saved_page, q) if own else ())
         try:
-            self._render_figure(view, all_tiles, cell, zoom, q, sig)
+            self._render_figure(view, all_tiles, s, zoom, q, sig)
         finally:
             if own:
                 self.page = saved_page
 
-    def _render_figure(self, view, all_tiles, cell, zoom, q, sig) -> None:
+    def _render_figure(self, view, all_tiles, s, zoom, q, sig) -> None:
         stage = self.stage
-        sig_cell = cell  # the cell the figure was asked for (before it grew to the room)
         if self._update_in_place(sig, all_tiles, q):
             # The caption again: a scene shown on the same figure brings its own line.
             notes = ([self._found()] if view == HEADS else []) + self._last_sheet["notes"]
-            stage.set_caption(" · ".join(n for n in notes if n) if any(notes) else self._hint(view))
+            self._say_notes(notes, view)
             return
         self._last_sheet = None
         stage.set_caption(" ")  # keeps its room while the body is measured
         room = stage.body_size()
-        # One tile alone, whole, tells how many rows and columns fit and how wide a tile is.
+        # One tile alone, fitted, tells how wide a tile is and so how many stand side by side.
         self.page = min(self.page, len(all_tiles) - 1)
-        probe, rows, cols, n_rows, n_cols = self._fit([all_tiles[self.page]], cell, zoom, room, q)
+        fitted = self._lay_out([all_tiles[self.page]], s, zoom, room, q)
+        probe = fitted["sheet"]
+        rows, cols, (n_rows, n_cols) = fitted["rows"], fitted["cols"], fitted["n"]
+        cell = fitted["cell"]
         # Room to spare: larger cells (and with them the values, up to the labels' size).
         shown_r, shown_c = rows[1] - rows[0], cols[1] - cols[0]
         grow = min(1.0 + (room.height() - probe.height()) / max(shown_r, 1) / cell[1],
                    1.0 + (room.width() - probe.width()) / max(shown_c, 1) / cell[0], 1.5) * 0.97
-        if grow > 1.05 and (rows, cols) == ((0, n_rows), (0, n_cols)):
+        per_page = max(1, min(len(all_tiles), int(room.width() // max(probe.width() + 12, 1))))
+        if per_page == 1 and grow > 1.05 and (rows, cols) == ((0, n_rows), (0, n_cols)):
             larger = (math.floor(cell[0] * grow), math.floor(cell[1] * grow))
-            bigger = self._build_sheet([all_tiles[self.page]], larger, zoom)
+            tiles = self._shaped([all_tiles[self.page]], [((0, n_rows), (0, n_cols))], fitted["colour_only"])
+            bigger = self._build_sheet(tiles, larger, zoom, fitted["titles"])
             if bigger.height() <= room.height() and bigger.width() <= room.width():
                 _discard(probe)
                 probe, cell = bigger, larger
+                probe.fit = (n_rows, n_cols)
             else:
                 _discard(bigger)
-        per_page = max(1, min(len(all_tiles), int(room.width() // max(probe.width() + 12, 1))))
         self.pages = -(-len(all_tiles) // per_page)
         first = (self.page // per_page) * per_page if per_page > 1 else self.page
         self.page = first // per_page if per_page > 1 else self.page
         page_tiles = all_tiles[first:first + per_page] if per_page > 1 else [all_tiles[self.page]]
+        colour_only, titles = fitted["colour_only"], fitted["titles"]
         if per_page > 1:
             _discard(probe)
-            sheet, rows, cols, n_rows, n_cols = self._fit(page_tiles, cell, zoom, room, q, shown_r, shown_c)
+            fitted = self._lay_out(page_tiles, s, zoom, room, q)
+            sheet, rows, cols, cell, colour_only, titles = (fitted["sheet"], fitted["rows"], fitted["cols"],
+                                                            fitted["cell"], fitted["colour_only"], fitted["titles"])
+            if sheet.width() > room.width() and len(page_tiles) > 1:
+                # The page's tiles together need a narrower window than one alone: one tile a page instead.
+                _discard(sheet)
+                per_page, self.pages, self.page = 1, len(all_tiles), self.page * per_page
+                page_tiles = [all_tiles[self.page]]
+                fitted = self._lay_out(page_tiles, s, zoom, room, q)
+                sheet, rows, cols, cell, colour_only, titles = (fitted["sheet"], fitted["rows"], fitted["cols"],
+                                                                fitted["cell"], fitted["colour_only"], fitted["titles"])
         else:
             sheet = probe
-            if not hasattr(sheet, "fit"):  # the grown sheet: every row and column shown
-                sheet.fit = (n_rows, n_cols)
+        if titles == TITLES_NONE:
+            self._name_in_title(page_tiles)
         self.sheet = sheet.sheet  # the figure itself (tests and the room read its heatmaps)
         stage.set_content(sheet)
         notes = []
-        if rows != (0, n_rows):
-            notes.append(f"queries {rows[0] + 1}–{rows[1]} of {n_rows} (↑ ↓)")
-        if cols != (0, n_cols):
-            what = "keys" if n_cols == n_rows else "columns"
-            notes.append(f"{what} {cols[0] + 1}–{cols[1]} of {n_cols}")
+        if rows != (0, n_rows) or cols != (0, n_cols):
+            notes.append(window_note(rows, cols, n_rows, n_cols))
+            notes.append("↑ ↓ query")
         if self.pages > 1:
             names = ", ".join(self._tile_name(t) for t in page_tiles)
             notes.append(f"{names}: {self.page + 1} of {self.pages} (← →)")
         indices = list(range(first, first + len(page_tiles))) if per_page > 1 else [self.page]
-        self._last_sheet = {"sig": sig, "cell": sig_cell, "holder": sheet, "fit": sheet.fit, "page": indices,
-                            "windows": self._windows(page_tiles, *sheet.fit, q), "notes": list(notes)}
+        self._last_sheet = {"sig": sig, "cell": cell, "holder": sheet, "fit": sheet.fit, "page": indices,
+                            "windows": self._windows(page_tiles, *sheet.fit, q), "notes": list(notes),
+                            "colour_only": colour_only, "zoom": zoom, "titles": titles}
         if view == HEADS:
             notes.insert(0, self._found())
+        self._say_notes(notes, view)
+
+    def _say_notes(self, notes: list, view: str) -> None:
+        """The figure's notes in the caption line; the windowed tokens' ranges, when the scene's own caption
+        leaves them no room there, after the stage's title where that has room."""
+        stage = self.stage
         stage.set_caption(" · ".join(n for n in notes if n) if any(notes) else self._hint(view))
+        ranges = next((n for n in notes if n.startswith("queries ")), None)
+        if ranges and ranges not in stage.caption.text():
+            text = f"{stage.title.text()} · {ranges}"
+            room = stage.width() - 2 * stage.sizes()["margin"] - 8
+            if QtGui.QFontMetrics(stage.title.font()).horizontalAdvance(text) <= room:
+                stage.title.setText(text)
 
     def _found(self) -> str:
         """The Head Lab's last find, in words: its three strongest heads ("find: 4.2 0.68, 6.12 0.68")."""
@@ -342,10 +545,18 @@ class StageFigures:
         table.verticalHeader().setFont(label_font)
         table.setFont(value_font)
         labels, texts = [], []
+        # The step's numbers at the stage's precision (the window's table writes the window's).
+        state, result = w.studio.state, w.studio.result
+        steps_here = explain.pipeline_steps(state, result, explain.selected_head(state, result),
+                                            int(state.query_index), digits=self.stage_digits())
+        step = steps_here[current] if current < len(steps_here) else None
         for c in range(keys):
             header = model.headerData(c, QtCore.Qt.Horizontal, QtCore.Qt.DisplayRole)
             labels.append(" ".join(str(header or "").split()))
-            texts.append(str(model.data(model.index(current, c), QtCore.Qt.DisplayRole) or ""))
+            if step is None:
+                texts.append(str(model.data(model.index(current, c), QtCore.Qt.DisplayRole) or ""))
+            else:
+                texts.append(step.result_text() if c == keys - 1 else step.cell_text(c))
         if len(set(texts[:-1])) == 1 and not texts[-1]:
             # One vector for every key (the query q): shown once, not once per key.
             labels, texts = [labels[0] if len(labels) == 1 else step_name.split("“")[-1].rstrip("”") or " "], texts[:1]
@@ -360,8 +571,11 @@ class StageFigures:
         explanation.setTextFormat(QtCore.Qt.RichText)
         explanation.setWordWrap(True)
         explanation.setFont(_font(s["caption"]))
-        text = pipe.explanation.text()
-        explanation.setText(text.split("</b> — ", 1)[1] if "</b> — " in text else text)
+        if step is not None:  # its numbers at the stage's precision too
+            explanation.setText(html.escape(step.explanation))
+        else:
+            text = pipe.explanation.text()
+            explanation.setText(text.split("</b> — ", 1)[1] if "</b> — " in text else text)
         explanation_h = explanation.heightForWidth(room.width() - 8) if explanation.text() else 0
         room = QtCore.QSize(room.width(), max(room.height() - explanation_h - 12, 60))
         value_metrics = QtGui.QFontMetrics(value_font)

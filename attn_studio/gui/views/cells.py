@@ -151,6 +151,11 @@ class CellOverlay(pg.GraphicsObject):
         self._overflow_path = QtGui.QPainterPath()
         self._overflow = np.zeros((0, 0), dtype=bool)
         self.show_values = True
+        # Which cells write their value (None: every cell). The stage, where numbers do not fit every
+        # cell, writes the query row's and the pinned cell's only: the others show their colour.
+        self.written_cells: np.ndarray | None = None
+        self.line_share = 0.62  # the most of a cell's height its value's font takes
+        self.pinned: tuple[int, int] | None = None  # a cell outlined (a scene's pinned cell)
         self.zoom = 1.0
         self.outline = QtGui.QColor(255, 64, 64)
         self.last_text_px = 0.0  # pixel size of the values at the last paint (0: not drawn)
@@ -177,7 +182,10 @@ class CellOverlay(pg.GraphicsObject):
 
     def _widest(self) -> float:
         """Width of the widest value, in ems of the cell font (measured, not guessed from its length)."""
-        finite = self._values[np.isfinite(self._values)]
+        values = self._values
+        if self.written_cells is not None and self.written_cells.shape == values.shape:
+            values = values[self.written_cells]
+        finite = values[np.isfinite(values)]
         texts = [format_value(v, self.digits) for v in (finite.min(), finite.max())] if finite.size else ["0.00"]
         return max(_em_width(t) for t in texts)
 
@@ -240,6 +248,17 @@ class CellOverlay(pg.GraphicsObject):
         view = array.view()
         view.flags.writeable = False
         return view
+    def set_written(self, cells: np.ndarray | None):
+        """Write the values of ``cells`` only ((T, S) booleans; None: of every cell that holds one)."""
+        self.written_cells = None if cells is None else np.asarray(cells, dtype=bool)
+        self._chars_known = None  # the widest value written may be another
+        self.update()
+
+    def set_pinned(self, cell: tuple[int, int] | None):
+        """Outline cell (row, column) as pinned (None: none)."""
+        self.pinned = None if cell is None else (int(cell[0]), int(cell[1]))
+        self.update()
+
     def set_highlight(self, row: int | None, col: int | None):
         """Tint query row ``row`` and key column ``col`` (the lecturer's pointer; None: none)."""
         if (row, col) != self.highlight:
@@ -290,6 +309,8 @@ class CellOverlay(pg.GraphicsObject):
         on_screen = not is_exporting() and painter.paintEngine().type() == QtGui.QPaintEngine.Raster
         ratio = painter.device().devicePixelRatioF() if on_screen else 1.0
         written = ~(self._masked | self._overflow)
+        if self.written_cells is not None and self.written_cells.shape == written.shape:
+            written &= self.written_cells
         dark = np.asarray(self._dark_text, dtype=bool)
         # One pen per colour, not one per cell.
         for colour, cells in ((QtGui.QColor(20, 20, 20), written & dark), (QtGui.QColor(255, 255, 255), written & ~dark)):
@@ -344,11 +365,12 @@ class CellOverlay(pg.GraphicsObject):
         # narrowest a value can be, zero with the precision's decimals ("0.00"; the stages of a
         # dozen tokens at 1366 × 768 cannot, and measured theirs on every edit).
         least = _em_width(format_value(0.0, self.digits))
-        narrowest = min(cell_h * 0.62, (cell_w - 3 * scale) / (least + 0.15)) / scale
+        share = self.line_share
+        narrowest = min(cell_h * share, (cell_w - 3 * scale) / (least + 0.15)) / scale
         if narrowest < MIN_TEXT_PX or not self.show_values:
             fit = narrowest
         else:
-            fit = min(cell_h * 0.62, (cell_w - 3 * scale) / (self._chars + 0.15)) / scale
+            fit = min(cell_h * share, (cell_w - 3 * scale) / (self._chars + 0.15)) / scale
         px = min(fit, TEXT_PX * self.zoom)
         self.last_text_px = px if self.show_values and px >= MIN_TEXT_PX else 0.0
         px *= scale
@@ -377,6 +399,20 @@ class CellOverlay(pg.GraphicsObject):
             pen = QtGui.QPen(self.outline, max(2.0, cell_h * 0.06))
             painter.setPen(pen)
             painter.setBrush(QtCore.Qt.NoBrush)
+            painter.drawRect(rect)
+        if self.pinned is not None and 0 <= self.pinned[0] < rows and 0 <= self.pinned[1] < cols:
+            # The pinned cell: a thick dark frame with a white one inside it, which reads on every colour
+            # of the map (and on the query row's outline around it).
+            i, j = self.pinned
+            rect = transform.mapRect(QtCore.QRectF(j - 0.5, i - 0.5, 1, 1))
+            width = max(4.0, min(cell_w, cell_h) * 0.14)
+            painter.setBrush(QtCore.Qt.NoBrush)
+            # On the cell's edge, half of it over the neighbours: the value inside stays clear.
+            painter.setPen(QtGui.QPen(QtGui.QColor(0, 0, 0), width, QtCore.Qt.SolidLine, QtCore.Qt.SquareCap,
+                                      QtCore.Qt.MiterJoin))
+            painter.drawRect(rect)
+            painter.setPen(QtGui.QPen(QtGui.QColor(255, 255, 255), width * 0.4, QtCore.Qt.SolidLine,
+                                      QtCore.Qt.SquareCap, QtCore.Qt.MiterJoin))
             painter.drawRect(rect)
         painter.restore()
 

@@ -7,10 +7,11 @@ the cells are :mod:`.cells`' (one ``CellOverlay`` per heatmap), the token labels
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
-from PySide6 import QtCore, QtWidgets
+from PySide6 import QtCore, QtGui, QtWidgets
 
 from .. import presentation
 from ..qt.pg import cache_static, pg
@@ -102,6 +103,43 @@ def symmetric_levels(*arrays) -> tuple[float, float]:
     finite = [f for f in finite if f.size]
     m = nice_ceil(max((float(np.abs(f).max()) for f in finite), default=1.0))
     return -m, m
+
+
+def bar_text(value: float) -> str:
+    """A colour bar's label: the level as short as it is ("1", "0.5", "−8"), with a true minus."""
+    text = f"{float(value):g}"
+    return "0" if text in ("0", "-0") else text.replace("-", "−")
+
+
+def bar_ticks(levels) -> list[tuple[float, str]]:
+    """The labels of a colour bar over ``levels`` (lo, hi): both ends, and 0 when it lies inside."""
+    lo, hi = float(levels[0]), float(levels[1])
+    ticks = [(lo, bar_text(lo))]
+    if lo < 0 < hi:
+        ticks.append((0.0, "0"))
+    return ticks + [(hi, bar_text(hi))]
+
+
+def label_colour_bar(bar, levels=None) -> None:
+    """Label colour bar ``bar`` (a ``pg.ColorBarItem``) at both ends and at 0 when 0 lies inside, its axis
+    wide enough for the labels in its present font and its end labels allowed past its ends (half a line:
+    they are centred on the ends). Call again after the font changes (a restyle) or the levels do."""
+    levels = tuple(levels) if levels is not None else tuple(bar.levels())
+    axis = bar.axis
+    ticks = bar_ticks(levels)
+    axis.setTicks([ticks, []])
+    font = axis.style.get("tickFont") or QtWidgets.QApplication.font()
+    metrics = QtGui.QFontMetricsF(font)
+    half_line = math.ceil(metrics.height() / 2) + 2
+    if axis.style.get("hideOverlappingLabels") != half_line:
+        axis.setStyle(hideOverlappingLabels=half_line)
+    widest = max(metrics.horizontalAdvance(text) for _, text in ticks)
+    offset = axis.style.get("tickTextOffset", [5, 2])[0]
+    width = math.ceil(widest + max(axis.style.get("tickLength", 5), 0) + offset + 6)
+    if axis.width() != width:
+        axis.setWidth(width)
+    axis.picture = None
+    axis.update()
 
 
 @dataclass(frozen=True)
@@ -277,6 +315,15 @@ class Heatmap:
     def set_digits(self, digits: int):
         """Write the cell values with ``digits`` decimals."""
         self.overlay.set_digits(digits)
+
+    def set_pinned(self, cell: tuple[int, int] | None):
+        """Outline cell (row, column) as pinned: a scene's cell the stage keeps in view (None: none)."""
+        self.overlay.set_pinned(cell)
+
+    def set_written(self, cells: np.ndarray | None):
+        """Write the values of ``cells`` only ((rows, columns) booleans), the others showing their colour
+        alone (None: every cell that holds its value)."""
+        self.overlay.set_written(cells)
 
     def set_title(self, title: str):
         if title != self.title:

@@ -172,6 +172,7 @@ class MainWindow(SeenWhenGrabbed, QtWidgets.QMainWindow):
         # Text size first: it sets the panels' minimum widths, which the restored geometry must respect.
         self.lecture.apply(prefs.theme, prefs.zoom, prefs.colormap)
         self.lecture.set_precision(prefs.digits)
+        self.present.set_stage_digits(prefs.stage_digits)
         if prefs.geometry is not None:
             self.restoreGeometry(prefs.geometry)
         if prefs.window_state is not None:

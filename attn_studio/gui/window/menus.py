@@ -32,6 +32,7 @@ def build_menus(w) -> None:
     w.edit.fill_edit_menu(bar.addMenu("&Edit"))
     view = bar.addMenu("&View")
     w.lecture.fill_view_menu(view)
+    view.addMenu(w.present.stage_precision_menu)  # beside the window's Precision: the stage keeps its own
     view.addSeparator()
     view.addAction(w.present_action)
     view.addAction(w.present.scene_action())  # Shift+F5: from the lecture's current scene
