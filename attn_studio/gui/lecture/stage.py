@@ -117,6 +117,11 @@ BANNER_SECONDS = 4  # a refusal said on the stage stays this long (long enough t
 BLANK_COLOURS = {"black": "#000000", "white": "#ffffff"}
 
 
+def is_range(part: str) -> bool:
+    """True when ``part`` of a caption line says which tokens a windowed figure shows ("queries 8–13, …")."""
+    return part.strip().startswith(("queries ", "keys "))
+
+
 def is_key_hint(part: str) -> bool:
     """True when ``part`` of a caption line tells a key (a hint for the lecturer), not what the view shows."""
     return bool(_KEY_HINT.match(part.strip()))
@@ -405,7 +410,9 @@ class Stage(QtWidgets.QWidget):
         while hint_parts and width() > room:
             hint_parts.pop()
         while len(notes) > 1 and width() > room:
-            notes.pop()
+            if not any(not is_range(n) for n in notes[1:]):
+                break  # the windowed tokens' ranges are never left out: the caption takes a second line
+            notes.pop(max(i for i, n in enumerate(notes) if i and not is_range(n)))
         line = " · ".join(notes)
         if self._hold.isActive():
             line, hint_parts = self._held, []  # a line said for now stays its time, whatever is drawn meanwhile
@@ -441,12 +448,14 @@ class Stage(QtWidgets.QWidget):
         self.hints.setText("")
         self.hints.hide()
 
-    def body_size(self) -> QtCore.QSize:
+    def body_size(self, note: str = "") -> QtCore.QSize:
         """The room the body has for the view: the stage less its title, caption, strip and margins,
-        as its layout gives them now."""
+        as its layout gives them now; ``note`` (the windowed tokens' ranges) is said after the scene's
+        caption, on a second line when both do not fit one."""
         s = self.sizes()
-        # One line, or as many as the scene's caption needs at the stage's width: never cut.
-        self.caption_row.setFixedHeight(self._caption_height(self._scene_caption()) + 4)
+        # One line, or as many as the scene's caption (and the note) need at the stage's width: never cut.
+        line = " · ".join(t for t in (self._scene_caption(), note) if t)
+        self.caption_row.setFixedHeight(self._caption_height(line) + 4)
         self.title.setFixedHeight(QtGui.QFontMetrics(_font(s["title"], True)).height() + 4)
         self.main_layout.activate()
         return self.body.size()

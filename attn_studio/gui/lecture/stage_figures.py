@@ -399,16 +399,17 @@ class StageFigures:
             if own:
                 self.page = saved_page
 
-    def _render_figure(self, view, all_tiles, s, zoom, q, sig) -> None:
+    def _render_figure(self, view, all_tiles, s, zoom, q, sig, note: str = "") -> None:
         stage = self.stage
-        if self._update_in_place(sig, all_tiles, q):
+        if not note and self._update_in_place(sig, all_tiles, q):
             # The caption again: a scene shown on the same figure brings its own line.
             notes = ([self._found()] if view == HEADS else []) + self._last_sheet["notes"]
             self._say_notes(notes, view)
             return
         self._last_sheet = None
         stage.set_caption(" ")  # keeps its room while the body is measured
-        room = stage.body_size()
+        room = stage.body_size(note)
+        asked_page, asked_title = self.page, stage.title.text()
         # One tile alone, fitted, tells how wide a tile is and so how many stand side by side.
         self.page = min(self.page, len(all_tiles) - 1)
         fitted = self._lay_out([all_tiles[self.page]], s, zoom, room, q)
@@ -452,11 +453,20 @@ class StageFigures:
             sheet = probe
         if titles == TITLES_NONE:
             self._name_in_title(page_tiles)
+        ranges = window_note(rows, cols, n_rows, n_cols) if (rows, cols) != ((0, n_rows), (0, n_cols)) else ""
+        if ranges and not note and stage.body_size(ranges).height() < room.height():
+            # The ranges take the caption's second line: fitted again to the room that leaves (they are
+            # never left unsaid: the room must know that tokens are cut).
+            _discard(sheet)
+            self.page = asked_page
+            stage.title.setText(asked_title)
+            self._render_figure(view, all_tiles, s, zoom, q, sig, note=ranges)
+            return
         self.sheet = sheet.sheet  # the figure itself (tests and the room read its heatmaps)
         stage.set_content(sheet)
         notes = []
-        if rows != (0, n_rows) or cols != (0, n_cols):
-            notes.append(window_note(rows, cols, n_rows, n_cols))
+        if ranges:
+            notes.append(ranges)
             notes.append("↑ ↓ query")
         if self.pages > 1:
             names = ", ".join(self._tile_name(t) for t in page_tiles)
