@@ -25,9 +25,13 @@ class FollowStage(QtCore.QObject):
         present.action.toggled.connect(self._begin)
         window.view_tabs.currentChanged.connect(self._tab_changed)
 
-    def _begin(self, _on: bool) -> None:
+    def _begin(self, on: bool) -> None:
         # Present entered or left: the window follows the stage again (from the next view shown).
         self.chosen = False
+        if on:
+            # The laptop's window, with the console beside it, within the laptop's screen (after the turn:
+            # F5 checks the action before the stage is placed).
+            QtCore.QTimer.singleShot(0, self, lambda: self.elsewhere() and self.window.layout_room.keep_whole_on_screen())
 
     def elsewhere(self) -> bool:
         """True while the stage is on a screen the window is not on."""

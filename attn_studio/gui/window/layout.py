@@ -149,7 +149,8 @@ class WindowLayout(QtCore.QObject):
         self._roomy: dict = {}  # view -> the docks that step aside while it is shown (give_room)
         self._set_aside: list[QtWidgets.QDockWidget] = []  # the docks stepped aside for the current view
         self._fitted_size: QtCore.QSize | None = None  # the size fit_to_screen gave for the window's own screen
-        self._shown: list[QtWidgets.QDockWidget] = []  # docks shown since the window last kept to its screen
+        self._open: set | None = None  # the docks open (not closed) when the window last kept to its screen
+        self._whole = False  # the next keep_on_screen keeps the window within its screen whatever its size
         self._returning = False  # docks coming back from stepping aside (give_room)
         # A dock shown is fitted in once the turn's showing and hiding are done (a tab's docks step
         # aside and come back in one turn; the presenter console shows a turn after Present begins).
@@ -169,16 +170,20 @@ class WindowLayout(QtCore.QObject):
                          | QtWidgets.QDockWidget.DockWidgetClosable)
         self.window.addDockWidget(area, dock)
         dock.visibilityChanged.connect(lambda shown, dock=dock: shown and self._dock_shown(dock))
-        # Shown behind another's tab (the View menu), it reports itself hidden: shown all the same.
-        dock.toggleViewAction().toggled.connect(lambda shown, dock=dock: shown and self._dock_shown(dock))
+        # Opened behind another's tab (the View menu), it reports itself hidden: opened all the same. And
+        # closed: then it is known as closed when opened again.
+        dock.toggleViewAction().toggled.connect(lambda _open, dock=dock: self._dock_shown(dock))
         dock.topLevelChanged.connect(lambda floating, dock=dock: not floating and self._dock_shown(dock))
         dock.dockLocationChanged.connect(lambda _area, dock=dock: self._dock_shown(dock))
         return dock
 
     def _dock_shown(self, dock: QtWidgets.QDockWidget) -> None:
-        if dock not in self._shown and not self._returning:
-            self._shown.append(dock)  # brought in front of its tabs (not a dock back from stepping aside)
+        if self._returning and self._open is not None:
+            self._open.add(dock)  # back from stepping aside: not opened, its tab stays as it was
         self._soon.start()
+
+    def _docks(self) -> list[QtWidgets.QDockWidget]:
+        return self.window.findChildren(QtWidgets.QDockWidget, options=QtCore.Qt.FindDirectChildrenOnly)
 
     # -- the window within its screen ---------------------------------------------------------------
     def keep_on_screen(self) -> None:
@@ -190,25 +195,37 @@ class WindowLayout(QtCore.QObject):
         its tabs. Then the window is made no larger than the screen and moved onto it. A window that
         was already larger than its screen (made so on purpose) is only kept from growing further."""
         w = self.window
-        shown, self._shown = self._shown, []
-        if not w.isVisible() or w.isFullScreen() or w.isMaximized():
+        whole, self._whole = self._whole, False
+        if not w.isVisible():
             return
-        bounds = self._bounds()
+        # The docks opened since the last time (closed then, open now): each comes in front of its tabs.
+        open_now = {d for d in self._docks() if not d.isHidden()}
+        opened = [] if self._open is None else [d for d in self._docks() if d in open_now and d not in self._open]
+        self._open = open_now
+        if w.isFullScreen() or w.isMaximized():
+            return
+        bounds = self._bounds(whole)
         extra = w.frameGeometry().size() - w.geometry().size()
         self._merge_sides(min(w.height(), bounds.height() - extra.height()))
-        for dock in shown:
-            if not dock.isHidden() and w.tabifiedDockWidgets(dock):
+        for dock in opened:
+            if w.tabifiedDockWidgets(dock):
                 dock.raise_()
         self._clamp(bounds)
 
-    def _bounds(self) -> QtCore.QRect:
+    def keep_whole_on_screen(self) -> None:
+        """Soon (once the turn's docks are shown), keep the window within its screen even if it was made
+        larger than the screen before: Present on another screen leaves the window alone on the laptop's."""
+        self._whole = True
+        self._soon.start()
+
+    def _bounds(self, whole: bool = False) -> QtCore.QRect:
         # The screen's free area; a window made larger than it on purpose (or moved partly off it) keeps
-        # what it has, and only may not grow.
+        # what it has, and only may not grow (unless ``whole``).
         w = self.window
         screen = w.screen() or QtGui.QGuiApplication.primaryScreen()
         available = screen.availableGeometry() if screen else QtCore.QRect(0, 0, 1366, 768)
         frame = w.frameGeometry()
-        if available.contains(frame) or w.size() == self._fitted_size:
+        if whole or available.contains(frame) or w.size() == self._fitted_size:
             return available
         return available.united(frame)
 
@@ -291,7 +308,7 @@ class WindowLayout(QtCore.QObject):
 
     def _bring_back(self) -> None:
         docks, self._set_aside = self._set_aside, []
-        self._returning = True  # back where they were, each tab as it was in front or not
+        self._returning = True  # back where they were, each tab in front or not as it was
         try:
             for dock in docks:
                 dock.show()
@@ -327,7 +344,6 @@ class WindowLayout(QtCore.QObject):
             # Tall enough for the plots to read (about 200 pixels of plot under the tabs and caption).
             w.resizeDocks([w.variance_dock], [max(int(height * 0.31), COMPACT_PLOT_DOCK)], QtCore.Qt.Vertical)
         if own and w.isVisible():
-            self._shown = []
             self.keep_on_screen()
 
     def _fit_frame(self) -> None:
