@@ -133,6 +133,14 @@ SCRIPT = textwrap.dedent("""
         inner = w.training.tab.tabs
         out["training"] = [w.present.view, tab(), inner.tabText(inner.currentIndex())]
         out["training_fit"] = measure()
+        # Another panel of the lab chosen in the window: it stays when the stage goes to the next panel.
+        chosen = next(i for i in range(inner.count()) if inner.tabText(i) not in out["training"][2]
+                      and inner.tabText(i) != "Why two layers")
+        inner.setCurrentIndex(chosen)
+        spin()
+        before = w.present.view
+        press(QtCore.Qt.Key_PageDown, lambda: w.present.view != before, most=30)
+        out["training_kept"] = [w.present.view, tab(), inner.tabText(inner.currentIndex()), inner.tabText(chosen)]
     print("RESULT" + json.dumps(out))
     sys.stdout.flush()
     import os
@@ -201,5 +209,7 @@ def test_the_window_with_every_dock_stays_within_the_laptop(tmp_path, laptop):
         assert again[-1][0] not in ("Positions", "Step by step") and again[-1][0] == again[-1][1]
         view, tab, panel = out["training"]
         assert view.startswith("Training: ") and tab == "Training" and panel == view[len("Training: "):]
+        view, tab, panel, chosen = out["training_kept"]
+        assert view.startswith("Training: ") and view != out["training"][0] and (tab, panel) == ("Training", chosen)
         # The lab takes the window (the Model, Numbers and plots docks step aside): still within the screen.
         assert out["training_fit"]["within"] and out["training_fit"]["least"][0] <= 1280

@@ -20,6 +20,7 @@ class FollowStage(QtCore.QObject):
         self.chosen = False
         self._following = False
         self._index = window.view_tabs.currentIndex()  # the tab shown before a change
+        self._watched: list = []  # the training lab's panel tabs, once the window has followed the stage there
         present = window.present
         present.viewShown.connect(self.follow)
         present.action.toggled.connect(self._begin)
@@ -54,6 +55,9 @@ class FollowStage(QtCore.QObject):
                 if lab is not None:
                     w.view_tabs.setCurrentWidget(lab.page)
                     inner = lab.tab.tabs  # the lab's panels (the one on the stage holds its placeholder)
+                    if inner not in self._watched:  # the lab is built when first shown: watched from then
+                        self._watched.append(inner)
+                        inner.currentChanged.connect(lambda _i: self._chosen_here())
                     title = view[len(TRAINING_PREFIX):]
                     for i in range(inner.count()):
                         if inner.tabText(i).replace("&", "") == title:
@@ -77,3 +81,8 @@ class FollowStage(QtCore.QObject):
         if 0 <= before < tabs.count() and not tabs.isTabVisible(before):
             return  # its tab was hidden (another model's views): Qt chose the next one, not the lecturer
         self.chosen = True
+
+    def _chosen_here(self) -> None:
+        # Another panel of the training lab chosen in the window while presenting.
+        if not (self._following or not self.elsewhere() or self.window.present.deferred):
+            self.chosen = True
