@@ -202,15 +202,16 @@ class WindowLayout(QtCore.QObject):
         open_now = {d for d in self._docks() if not d.isHidden()}
         opened = [] if self._open is None else [d for d in self._docks() if d in open_now and d not in self._open]
         self._open = open_now
-        if w.isFullScreen() or w.isMaximized():
-            return
+        # Full screen or maximized, the window is the screen's already: only its docks are arranged.
+        whole_screen = w.isFullScreen() or w.isMaximized()
         bounds = self._bounds(whole)
         extra = w.frameGeometry().size() - w.geometry().size()
-        self._merge_sides(min(w.height(), bounds.height() - extra.height()))
+        self._merge_sides(w.height() if whole_screen else min(w.height(), bounds.height() - extra.height()))
         for dock in opened:
             if w.tabifiedDockWidgets(dock):
                 dock.raise_()
-        self._clamp(bounds)
+        if not whole_screen:
+            self._clamp(bounds)
 
     def keep_whole_on_screen(self) -> None:
         """Soon (once the turn's docks are shown), keep the window within its screen even if it was made
@@ -280,6 +281,13 @@ class WindowLayout(QtCore.QObject):
                     w.tabifyDockWidget(groups[i][0], dock)
                 shown.raise_()  # the one that was in front stays so
                 groups[i:i + 2] = [groups[i] + groups[i + 1]]
+            # Room for all, but one shorter than it needs (the split was made before it opened): each
+            # gets what it needs and a share of what is left, in proportion.
+            fronts = [next((d for d in g if d.isVisible()), None) for g in groups]
+            if len(groups) > 1 and all(fronts) and any(f.height() < need(g) - 1 for f, g in zip(fronts, groups)):
+                needs = [need(g) for g in groups]
+                spare = max(0, sum(f.height() for f in fronts) - sum(needs))
+                w.resizeDocks(fronts, [n + spare * n // sum(needs) for n in needs], QtCore.Qt.Vertical)
 
     def give_room(self, view: QtWidgets.QWidget, docks) -> None:
         """While ``view`` is the shown tab, the open ``docks`` step aside (they come back when another
