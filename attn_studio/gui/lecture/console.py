@@ -67,6 +67,8 @@ class PresenterConsole(QtWidgets.QWidget):
         self.current.setWordWrap(True)
         self.notes = QtWidgets.QTextBrowser()
         self.notes.setObjectName("presenterNotes")
+        # Four lines at least: a short dock scrolls the console rather than squash the notes away.
+        self.notes.setMinimumHeight(4 * self.notes.fontMetrics().lineSpacing() + 12)
         self.next = QtWidgets.QLabel()
         self.next.setObjectName("presenterNext")
         self.next.setWordWrap(True)
@@ -78,7 +80,6 @@ class PresenterConsole(QtWidgets.QWidget):
         self.clock = QtWidgets.QLabel()
         self.clock.setObjectName("presenterClock")
         self.clock.setFont(big)
-        buttons = QtWidgets.QHBoxLayout()
         self.buttons = {}
         for name, text, tip in (("previous", "◀ Previous", "The scene before (PageUp)"),
                                 ("next", "Next ▶", "The next scene (PageDown)"),
@@ -88,13 +89,21 @@ class PresenterConsole(QtWidgets.QWidget):
             button.setObjectName(f"presenter_{name}")
             button.setToolTip(tip)
             button.setFocusPolicy(QtCore.Qt.NoFocus)  # the clicker's keys stay the stage's
-            buttons.addWidget(button)
             self.buttons[name] = button
+        # Previous and Next side by side; the toggle, used once a lecture, on a row of its own at the
+        # bottom (a row of all three made the dock, and the window with it, 340 px wide).
+        moves = QtWidgets.QHBoxLayout()
+        moves.addWidget(self.buttons["previous"])
+        moves.addWidget(self.buttons["next"])
         self.buttons["previous"].clicked.connect(lambda: window.present.next_scene(-1))
         self.buttons["next"].clicked.connect(lambda: window.present.next_scene(1))
         self.buttons["instead"].setCheckable(True)
         layout.addWidget(self.position)
         layout.addWidget(self.current)
+        # The time and the buttons under the scene's title: in a dock shorter than the console (a
+        # 768-pixel laptop), what scrolls out of sight is the next scene's picture, not the clock.
+        layout.addWidget(self.clock)
+        layout.addLayout(moves)
         # The notes, then the next scene: one above the other in the dock, side by side full screen.
         self.body = QtWidgets.QBoxLayout(QtWidgets.QBoxLayout.TopToBottom)
         self.body.addWidget(self.notes, 1)
@@ -104,8 +113,7 @@ class PresenterConsole(QtWidgets.QWidget):
         upcoming.addStretch(1)
         self.body.addLayout(upcoming)
         layout.addLayout(self.body, 1)
-        layout.addWidget(self.clock)
-        layout.addLayout(buttons)
+        layout.addWidget(self.buttons["instead"])
         self.scale = 1  # the picture's scale: larger full screen
         self.timer = QtCore.QTimer(self, interval=1000)
         self.timer.timeout.connect(self.refresh)
@@ -210,13 +218,23 @@ def install(window, panel):
     """The presenter console of ``window`` (View → Presenter console): shown while Present has the stage
     on another screen and a lecture is open, beside the window (a dock) or instead of it (the toggle)."""
     console = PresenterConsole(window, panel)
-    dock = window.layout_room.dock("Presenter console", "presenterDock", console, QtCore.Qt.RightDockWidgetArea)
+    # In the dock the console scrolls when the laptop's screen is short (the window stays on it).
+    dock = window.layout_room.dock("Presenter console", "presenterDock", console, QtCore.Qt.RightDockWidgetArea,
+                                   scroll=True)
     dock.hide()
+    holder = dock.widget()
     screen = ConsoleScreen(window.present)
+
+    def back_in_dock() -> None:
+        if holder.widget() is not console:
+            holder.setWidget(console)
+            console.show()
 
     def place(instead: bool) -> None:
         console.set_wide(instead)
         if instead:
+            if holder.widget() is console:
+                holder.takeWidget()
             screen.layout().addWidget(console)
             dock.hide()
             target = window.screen()
@@ -224,8 +242,7 @@ def install(window, panel):
             screen.showFullScreen()
         else:
             screen.hide()
-            dock.setWidget(console)
-            console.show()
+            back_in_dock()
             dock.setVisible(window.present.active and panel.lecture is not None)
 
     def show_console(on: bool) -> None:
@@ -241,9 +258,7 @@ def install(window, panel):
         else:
             screen.hide()
             console.set_wide(False)
-            if console.parent() is not None and console.parentWidget() is not dock:
-                dock.setWidget(console)
-                console.show()
+            back_in_dock()
             dock.setVisible(wanted)
 
     instead = console.buttons["instead"]

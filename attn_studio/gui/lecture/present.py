@@ -45,7 +45,10 @@ class Present(StageKeys, StageFigures, LentViews, QtCore.QObject):
     "Why divide by √d_k"), ``page`` which of its tiles or steps is shown where they do not all
     fit, ``stage`` the stage window while presenting (else None). ``menu`` (View → Present on…)
     chooses the screen; ``focus_menu`` (View → Focus on…) presents one panel of the window.
+    ``viewShown(view)`` is emitted whenever the stage shows another view (the window follows it).
     """
+
+    viewShown = QtCore.Signal(str)
 
     def __init__(self, window):
         super().__init__(window)
@@ -420,6 +423,7 @@ class Present(StageKeys, StageFigures, LentViews, QtCore.QObject):
         s = stage.apply_sizes()
         stage.strip.build(self.view, s["label"])
         self.render()
+        self.viewShown.emit(self.view)
 
     def render(self) -> None:
         """Draw the view on the stage again from the studio's numbers."""

@@ -407,7 +407,7 @@ def install(window) -> ScenesPanel:
     """The Scenes panel as a dock of ``window`` (hidden until a lecture is opened or a scene added),
     and Help → Example lecture."""
     panel = ScenesPanel(window)
-    dock = window.layout_room.dock("Scenes", "scenesDock", panel, QtCore.Qt.RightDockWidgetArea)
+    dock = window.layout_room.dock("Scenes", "scenesDock", panel, QtCore.Qt.RightDockWidgetArea, scroll=True)
     dock.hide()
     panel.lectureChanged.connect(lambda: panel.lecture and dock.show())
     help_menu = next((a.menu() for a in window.menuBar().actions() if a.menu() and "Help" in a.text()), None)

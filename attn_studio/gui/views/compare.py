@@ -63,6 +63,9 @@ class CompareView(QtWidgets.QWidget):
         self.temp_label_b = QtWidgets.QLabel("T_B")
         for w in (self.temp_label_a, self.temp_a, self.temp_label_b, self.temp_b):
             controls.addWidget(w)
+            # Shown in temperature mode only (render): hidden from the start, they do not widen the
+            # window's least width (every tab's least width is the central area's) before Compare is drawn.
+            w.setVisible(False)
         self.pin_button = QtWidgets.QPushButton("Pin current as “before”")
         self.pin_button.setObjectName("comparePin")
         self.pin_button.setToolTip("Remember the model as it is now; edit it, and see before vs after")

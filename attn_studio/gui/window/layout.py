@@ -4,6 +4,12 @@ On a projector's 1280 or 1366 pixels the views need the width more than the
 Numbers panel does, so it shares the bottom with the variance plot; zoomed in,
 the views keep their layout and grow, and the central area scrolls rather
 than squash them.
+
+The window stays within its screen whatever docks are shown (the Scenes panel when a
+lecture opens, the presenter console when Present goes to another screen, any dock from
+the View menu): docks that would stand one above the other shorter than their panels need
+become tabs of one dock (tabifyDockWidget), and a tall panel (the Scenes panel, the console)
+scrolls inside its dock rather than make the window taller than the screen.
 """
 
 from __future__ import annotations
@@ -23,6 +29,91 @@ NARROW_WIDTH = 1200  # below this the Model panel gives way to the stages: at mo
 # widens it up to PANEL_MOST rather than be cut (the zoomed views scroll anyway).
 PANEL_SHARE = 0.3
 PANEL_MOST = 0.4
+
+
+DOCK_LEAST_HEIGHT = 120  # px: a panel in a scrolled dock (DockScroll) gives way down to this, then scrolls
+
+
+class DockScroll(QtWidgets.QScrollArea):
+    """A dock's panel that scrolls up and down when the dock is shorter than the panel: the dock asks
+    for at most DOCK_LEAST_HEIGHT pixels of height (the window never grows past its screen for it) and
+    for the panel's least width (it never scrolls sideways, so nothing is cut at the right)."""
+
+    def __init__(self, panel: QtWidgets.QWidget):
+        super().__init__()
+        self.setObjectName(f"{panel.objectName() or 'panel'}Scroll")
+        self.setFrameShape(QtWidgets.QFrame.NoFrame)
+        # The panel is sized here (_fit_panel): a resizable scroll area gives a panel of wrapped labels
+        # its preferred height for the width, and the console scrolled by 10 px in a dock that held it.
+        self.setWidgetResizable(False)
+        self.setHorizontalScrollBarPolicy(QtCore.Qt.ScrollBarAlwaysOff)
+        self.setWidget(panel)
+
+    def setWidget(self, panel: QtWidgets.QWidget) -> None:  # noqa: N802 (Qt's name)
+        """Hold ``panel`` (the console comes back here from full screen)."""
+        super().setWidget(panel)
+        panel.installEventFilter(self)  # its least size changes with its texts: the dock's follows
+        self.updateGeometry()
+        self._fit_panel()
+
+    def _fit_panel(self) -> None:
+        # As wide as the dock, as tall as the dock or, when the dock is shorter, as the panel needs.
+        panel = self.widget()
+        if panel is None:
+            return
+        width = self.viewport().width()
+        layout = panel.layout()
+        least = panel.minimumSizeHint().height()
+        if layout is not None and layout.hasHeightForWidth():
+            least = layout.totalMinimumHeightForWidth(width)
+        size = QtCore.QSize(width, max(self.viewport().height(), least, panel.minimumHeight()))
+        if panel.size() != size:
+            panel.resize(size)
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt's name: the viewport's size)
+        super().resizeEvent(event)
+        self._fit_panel()
+
+    def needed(self) -> QtCore.QSize:
+        """What the panel needs to show whole, without scrolling."""
+        panel = self.widget()
+        return panel.minimumSizeHint().expandedTo(panel.minimumSize()) if panel is not None else QtCore.QSize()
+
+    def minimumSizeHint(self) -> QtCore.QSize:  # noqa: N802 (Qt's name)
+        needed = self.needed()
+        return QtCore.QSize(needed.width() + self.verticalScrollBar().sizeHint().width(),
+                            min(needed.height(), DOCK_LEAST_HEIGHT))
+
+    def sizeHint(self) -> QtCore.QSize:  # noqa: N802 (Qt's name)
+        panel = self.widget()
+        if panel is None:
+            return super().sizeHint()
+        hint = panel.sizeHint()
+        return QtCore.QSize(hint.width() + self.verticalScrollBar().sizeHint().width(), hint.height())
+
+    def eventFilter(self, watched, event) -> bool:  # noqa: N802 (Qt's name)
+        if watched is self.widget() and event.type() == QtCore.QEvent.LayoutRequest:
+            self.updateGeometry()
+            self._fit_panel()
+        return False
+
+
+def needed_height(dock: QtWidgets.QDockWidget) -> int:
+    """The height ``dock`` needs to be used without scrolling: its panel's least height (a scrolled
+    panel's whole height; the Numbers' table a few rows), with its title bar."""
+    content = dock.widget()
+    if content is None:
+        return dock.minimumSizeHint().height()
+    if isinstance(content, DockScroll):
+        inner = content.needed().height()
+    else:
+        # Below its size hint a panel is usable only just (two rows of a table): the hint, up to a limit.
+        inner = max(content.minimumSizeHint().height(), min(content.sizeHint().height(), COMFORTABLE_MOST))
+    title = dock.minimumSizeHint().height() - content.minimumSizeHint().height()
+    return inner + max(title, 0)
+
+
+COMFORTABLE_MOST = 300  # px: the most a panel that does not scroll by itself is given by right (needed_height)
 
 
 class ZoomScroll(QtWidgets.QScrollArea):
@@ -57,16 +148,146 @@ class WindowLayout(QtCore.QObject):
         window.installEventFilter(self)  # its width sets the Model panel's limits
         self._roomy: dict = {}  # view -> the docks that step aside while it is shown (give_room)
         self._set_aside: list[QtWidgets.QDockWidget] = []  # the docks stepped aside for the current view
+        self._fitted_size: QtCore.QSize | None = None  # the size fit_to_screen gave for the window's own screen
+        self._open: set | None = None  # the docks open (not closed) when the window last kept to its screen
+        self._whole = False  # the next keep_on_screen keeps the window within its screen whatever its size
+        self._returning = False  # docks coming back from stepping aside (give_room)
+        # A dock shown is fitted in once the turn's showing and hiding are done (a tab's docks step
+        # aside and come back in one turn; the presenter console shows a turn after Present begins).
+        self._soon = QtCore.QTimer(self, singleShot=True, interval=0)
+        self._soon.timeout.connect(self.keep_on_screen)
 
-    def dock(self, title: str, name: str, widget, area) -> QtWidgets.QDockWidget:
-        """A movable, floatable, closable panel ``name`` holding ``widget``, added to the window at ``area``."""
+    def dock(self, title: str, name: str, widget, area, *, scroll: bool = False) -> QtWidgets.QDockWidget:
+        """A movable, floatable, closable panel ``name`` holding ``widget``, added to the window at ``area``.
+
+        ``scroll``: the panel scrolls up and down in its dock (a :class:`DockScroll`, the dock's widget)
+        rather than make the window taller than its screen. Whenever the dock is shown, docked back or
+        moved, the window keeps to its screen (:meth:`keep_on_screen`)."""
         dock = QtWidgets.QDockWidget(title, self.window)
         dock.setObjectName(name)
-        dock.setWidget(widget)
+        dock.setWidget(DockScroll(widget) if scroll else widget)
         dock.setFeatures(QtWidgets.QDockWidget.DockWidgetMovable | QtWidgets.QDockWidget.DockWidgetFloatable
                          | QtWidgets.QDockWidget.DockWidgetClosable)
         self.window.addDockWidget(area, dock)
+        dock.visibilityChanged.connect(lambda shown, dock=dock: shown and self._dock_shown(dock))
+        # Opened behind another's tab (the View menu), it reports itself hidden: opened all the same. And
+        # closed: then it is known as closed when opened again.
+        dock.toggleViewAction().toggled.connect(lambda _open, dock=dock: self._dock_shown(dock))
+        dock.topLevelChanged.connect(lambda floating, dock=dock: not floating and self._dock_shown(dock))
+        dock.dockLocationChanged.connect(lambda _area, dock=dock: self._dock_shown(dock))
         return dock
+
+    def _dock_shown(self, dock: QtWidgets.QDockWidget) -> None:
+        if self._returning and self._open is not None:
+            self._open.add(dock)  # back from stepping aside: not opened, its tab stays as it was
+        self._soon.start()
+
+    def _docks(self) -> list[QtWidgets.QDockWidget]:
+        return self.window.findChildren(QtWidgets.QDockWidget, options=QtCore.Qt.FindDirectChildrenOnly)
+
+    # -- the window within its screen ---------------------------------------------------------------
+    def keep_on_screen(self) -> None:
+        """Keep the window within the screen it is on (its available area), with every dock usable.
+
+        Docks that stand one above the other on a side, each shorter than its panel needs
+        (:func:`needed_height`), become tabs of one dock, the two that together need the least height
+        first, until the side's docks fit the window's height; a dock just shown is brought in front of
+        its tabs. Then the window is made no larger than the screen and moved onto it. A window that
+        was already larger than its screen (made so on purpose) is only kept from growing further."""
+        w = self.window
+        whole, self._whole = self._whole, False
+        if not w.isVisible():
+            return
+        # The docks opened since the last time (closed then, open now): each comes in front of its tabs.
+        open_now = {d for d in self._docks() if not d.isHidden()}
+        opened = [] if self._open is None else [d for d in self._docks() if d in open_now and d not in self._open]
+        self._open = open_now
+        # Full screen or maximized, the window is the screen's already: only its docks are arranged.
+        whole_screen = w.isFullScreen() or w.isMaximized()
+        bounds = self._bounds(whole)
+        extra = w.frameGeometry().size() - w.geometry().size()
+        self._merge_sides(w.height() if whole_screen else min(w.height(), bounds.height() - extra.height()))
+        for dock in opened:
+            if w.tabifiedDockWidgets(dock):
+                dock.raise_()
+        if not whole_screen:
+            self._clamp(bounds)
+
+    def keep_whole_on_screen(self) -> None:
+        """Soon (once the turn's docks are shown), keep the window within its screen even if it was made
+        larger than the screen before: Present on another screen leaves the window alone on the laptop's."""
+        self._whole = True
+        self._soon.start()
+
+    def _bounds(self, whole: bool = False) -> QtCore.QRect:
+        # The screen's free area; a window made larger than it on purpose (or moved partly off it) keeps
+        # what it has, and only may not grow (unless ``whole``).
+        w = self.window
+        screen = w.screen() or QtGui.QGuiApplication.primaryScreen()
+        available = screen.availableGeometry() if screen else QtCore.QRect(0, 0, 1366, 768)
+        frame = w.frameGeometry()
+        if whole or available.contains(frame) or w.size() == self._fitted_size:
+            return available
+        return available.united(frame)
+
+    def _clamp(self, bounds: QtCore.QRect) -> None:
+        w = self.window
+        frame = w.frameGeometry()
+        extra = frame.size() - w.geometry().size()
+        size = w.size().boundedTo(bounds.size() - extra)
+        if size != w.size():
+            w.resize(size.expandedTo(w.minimumSize()))
+            frame = w.frameGeometry()
+        x = min(max(frame.x(), bounds.x()), bounds.x() + bounds.width() - frame.width())
+        y = min(max(frame.y(), bounds.y()), bounds.y() + bounds.height() - frame.height())
+        if (x, y) != (frame.x(), frame.y()):
+            w.move(max(x, bounds.x()), max(y, bounds.y()))
+
+    def side_docks(self, area) -> list[list[QtWidgets.QDockWidget]]:
+        """The docks open at ``area`` (not floating), as they stand from the top: each a list of the docks
+        that are tabs of one place."""
+        w = self.window
+        open_docks = [d for d in w.findChildren(QtWidgets.QDockWidget, options=QtCore.Qt.FindDirectChildrenOnly)
+                      if not d.isHidden() and not d.isFloating() and w.dockWidgetArea(d) == area]
+        groups: list[list[QtWidgets.QDockWidget]] = []
+        for dock in open_docks:
+            if not any(dock in group for group in groups):
+                groups.append([dock] + [d for d in w.tabifiedDockWidgets(dock) if d in open_docks])
+        # From the top: the place of the tab shown of each.
+        return sorted(groups, key=lambda g: min(d.geometry().y() if d.isVisible() else 1 << 20 for d in g))
+
+    def _merge_sides(self, height: int) -> None:
+        w = self.window
+        style = w.style()
+        separator = style.pixelMetric(QtWidgets.QStyle.PM_DockWidgetSeparatorExtent, None, w)
+        tab_bar = w.fontMetrics().height() + 14  # a dock's tabs under it
+        taken = sum(part.sizeHint().height() for part in (w.menuWidget(), w.statusBar())
+                    if part is not None and part.isVisible())
+        for area in (QtCore.Qt.TopDockWidgetArea, QtCore.Qt.BottomDockWidgetArea):
+            groups = self.side_docks(area)
+            if groups:
+                taken += sum(max(d.height() for d in g) + separator for g in groups)
+        column = height - taken
+
+        def need(group) -> int:
+            return max(needed_height(d) for d in group) + (tab_bar if len(group) > 1 else 0)
+
+        for area in (QtCore.Qt.LeftDockWidgetArea, QtCore.Qt.RightDockWidgetArea):
+            groups = self.side_docks(area)
+            while len(groups) > 1 and sum(need(g) for g in groups) + separator * (len(groups) - 1) > column:
+                i = min(range(len(groups) - 1), key=lambda i: need(groups[i] + groups[i + 1]))
+                shown = next((d for d in groups[i + 1] if d.isVisible()), groups[i + 1][0])
+                for dock in groups[i + 1]:
+                    w.tabifyDockWidget(groups[i][0], dock)
+                shown.raise_()  # the one that was in front stays so
+                groups[i:i + 2] = [groups[i] + groups[i + 1]]
+            # Room for all, but one shorter than it needs (the split was made before it opened): each
+            # gets what it needs and a share of what is left, in proportion.
+            fronts = [next((d for d in g if d.isVisible()), None) for g in groups]
+            if len(groups) > 1 and all(fronts) and any(f.height() < need(g) - 1 for f, g in zip(fronts, groups)):
+                needs = [need(g) for g in groups]
+                spare = max(0, sum(f.height() for f in fronts) - sum(needs))
+                w.resizeDocks(fronts, [n + spare * n // sum(needs) for n in needs], QtCore.Qt.Vertical)
 
     def give_room(self, view: QtWidgets.QWidget, docks) -> None:
         """While ``view`` is the shown tab, the open ``docks`` step aside (they come back when another
@@ -95,20 +316,30 @@ class WindowLayout(QtCore.QObject):
 
     def _bring_back(self) -> None:
         docks, self._set_aside = self._set_aside, []
-        for dock in docks:
-            dock.show()
+        self._returning = True  # back where they were, each tab in front or not as it was
+        try:
+            for dock in docks:
+                dock.show()
+        finally:
+            self._returning = False
 
     def fit_to_screen(self, available: QtCore.QRect | None = None) -> None:
         """Size the window and its panels for the screen (``available``: its free area)."""
         w = self.window
-        if available is None:
-            screen = QtGui.QGuiApplication.primaryScreen()
+        # The window's frame (title bar, borders) within the screen too, once the window has one.
+        frame = QtCore.QSize(0, 0)
+        own = available is None
+        if own:
+            screen = (w.screen() if w.windowHandle() is not None else None) or QtGui.QGuiApplication.primaryScreen()
             available = screen.availableGeometry() if screen else QtCore.QRect(0, 0, 1366, 768)
-        height = min(900, available.height())
+            if w.isVisible():
+                frame = w.frameGeometry().size() - w.geometry().size()
+        height = min(900, available.height()) - frame.height()
         narrow = available.width() < NARROW_WIDTH
         self.side_limit = int(available.width() * 0.25) if narrow else None
         self.screen_width = available.width()
-        w.resize(min(1500, available.width()), height)
+        w.resize(min(1500, available.width()) - frame.width(), height)
+        self._fitted_size = QtCore.QSize(w.size()) if own else None
         if hasattr(w, "fit_controls"):
             w.fit_controls()
         w.resizeDocks([w.controls_dock, w.tables_dock], [260, 330], QtCore.Qt.Horizontal)
@@ -120,6 +351,14 @@ class WindowLayout(QtCore.QObject):
             w.variance_dock.raise_()
             # Tall enough for the plots to read (about 200 pixels of plot under the tabs and caption).
             w.resizeDocks([w.variance_dock], [max(int(height * 0.31), COMPACT_PLOT_DOCK)], QtCore.Qt.Vertical)
+        if own and w.isVisible():
+            self.keep_on_screen()
+
+    def _fit_frame(self) -> None:
+        w = self.window
+        if w.isVisible() and self._fitted_size == w.size():
+            self.keep_on_screen()
+            self._fitted_size = QtCore.QSize(w.size())
 
     def panel_limits(self) -> tuple[int, int]:
         """(limit, widest): the Model panel's width in pixels, from the window's own width (the screen's
@@ -187,6 +426,9 @@ class WindowLayout(QtCore.QObject):
         if watched is self.window:
             if event.type() == QtCore.QEvent.Resize:
                 self._refit_panel()  # the Model panel's limits follow the window's width
+            elif event.type() == QtCore.QEvent.Show and self._fitted_size == self.window.size():
+                # Sized for its screen before it had a frame: the frame too within the screen.
+                QtCore.QTimer.singleShot(0, self, self._fit_frame)
             elif event.type() == QtCore.QEvent.Close and self._set_aside:
                 self._bring_back()  # before the window keeps its layout for the next run
                 # Closing may be cancelled (unsaved changes): then the shown tab gets its room again.

@@ -5,7 +5,8 @@ Rooms: ``controls`` (the Model panel), ``numbers`` (the tables), ``lecture``
 on one screen or two), ``export_actions`` (export menus and dialogs), ``files``
 (the File menu's questions and dialogs) over ``document`` (file, recent files,
 autosave and recovery; Qt-free), ``edit`` (undo from anywhere, copy, paste),
-``layout`` (the central area, sizes for the screen), ``settings`` (what is kept between runs).
+``layout`` (the central area, sizes for the screen, the docks kept within it), ``follow_stage`` (on two
+screens the window shows the stage's view), ``settings`` (what is kept between runs).
 The views draw ``studio.result``."""
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from ..training.wiring import TrainingWiring
 from ..views.plots import VariancePlot
 from . import help
 from .drawing import VIEWS, SeenWhenGrabbed, ViewDrawer
+from .follow import FollowStage
 from .layout import WindowLayout
 from .menus import build_menus, name_parts
 
@@ -112,6 +114,7 @@ class MainWindow(SeenWhenGrabbed, QtWidgets.QMainWindow):
         self.present_action, self.focus_action = self.present.action, self.present.focus_action
         build_menus(self)
         scenes_panel.install(self)  # the Scenes dock (a lecture's scenes) and Help → Example lecture
+        self.follow_stage = FollowStage(self)  # on two screens the window shows the stage's view
         name_parts(self)  # the rooms' parts by name on the window (w.sentence_edit, w.undo ...)
         self.setAcceptDrops(True)
         self.bridge.changed.connect(self._on_studio_change)
