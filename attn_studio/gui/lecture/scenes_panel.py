@@ -100,13 +100,11 @@ class ScenesPanel(QtWidgets.QWidget):
         self.notes.setMaximumHeight(90)
         self.pin_label = QtWidgets.QLabel()
         self.pin_label.setObjectName("scenePin")
-        self.pin_label.setMinimumWidth(40)  # a long pair of words is cut, never widens the panel
-        pin_row = QtWidgets.QHBoxLayout()
-        pin_row.addWidget(self.pin_label, 1)
+        self.pin_label.setMinimumWidth(40)  # a long pair of words is cut (whole in its tooltip), never widens the panel
         form.addRow("Title", self.scene_title)
         form.addRow("Caption", self.caption)
         form.addRow("Notes", self.notes)
-        form.addRow("Pinned", pin_row)
+        form.addRow("Pinned", self.pin_label)
         layout.addLayout(form)
         self.scene_title.editingFinished.connect(self.commit_edits)
         self.caption.editingFinished.connect(self.commit_edits)
@@ -121,23 +119,20 @@ class ScenesPanel(QtWidgets.QWidget):
                 ("delete", "Delete", self.delete, "Delete the selected scene (Delete)"),
                 ("update", "Update", self.update_current,
                  "Make what is shown now the selected scene's own (its title, caption, notes and pinned cell kept)"),
-                ("undo", "Undo", self.undo, "Undo the last change of the lecture"),
-                ("redo", "Redo", self.redo, "Redo it"),
-                ("open", "Open…", lambda: self.files.open_dialog(), "Open a lecture file (.attn-lecture.json)"),
-                ("save", "Save", lambda: self.files.save(), "Save the lecture to its file (.attn-lecture.json)"),
-                ("save_as", "Save As…", lambda: self.files.save_as_dialog(), "Save the lecture to a new file"),
-                ("handout", "Hand-out…", self.handout_dialog, "Each scene's figure: one PDF, or a file a scene"),
                 ("pin", "Pin", self.pin, "Pin the cell you clicked in the Attention view (query, key) to the "
                                          "selected scene: the stage keeps it in view and outlines it"),
-                ("unpin", "Unpin", self.unpin, "The selected scene pins no cell"))):
+                ("unpin", "Unpin", self.unpin, "The selected scene pins no cell"),
+                ("undo", "Undo", self.undo, "Undo the last change of the lecture"),
+                ("redo", "Redo", self.redo, "Redo it"),
+                ("handout", "Hand-out…", self.handout_dialog, "Each scene's figure: one PDF, or a file a scene"),
+                ("open", "Open…", lambda: self.files.open_dialog(), "Open a lecture file (.attn-lecture.json)"),
+                ("save", "Save", lambda: self.files.save(), "Save the lecture to its file (.attn-lecture.json)"),
+                ("save_as", "Save As…", lambda: self.files.save_as_dialog(), "Save the lecture to a new file"))):
             button = QtWidgets.QPushButton(text)
             button.setObjectName(f"scenes_{name}")
             button.setToolTip(tip)
             button.clicked.connect(lambda _=False, slot=slot: slot())
-            if name in ("pin", "unpin"):
-                pin_row.addWidget(button)  # beside the pinned cell they change
-            else:
-                buttons.addWidget(button, i // 3, i % 3, 1, 3 if name == "handout" else 1)
+            buttons.addWidget(button, i // 3, i % 3)
             self.buttons[name] = button
         layout.addLayout(buttons)
         self.add_action = QtGui.QAction("Add scene", window)
