@@ -164,6 +164,8 @@ def test_a_refused_ctrl_m_is_said_in_the_panel_and_the_fields_edit_the_selected_
     assert panel.lecture is before
     assert message.isVisible() and message.text().startswith("Not added: ") and "Drift" in message.text()
     assert "Drift" in w.statusBar().currentMessage()
+    # The window's message is the reason alone (the stage says "Not added: " and it).
+    assert "Drift" in w.message_label.text() and not w.message_label.text().startswith("Not added")
     # What is typed next goes to the scene the list shows as selected, and the refusal is then old news.
     assert panel.list.currentRow() == 0 and panel.list.item(0).isSelected() and panel.scene_title.text() == "T1"
     _focus(qtbot, panel.scene_title)

@@ -81,6 +81,7 @@ class ScenesPanel(QtWidgets.QWidget):
         self.list = QtWidgets.QListWidget()
         self.list.setObjectName("scenesList")
         self.list.setDragDropMode(QtWidgets.QAbstractItemView.InternalMove)
+        self.list.setToolTip("Click a scene to show it; drag it, or Alt+↑ / Alt+↓, to move it; Delete deletes it")
         self.list.model().rowsMoved.connect(self._moved)
         self.list.itemActivated.connect(lambda item: self.go(self.list.row(item)))
         self.list.itemClicked.connect(lambda item: self.go(self.list.row(item)))
@@ -264,11 +265,12 @@ class ScenesPanel(QtWidgets.QWidget):
     def _selected(self) -> int:
         return self.list.currentRow()
 
-    def say(self, text: str) -> None:
-        """Say in the panel itself (and in the window's status bar) why something was refused."""
+    def say(self, text: str, reason: str | None = None) -> None:
+        """Say ``text`` in the panel itself, and ``reason`` (default: the same) in the window's message
+        and status bar, where the stage reads it too: why something was refused."""
         self.message.setText(text)
         self.message.show()
-        self.window.show_message(text)
+        self.window.show_message(text if reason is None else reason)
 
     def _unsay(self) -> None:
         self.message.clear()
@@ -284,7 +286,7 @@ class ScenesPanel(QtWidgets.QWidget):
         try:
             scene = capture_scene(self.window, f"Scene {len(scenes) + 1}", pin=self._new_pin())
         except LectureError as exc:
-            self.say(f"Not added: {exc}")
+            self.say(f"Not added: {exc}", str(exc))
             return False
         scenes.insert(at, scene)
         if not self._replace(scenes):
@@ -484,6 +486,7 @@ class ScenesPanel(QtWidgets.QWidget):
         if not self.lecture or not 0 <= index < len(self.lecture.scenes):
             return False
         self.commit_edits()  # what was typed for the scene selected before is its own
+        self._unsay()
         self.current = index
         self._pin_seen = self.window.heatmap_view.pinned  # a cell clicked from now on is for this scene
         self.list.blockSignals(True)
