@@ -93,6 +93,19 @@ def test_view_scenes_shows_and_hides_the_scenes_panel(window):
     action.trigger()
     settle(w)
     assert w.scenes_dock.isVisible() and action.isChecked() and w.scenes.isVisible()
+    # Hidden, it stays hidden while the lecture is edited, and comes back when a lecture opens.
+    w.scenes.open_example()
+    action.trigger()
+    settle(w)
+    w.scenes.list.setCurrentRow(0)
+    w.scenes.duplicate()
+    w.scenes.add_current()
+    settle(w)
+    assert not w.scenes_dock.isVisible() and len(w.scenes.lecture.scenes) == 14
+    w.scenes.set_lecture(None, record=False)
+    w.scenes.add_current()
+    settle(w)
+    assert w.scenes_dock.isVisible() and action.isChecked()
 
 
 def test_alt_arrows_in_the_list_move_the_scene_undoably_and_elsewhere_still_move_the_query(window, qtbot):

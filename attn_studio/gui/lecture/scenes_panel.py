@@ -49,6 +49,7 @@ class ScenesPanel(QtWidgets.QWidget):
     last; the fields edit the list's selected scene."""
 
     lectureChanged = QtCore.Signal()
+    lectureOpened = QtCore.Signal()  # a lecture where there was none, or another opened: the panel is shown
     sceneShown = QtCore.Signal(int)
     sceneDrawn = QtCore.Signal(int)  # the scene shown is drawn whole (and the stage painted, when presenting)
 
@@ -153,12 +154,15 @@ class ScenesPanel(QtWidgets.QWidget):
         elif record:
             self._undo = (self._undo + [self.lecture])[-HISTORY:]
             self._redo.clear()
+        opened = lecture is not None and (fresh or self.lecture is None)
         self.lecture = lecture
         self.current = min(self.current, len(lecture.scenes) - 1) if lecture is not None else -1
         self._unsay()  # a refusal said before is old news once the lecture changes
         self._sync()
         self._build_ahead()
         self.lectureChanged.emit()
+        if opened:
+            self.lectureOpened.emit()
 
     def _build_ahead(self) -> None:
         # The training lab's panels the lecture shows take a tenth of a second each to build: built
@@ -631,12 +635,14 @@ class ScenesPanel(QtWidgets.QWidget):
 
 
 def install(window) -> ScenesPanel:
-    """The Scenes panel as a dock of ``window`` (hidden until a lecture is opened or a scene added),
-    and Help → Example lecture."""
+    """The Scenes panel as a dock of ``window`` (hidden until a lecture is opened or a scene added;
+    View → Scenes shows and hides it), and Help → Example lecture."""
     panel = ScenesPanel(window)
     dock = window.layout_room.dock("Scenes", "scenesDock", panel, QtCore.Qt.RightDockWidgetArea)
     dock.hide()
-    panel.lectureChanged.connect(lambda: panel.lecture and dock.show())
+    # Shown when a lecture opens or its first scene is added; hidden by View → Scenes, it stays hidden
+    # while the lecture is edited (a scene added on the stage does not bring it back).
+    panel.lectureOpened.connect(dock.show)
     # View → Scenes shows and hides the panel (beside the other panels' entries, before Reset layout).
     toggle = dock.toggleViewAction()
     toggle.setObjectName("scenesDockAction")
