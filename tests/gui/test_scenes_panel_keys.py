@@ -176,6 +176,7 @@ def test_a_refused_ctrl_m_is_said_in_the_panel_and_the_fields_edit_the_selected_
     settle(w)
     assert panel.lecture is before
     assert message.isVisible() and message.text().startswith("Not added: ") and "Drift" in message.text()
+    assert "trained model" in message.text() and "Model panel" in message.text()  # and what to do
     assert "Drift" in w.statusBar().currentMessage()
     # The window's message is the reason alone (the stage says "Not added: " and it).
     assert "Drift" in w.message_label.text() and not w.message_label.text().startswith("Not added")

@@ -22,7 +22,7 @@ from pathlib import Path
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from ...matrices import ExportError
-from ...scenes import Lecture, LectureError, Scene
+from ...scenes import TRAINED_ONLY, Lecture, LectureError, Scene
 from ...session import session_from_json
 from . import console
 from .lecture_files import LectureFiles
@@ -290,7 +290,8 @@ class ScenesPanel(QtWidgets.QWidget):
         try:
             scene = capture_scene(self.window, f"Scene {len(scenes) + 1}", pin=self._new_pin())
         except LectureError as exc:
-            self.say(f"Not added: {exc}", str(exc))
+            reason = self._why_not(exc)
+            self.say(f"Not added: {reason}", reason)
             return False
         scenes.insert(at, scene)
         if not self._replace(scenes):
@@ -351,7 +352,7 @@ class ScenesPanel(QtWidgets.QWidget):
             try:
                 shown = capture_scene(self.window, old.title, pin=self._new_pin() or old.pin)
             except LectureError as exc:
-                self.say(f"Not updated: {exc}")
+                self.say(f"Not updated: {self._why_not(exc)}")
                 return
             selection = {key: old.selection[key] for key in KEPT_BY_UPDATE if key in old.selection}
             selection.update(shown.selection)
@@ -365,6 +366,16 @@ class ScenesPanel(QtWidgets.QWidget):
             if self._replace(scenes):
                 self.list.setCurrentRow(i)
                 self._pin_seen = self.window.heatmap_view.pinned
+
+    def _why_not(self, exc: LectureError) -> str:
+        # What is shown cannot be a scene: said in the lecturer's words where the file's words would
+        # puzzle (a tab of trained models while the toy model is open).
+        present = self.window.present
+        view = present.view if present.active else present.current_view()
+        if view in TRAINED_ONLY and not self.window.studio.is_trained:
+            return (f"the {view} tab shows a trained model, and the toy model is open: choose a trained "
+                    "model in the Model panel first")
+        return str(exc)
 
     def _new_pin(self) -> tuple[int, int] | None:
         # The cell clicked in the window since the last scene was shown or added (a click made for
