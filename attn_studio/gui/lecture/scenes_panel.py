@@ -482,7 +482,9 @@ class ScenesPanel(QtWidgets.QWidget):
         """The list's Alt+↑ / Alt+↓ (move the selected scene) and Delete, before the window's shortcuts."""
         if obj is self.list and event.type() in (QtCore.QEvent.ShortcutOverride, QtCore.QEvent.KeyPress):
             key, mods = event.key(), event.modifiers() & ~QtCore.Qt.KeypadModifier
-            ours = (key in MOVE_KEYS and mods == QtCore.Qt.AltModifier) or (key in DELETE_KEYS and not mods)
+            # Only with a scene selected: an empty list leaves Alt+↑ / Alt+↓ to the query.
+            ours = self.lecture is not None and self._selected() >= 0 and (
+                (key in MOVE_KEYS and mods == QtCore.Qt.AltModifier) or (key in DELETE_KEYS and not mods))
             if ours and event.type() == QtCore.QEvent.ShortcutOverride:
                 event.accept()  # the list's, not the window's (Alt+↑ / Alt+↓ move the query elsewhere)
                 return True
