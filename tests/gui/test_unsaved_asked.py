@@ -10,8 +10,6 @@ import pytest
 from PySide6 import QtGui, QtWidgets
 
 from attn_studio import cli
-from attn_studio.gui.files import file_actions
-from attn_studio.gui.files.file_actions import unsaved_question as asked_for_real
 from attn_studio.scenes import Lecture, example_lecture, read_lecture, write_lecture
 from attn_studio.session import read_session
 from gui_helpers import settle
@@ -23,14 +21,13 @@ TINY_BERT = Path(__file__).resolve().parents[1] / "data" / "pretrained" / "tiny-
 def test_the_question_is_a_real_dialog_on_the_offscreen_platform_too(window, monkeypatch):
     w = window
     assert QtGui.QGuiApplication.platformName() == "offscreen"
-    monkeypatch.setattr(file_actions, "unsaved_question", asked_for_real)  # the product's own question
     shown = []
 
     def question(parent, title, text, buttons, default):
         shown.append((parent, title, text, buttons, default))
         return Box.Cancel
 
-    monkeypatch.setattr(Box, "question", question)
+    monkeypatch.setattr(Box, "question", question)  # the dialog itself, as pytest-qt answers dialogs
     w.scenes.open_example()
     w.scenes.delete()
     assert w.lecture_files.ask_unsaved() == Box.Cancel
@@ -128,3 +125,17 @@ def test_a_window_made_for_an_export_closes_without_asking(kind, unsaved, qapp, 
         argv = ["export", "--lecture", str(path), "--out", str(out)]
     assert cli.main(argv) == 0
     assert out.exists() and unsaved.asked == []
+
+
+def test_a_test_answers_the_dialog_itself_as_pytest_qt_does(window, monkeypatch):
+    # The dialog is what asks (nothing in the product answers for the person): a test that replaces
+    # QMessageBox.question answers it, closing included.
+    w = window
+    w.scenes.open_example()
+    w.scenes.delete()
+    mine = w.scenes.lecture
+    answers = []
+    monkeypatch.setattr(Box, "question", lambda parent, title, *rest: answers.append(title) or Box.Cancel)
+    assert not w.close() and w.isVisible() and w.scenes.lecture is mine and answers == ["Unsaved lecture"]
+    monkeypatch.setattr(Box, "question", lambda parent, title, *rest: answers.append(title) or Box.Discard)
+    assert w.close() and not w.isVisible() and answers == ["Unsaved lecture", "Unsaved lecture"]
