@@ -104,6 +104,8 @@ def main() -> None:
         # Closed as a person closes it: the training runs a lecture built end, else the application
         # waits for their threads at exit and the script never returns.
         w.present.leave()
+        w.studio.mark_saved()  # a measurement, not work to keep: closing asks nothing
+        w.lecture_files.saved = w.scenes.lecture
         w.close()
         _settle(app, w)
 

@@ -295,8 +295,10 @@ def export_main(argv: list[str]) -> int:
         return written(args.out, write, ExportError)
     finally:
         if window is not None:
-            # Closed as a person closes it (nothing to save offscreen): its training runs and jobs end,
-            # else a run played for --steps would keep the application waiting for its thread at exit.
+            # Closed as a person closes it: its training runs and jobs end, else a run played for --steps
+            # would keep the application waiting for its thread at exit. A figure is not work to keep:
+            # marked saved first, so closing asks nothing (a question nobody is there to answer).
+            window.studio.mark_saved()
             window.close()
             # Delete the window while the application still exists (see main()).
             window.deleteLater()

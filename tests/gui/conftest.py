@@ -15,6 +15,12 @@ undone to the state it opened with (so nothing to undo), its size, its view
 tab, nothing modified.
 Either way, when a test ends it fails if Qt logged a warning other than the
 offscreen platform's harmless "does not support propagateSizeHints()".
+
+Unsaved work is asked about on every platform, and a question nobody answers would wait
+forever: ``unsaved`` (automatic in every test, and around each module's shared window)
+answers the session's and the lecture's Save / Discard / Cancel question (``QMessageBox.question``,
+as pytest-qt's documentation has tests answer dialogs) with Discard and records each question
+asked. A test that means another answer sets ``unsaved.answer``, or patches the question itself.
 (pytest-qt captures Qt messages only while pytest captures output: under
 ``-s`` the check is off.)
 """
@@ -24,7 +30,7 @@ from __future__ import annotations
 import gc
 
 import pytest
-from PySide6 import QtCore, QtTest
+from PySide6 import QtCore, QtTest, QtWidgets
 
 from gui_helpers import settle
 from window_reset import document_start, quiet, reset_document
@@ -66,6 +72,29 @@ def _collector_on_the_gui_thread(qapp):
     yield
     if collector is not None:
         collector.stop()
+
+
+class UnsavedQuestions:
+    """Stands in for ``QMessageBox.question``, the dialog that asks about unsaved work
+    (``files.file_actions.unsaved_question``): ``asked`` the (title, text) of each question, in order;
+    every one is answered ``answer``."""
+
+    def __init__(self, answer=QtWidgets.QMessageBox.Discard):
+        self.asked: list[tuple[str, str]] = []
+        self.answer = answer
+
+    def __call__(self, parent, title: str, text: str, *buttons_and_default):
+        self.asked.append((title, text))
+        return self.answer
+
+
+@pytest.fixture(autouse=True)
+def unsaved(monkeypatch) -> UnsavedQuestions:
+    """Every question about unsaved work this test's windows ask (closing, New, Open, the example
+    lecture over a changed one...) answered Discard, and recorded; set ``.answer`` for another."""
+    answers = UnsavedQuestions()
+    monkeypatch.setattr(QtWidgets.QMessageBox, "question", answers)
+    return answers
 
 
 @pytest.fixture(autouse=True)
@@ -154,6 +183,9 @@ def _module_window(request, qapp, tmp_path_factory):
     with pytest.MonkeyPatch.context() as patch:
         # Built before any test's own data folder is set: give it one of its own.
         patch.setenv("ATTN_STUDIO_DATA_DIR", str(tmp_path_factory.mktemp("shared-window-data")))
+        # Closed after the module's tests, when their own answers are gone: a lecture a test left
+        # changed is discarded here, not asked about.
+        patch.setattr(QtWidgets.QMessageBox, "question", UnsavedQuestions())
         w = MainWindow(preset=preset) if preset else MainWindow()
         if size is not None:
             w.resize(*size)

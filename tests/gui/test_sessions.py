@@ -120,14 +120,16 @@ def test_recent_files_remember_saved_sessions(win, tmp_path):
     assert (data_dir() / "settings.ini").exists()
 
 
-def test_autosave_writes_the_recovery_file_and_a_clean_close_removes_it(closing_win, qtbot):
+def test_autosave_writes_the_recovery_file_and_a_clean_close_removes_it(closing_win, qtbot, unsaved):
     w = closing_win
     w.files.autosave_timer.setInterval(20)
     w.studio.update(causal=True)
     w.bridge.flush()
     qtbot.waitUntil(lambda: w.recovery.path.exists(), timeout=3000)
     assert read_session(w.recovery.path).causal is True
-    w.close()
+    unsaved.answer = QtWidgets.QMessageBox.Discard
+    assert w.close()
+    assert [title for title, _ in unsaved.asked] == ["Unsaved changes"]  # asked, and Discard chosen
     assert not w.recovery.path.exists()
 
 
@@ -161,9 +163,11 @@ def test_discarding_recovered_work_deletes_it(qtbot):
     assert w.studio.state is before
 
 
-def test_new_session_starts_clean(win):
+def test_new_session_starts_clean(win, unsaved):
     win.studio.update(causal=True)
+    unsaved.answer = QtWidgets.QMessageBox.Discard
     assert win.new_session()
+    assert [title for title, _ in unsaved.asked] == ["Unsaved changes"]  # the change was asked about
     assert win.studio.state == StudioState()
     assert not win.studio.is_modified
 

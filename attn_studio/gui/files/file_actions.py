@@ -75,12 +75,9 @@ class FileActions(QtCore.QObject):
         return answer == QtWidgets.QMessageBox.Discard
 
     def ask_unsaved(self):
-        """The Save / Discard / Cancel question; on the offscreen platform nobody can answer: Discard."""
-        if QtGui.QGuiApplication.platformName() == "offscreen":
-            return QtWidgets.QMessageBox.Discard
-        buttons = QtWidgets.QMessageBox.Save | QtWidgets.QMessageBox.Discard | QtWidgets.QMessageBox.Cancel
-        return QtWidgets.QMessageBox.question(self.window, "Unsaved changes", "This session has changes that are "
-                                              "not saved. Save them first?", buttons, QtWidgets.QMessageBox.Save)
+        """The Save / Discard / Cancel question about the session (:func:`unsaved_question`)."""
+        return unsaved_question(self.window, "Unsaved changes",
+                                "This session has changes that are not saved. Save them first?")
 
     # -- files -------------------------------------------------------------------------------
     def new_session(self) -> bool:
@@ -261,6 +258,15 @@ class FileActions(QtCore.QObject):
         self.autosave_timer.stop()
         self.saves.wait(drop_autosaves=True)
         self.document.close()
+
+
+def unsaved_question(parent: QtWidgets.QWidget, title: str, text: str) -> QtWidgets.QMessageBox.StandardButton:
+    """Ask the person what to do with unsaved work: Save (the default), Discard or Cancel.
+
+    Every platform asks: nothing answers for the person. The session's and the lecture's questions
+    both come here, so a script or a test answers them all by replacing this one function."""
+    buttons = QtWidgets.QMessageBox.Save | QtWidgets.QMessageBox.Discard | QtWidgets.QMessageBox.Cancel
+    return QtWidgets.QMessageBox.question(parent, title, text, buttons, QtWidgets.QMessageBox.Save)
 
 
 def recovery_banner(when: str, what=("unsaved work", "was")) -> tuple[QtWidgets.QFrame, QtWidgets.QPushButton,

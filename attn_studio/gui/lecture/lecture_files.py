@@ -12,10 +12,11 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from PySide6 import QtCore, QtGui, QtWidgets
+from PySide6 import QtCore, QtWidgets
 
 from ...document import AUTOSAVE_MS
 from ...scenes import SUFFIX, Lecture, LectureError, LectureRecovery, example_lecture, read_lecture, write_lecture
+from ..files import file_actions
 from ..settings import data_dir
 
 FILE_FILTER = f"Lectures (*{SUFFIX});;All files (*)"
@@ -49,6 +50,7 @@ class LectureFiles(QtCore.QObject):
 
     def confirm_discard(self) -> bool:
         """Ask what to do with a lecture's unsaved changes (Save, Discard or Cancel); True to go on."""
+        self.panel.commit_edits()  # a title still being typed is a change too
         if not self.is_modified:
             return True
         answer = self.ask_unsaved()
@@ -57,13 +59,11 @@ class LectureFiles(QtCore.QObject):
         return answer == QtWidgets.QMessageBox.Discard
 
     def ask_unsaved(self):
-        """The Save / Discard / Cancel question; on the offscreen platform nobody can answer: Discard."""
-        if QtGui.QGuiApplication.platformName() == "offscreen":
-            return QtWidgets.QMessageBox.Discard
-        buttons = QtWidgets.QMessageBox.Save | QtWidgets.QMessageBox.Discard | QtWidgets.QMessageBox.Cancel
+        """The Save / Discard / Cancel question about the lecture (asked as the session's is:
+        :func:`~attn_studio.gui.files.file_actions.unsaved_question`)."""
         title = self.panel.lecture.title if self.panel.lecture else "The lecture"
-        return QtWidgets.QMessageBox.question(self.window, "Unsaved lecture", f"“{title}” has changes that are "
-                                              "not saved. Save them first?", buttons, QtWidgets.QMessageBox.Save)
+        return file_actions.unsaved_question(self.window, "Unsaved lecture",
+                                             f"“{title}” has changes that are not saved. Save them first?")
 
     # -- opening -----------------------------------------------------------------------------------
     def opened(self, lecture: Lecture, path=None) -> None:
@@ -112,6 +112,7 @@ class LectureFiles(QtCore.QObject):
     def save_to(self, path) -> bool:
         """Write the lecture to ``path`` atomically (the suffix added when missing); False with a message
         when it cannot be written (the old file intact, the lecture still open and unsaved)."""
+        self.panel.commit_edits()  # what is typed in the panel's fields is saved with the rest
         lecture = self.panel.lecture
         if lecture is None:
             self.window.show_message("There is no lecture to save: add a scene first (Ctrl+M)")

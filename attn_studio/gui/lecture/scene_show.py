@@ -8,13 +8,28 @@ import json
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from ...scenes import TOY_ONLY, Scene
+from ...scenes import DIGITS, TOY_ONLY, Scene
 from ...session import session_from_json, state_to_json
 from ...state import StudioState
 
 
-def capture_scene(window, title: str) -> Scene:
-    """What ``window`` shows now as a scene called ``title``: its model, view and selection."""
+STAGE_DIGITS = 2  # the stage's own precision: a scene records its precision only when it differs
+
+
+def pinned_cell(window) -> tuple[int, int] | None:
+    """The cell (query, key) pinned in ``window``'s Attention view by a click, when the model shown
+    has it; else None."""
+    pinned = getattr(window.heatmap_view, "pinned", None)
+    if pinned is None:
+        return None
+    _, query, key = pinned
+    t_q, t_k = window.studio.result.weights.shape[1:]
+    return (int(query), int(key)) if 0 <= query < t_q and 0 <= key < t_k else None
+
+
+def capture_scene(window, title: str, pin: tuple[int, int] | None = None) -> Scene:
+    """What ``window`` shows now as a scene called ``title``: its model, view and selection, the
+    stage's precision when it is not the stage's own, and ``pin`` (query, key) as its pinned cell."""
     present = window.present
     view = present.view if present.active else present.current_view()
     state = window.studio.state
@@ -25,6 +40,12 @@ def capture_scene(window, title: str) -> Scene:
         selection["head"] = int(state.head_index)
     if present.active:
         selection["page"] = int(present.page)
+    stage_digits = getattr(present, "stage_digits", None)  # the stage's precision (View → Precision on the stage)
+    digits = stage_digits() if callable(stage_digits) else None
+    if digits in DIGITS and digits != STAGE_DIGITS:
+        selection["digits"] = int(digits)
+    if pin is not None:
+        selection["pin_query"], selection["pin_key"] = int(pin[0]), int(pin[1])
     if view in TOY_ONLY and window.studio.is_trained:
         view = "Attention"
     return Scene(title=title, view=view, selection=selection, session=json.loads(state_to_json(state)))

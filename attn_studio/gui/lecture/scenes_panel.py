@@ -4,34 +4,52 @@ A scene is applied to the window (:func:`.scene_show.show_scene`): its model (th
 session opened with its model off the GUI thread), its view (a tab, or the stage's view while
 presenting) and what it selects. Showing a scene never changes the saved scene: live edits made
 meanwhile stay until the next scene is shown, and "Update" makes them the scene's own. Every change
-of the lecture (add, rename, caption, notes, reorder, duplicate, delete, update) is undoable in the
-panel (its own Undo / Redo: the window's Ctrl+Z stays the model's).
+of the lecture (add, rename, caption, notes, reorder, duplicate, delete, update, pin) is undoable in
+the panel (its own Undo / Redo: the window's Ctrl+Z stays the model's).
+
+The title, caption and notes fields always show and edit the scene the list shows as selected: what
+is typed there becomes that scene's own when the field is left, when the selection moves, and
+before anything else changes the lecture. What the panel refuses (Ctrl+M on a view that cannot be a
+scene, an empty title) is said in the panel itself as well as in the window's status bar.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
 from pathlib import Path
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from ...matrices import ExportError
-from ...scenes import Lecture, LectureError, Scene
+from ...scenes import TRAINED_ONLY, Lecture, LectureError, Scene
+from ...session import session_from_json
 from . import console
 from .lecture_files import LectureFiles
-from .scene_show import capture_scene, paint_offscreen, show_scene
+from .scene_show import capture_scene, paint_offscreen, pinned_cell, show_scene
 
 HISTORY = 200  # lecture edits kept for the panel's undo
 SETTLED_TURNS = 2  # turns without drawing before a scene's stage is painted
 NO_LECTURE = "No lecture: Help → Example lecture, or Add the current view (Ctrl+M)"
+NO_CELL = "Click a cell in the Attention view first: Pin keeps that cell (query, key) in the selected scene"
+MESSAGE_STYLE = "#scenesMessage { background: #fff4ce; color: #3a2f00; border: 1px solid #e0c060; padding: 3px; }"
+# The list's own keys, taken before the window's shortcuts while the list has the focus: Alt+↑ / Alt+↓
+# move the selected scene (elsewhere they move the query), Delete deletes it (undoably).
+MOVE_KEYS = {QtCore.Qt.Key_Up: -1, QtCore.Qt.Key_Down: +1}
+DELETE_KEYS = (QtCore.Qt.Key_Delete, QtCore.Qt.Key_Backspace)
+# What Update keeps of the scene it replaces, unless what is shown now has its own: where it plays to,
+# its precision, its training run's step count and its pinned cell.
+KEPT_BY_UPDATE = ("last", "digits", "steps", "pin_query", "pin_key")
 
 
 class ScenesPanel(QtWidgets.QWidget):
-    """The lecture's scenes: a list (drag to reorder), the selected scene's title, caption and notes,
-    and Add (Ctrl+M), Duplicate, Delete, Update, Undo, Redo. ``lecture`` is the lecture shown (None:
-    none); ``current`` the index of the scene shown last."""
+    """The lecture's scenes: a list (drag, or Alt+↑ / Alt+↓, to reorder; Delete), the selected scene's
+    title, caption, notes and pinned cell, and Add (Ctrl+M), Duplicate, Delete, Update, Pin, Unpin,
+    Undo, Redo. ``lecture`` is the lecture shown (None: none); ``current`` the index of the scene shown
+    last; the fields edit the list's selected scene."""
 
     lectureChanged = QtCore.Signal()
+    lectureOpened = QtCore.Signal()  # a lecture where there was none, or another opened: the panel is shown
     sceneShown = QtCore.Signal(int)
     sceneDrawn = QtCore.Signal(int)  # the scene shown is drawn whole (and the stage painted, when presenting)
 
@@ -45,19 +63,32 @@ class ScenesPanel(QtWidgets.QWidget):
         self._undo: list[Lecture | None] = []
         self._redo: list[Lecture | None] = []
         self._filling = False
+        self._editing = -1  # the scene the fields show (the list's selected one)
+        self._pin_seen = None  # the window's pinned cell when a scene was last shown or added
+        self._words: dict[int, tuple[Scene, tuple]] = {}  # a toy scene's tokens, by id, for its pin's words
         self._showing = None  # the scene being shown, until it is drawn whole
         layout = QtWidgets.QVBoxLayout(self)
         self.title_label = QtWidgets.QLabel(NO_LECTURE)
         self.title_label.setObjectName("lectureTitle")
         self.title_label.setWordWrap(True)
         layout.addWidget(self.title_label)
+        self.message = QtWidgets.QLabel()
+        self.message.setObjectName("scenesMessage")
+        self.message.setWordWrap(True)
+        self.message.setStyleSheet(MESSAGE_STYLE)
+        self.message.setTextInteractionFlags(QtCore.Qt.TextSelectableByMouse)
+        self.message.hide()
+        layout.addWidget(self.message)
         self.list = QtWidgets.QListWidget()
         self.list.setObjectName("scenesList")
         self.list.setDragDropMode(QtWidgets.QAbstractItemView.InternalMove)
+        self.list.setToolTip("Click a scene to show it; drag it, or Alt+↑ / Alt+↓, to move it; Delete deletes it")
         self.list.model().rowsMoved.connect(self._moved)
         self.list.itemActivated.connect(lambda item: self.go(self.list.row(item)))
         self.list.itemClicked.connect(lambda item: self.go(self.list.row(item)))
-        self.list.currentRowChanged.connect(self._fill_fields)
+        self.list.currentRowChanged.connect(self._row_changed)
+        self.list.itemSelectionChanged.connect(self._keep_selected)
+        self.list.installEventFilter(self)
         layout.addWidget(self.list, 1)
         form = QtWidgets.QFormLayout()
         self.scene_title = QtWidgets.QLineEdit()
@@ -69,33 +100,41 @@ class ScenesPanel(QtWidgets.QWidget):
         self.notes.setObjectName("sceneNotes")
         self.notes.setPlaceholderText("notes for you only")
         self.notes.setMaximumHeight(90)
+        self.pin_label = QtWidgets.QLabel()
+        self.pin_label.setObjectName("scenePin")
+        self.pin_label.setMinimumWidth(40)  # a long pair of words is cut (whole in its tooltip), never widens the panel
         form.addRow("Title", self.scene_title)
         form.addRow("Caption", self.caption)
         form.addRow("Notes", self.notes)
+        form.addRow("Pinned", self.pin_label)
         layout.addLayout(form)
-        self.scene_title.editingFinished.connect(lambda: self._edit_field("title", self.scene_title.text()))
-        self.caption.editingFinished.connect(lambda: self._edit_field("caption", self.caption.text()))
+        self.scene_title.editingFinished.connect(self.commit_edits)
+        self.caption.editingFinished.connect(self.commit_edits)
         self.notes.textChanged.connect(self._notes_typed)
         self._notes_timer = QtCore.QTimer(self, singleShot=True, interval=600)
-        self._notes_timer.timeout.connect(lambda: self._edit_field("notes", self.notes.toPlainText()))
+        self._notes_timer.timeout.connect(self.commit_edits)
         buttons = QtWidgets.QGridLayout()
         self.buttons = {}
         for i, (name, text, slot, tip) in enumerate((
                 ("add", "Add", self.add_current, "Add what is shown now as a scene (Ctrl+M)"),
                 ("duplicate", "Duplicate", self.duplicate, "A copy of the selected scene after it"),
-                ("delete", "Delete", self.delete, "Delete the selected scene"),
-                ("update", "Update", self.update_current, "Make what is shown now the selected scene's own"),
+                ("delete", "Delete", self.delete, "Delete the selected scene (Delete)"),
+                ("update", "Update", self.update_current,
+                 "Make what is shown now the selected scene's own (its title, caption, notes and pinned cell kept)"),
+                ("pin", "Pin", self.pin, "Pin the cell you clicked in the Attention view (query, key) to the "
+                                         "selected scene: the stage keeps it in view and outlines it"),
+                ("unpin", "Unpin", self.unpin, "The selected scene pins no cell"),
                 ("undo", "Undo", self.undo, "Undo the last change of the lecture"),
                 ("redo", "Redo", self.redo, "Redo it"),
+                ("handout", "Hand-out…", self.handout_dialog, "Each scene's figure: one PDF, or a file a scene"),
                 ("open", "Open…", lambda: self.files.open_dialog(), "Open a lecture file (.attn-lecture.json)"),
                 ("save", "Save", lambda: self.files.save(), "Save the lecture to its file (.attn-lecture.json)"),
-                ("save_as", "Save As…", lambda: self.files.save_as_dialog(), "Save the lecture to a new file"),
-                ("handout", "Hand-out…", self.handout_dialog, "Each scene's figure: one PDF, or a file a scene"))):
+                ("save_as", "Save As…", lambda: self.files.save_as_dialog(), "Save the lecture to a new file"))):
             button = QtWidgets.QPushButton(text)
             button.setObjectName(f"scenes_{name}")
             button.setToolTip(tip)
-            button.clicked.connect(slot)
-            buttons.addWidget(button, i // 3, i % 3, 1, 3 if i == 9 else 1)
+            button.clicked.connect(lambda _=False, slot=slot: slot())
+            buttons.addWidget(button, i // 3, i % 3)
             self.buttons[name] = button
         layout.addLayout(buttons)
         self.add_action = QtGui.QAction("Add scene", window)
@@ -115,11 +154,15 @@ class ScenesPanel(QtWidgets.QWidget):
         elif record:
             self._undo = (self._undo + [self.lecture])[-HISTORY:]
             self._redo.clear()
+        opened = lecture is not None and (fresh or self.lecture is None)
         self.lecture = lecture
         self.current = min(self.current, len(lecture.scenes) - 1) if lecture is not None else -1
+        self._unsay()  # a refusal said before is old news once the lecture changes
         self._sync()
         self._build_ahead()
         self.lectureChanged.emit()
+        if opened:
+            self.lectureOpened.emit()
 
     def _build_ahead(self) -> None:
         # The training lab's panels the lecture shows take a tenth of a second each to build: built
@@ -140,15 +183,17 @@ class ScenesPanel(QtWidgets.QWidget):
         changes of the lecture open asked about first)."""
         return self.files.open_example()
 
-    def _replace(self, scenes, title: str | None = None) -> None:
+    def _replace(self, scenes, title: str | None = None) -> bool:
+        # The lecture with ``scenes``, one undoable change; False (said, nothing changed) when refused.
         lecture = self.lecture
         try:
             new = Lecture(title if title is not None else (lecture.title if lecture else "My lecture"), tuple(scenes))
         except LectureError as exc:
-            self.window.show_message(str(exc))
             self._sync()
-            return
+            self.say(str(exc))
+            return False
         self.set_lecture(new)
+        return True
 
     def open_lecture(self, path) -> bool:
         """Open the lecture file ``path`` on its first scene (see :meth:`LectureFiles.open`; nothing is asked)."""
@@ -208,14 +253,15 @@ class ScenesPanel(QtWidgets.QWidget):
             self.window.statusBar().showMessage(f"Wrote {Path(path).name}", 5000)
 
     def undo(self) -> None:
-        """Undo the last change of the lecture."""
+        """Undo the last change of the lecture (typing not yet made the scene's own is that change)."""
+        self.commit_edits()
         if self._undo:
             self._redo.append(self.lecture)
             self.set_lecture(self._undo.pop(), record=False)
 
     def redo(self) -> None:
         """Redo the last undone change of the lecture."""
-        if self._redo:
+        if self._redo and not self.commit_edits():
             self._undo.append(self.lecture)
             self.set_lecture(self._redo.pop(), record=False)
 
@@ -223,69 +269,188 @@ class ScenesPanel(QtWidgets.QWidget):
     def _selected(self) -> int:
         return self.list.currentRow()
 
+    def say(self, text: str, reason: str | None = None) -> None:
+        """Say ``text`` in the panel itself, and ``reason`` (default: the same) in the window's message
+        and status bar, where the stage reads it too: why something was refused."""
+        self.message.setText(text)
+        self.message.show()
+        self.window.show_message(text if reason is None else reason)
+
+    def _unsay(self) -> None:
+        self.message.clear()
+        self.message.hide()
+
     def add_current(self) -> bool:
-        """Add what the window shows now as a scene, after the selected one (Ctrl+M); False, with a message
-        in the window, when it cannot be a scene."""
+        """Add what the window shows now as a scene, after the selected one (Ctrl+M), with the cell
+        clicked since the last scene was shown or added as its pinned cell; False, with a message in
+        the panel and the window, when it cannot be a scene."""
+        self.commit_edits()
         scenes = list(self.lecture.scenes) if self.lecture else []
         at = self._selected() + 1 if scenes and self._selected() >= 0 else len(scenes)
         try:
-            scene = capture_scene(self.window, f"Scene {len(scenes) + 1}")
+            scene = capture_scene(self.window, f"Scene {len(scenes) + 1}", pin=self._new_pin())
         except LectureError as exc:
-            self.window.show_message(str(exc))
+            reason = self._why_not(exc)
+            self.say(f"Not added: {reason}", reason)
             return False
         scenes.insert(at, scene)
-        self._replace(scenes)
+        if not self._replace(scenes):
+            return False
         self.list.setCurrentRow(at)
         self.current = at
+        self._pin_seen = self.window.heatmap_view.pinned
         return True
 
     def duplicate(self) -> None:
         """A copy of the selected scene, after it."""
+        self.commit_edits()
         i = self._selected()
         if self.lecture and 0 <= i < len(self.lecture.scenes):
             scenes = list(self.lecture.scenes)
             copy = dataclasses.replace(scenes[i], title=(scenes[i].title + " (copy)")[:200])
             scenes.insert(i + 1, copy)
-            self._replace(scenes)
-            self.list.setCurrentRow(i + 1)
+            if self._replace(scenes):
+                self.list.setCurrentRow(i + 1)
 
     def delete(self) -> None:
-        """Delete the selected scene."""
+        """Delete the selected scene (undoable, as every change of the lecture)."""
+        self.commit_edits()
         i = self._selected()
         if self.lecture and 0 <= i < len(self.lecture.scenes):
             scenes = list(self.lecture.scenes)
             del scenes[i]
-            self._replace(scenes)
-            self.list.setCurrentRow(min(i, len(scenes) - 1))
+            if self.current > i:
+                self.current -= 1  # the scene shown last stays the one shown
+            if self._replace(scenes):
+                self.list.setCurrentRow(min(i, len(scenes) - 1))
+
+    def move(self, step: int) -> bool:
+        """Move the selected scene ``step`` places (-1: up, +1: down), one undoable change, as a drag
+        does (Alt+↑ / Alt+↓ in the list); False when it is already first or last."""
+        self.commit_edits()
+        i = self._selected()
+        j = i + step
+        if not self.lecture or not 0 <= i < len(self.lecture.scenes) or not 0 <= j < len(self.lecture.scenes):
+            return False
+        scenes = list(self.lecture.scenes)
+        scenes[i], scenes[j] = scenes[j], scenes[i]
+        if self.current in (i, j):
+            self.current = j if self.current == i else i  # the scene shown last stays the one shown
+        if not self._replace(scenes):
+            return False
+        self.list.setCurrentRow(j)
+        return True
 
     def update_current(self) -> None:
-        """Make what the window shows now the selected scene's own (its title, caption and notes kept)."""
+        """Make what the window shows now the selected scene's own. Its title, caption and notes are
+        kept, and so are where it plays to, its precision, its training run's step count and its
+        pinned cell, unless a cell was clicked since it was shown (then that cell is its pin)."""
+        self.commit_edits()
         i = self._selected()
         if self.lecture and 0 <= i < len(self.lecture.scenes):
             old = self.lecture.scenes[i]
-            shown = capture_scene(self.window, old.title)
+            try:
+                shown = capture_scene(self.window, old.title, pin=self._new_pin() or old.pin)
+            except LectureError as exc:
+                self.say(f"Not updated: {self._why_not(exc)}")
+                return
+            selection = {key: old.selection[key] for key in KEPT_BY_UPDATE if key in old.selection}
+            selection.update(shown.selection)
+            try:
+                scene = dataclasses.replace(shown, caption=old.caption, notes=old.notes, selection=selection)
+            except LectureError as exc:
+                self.say(f"Not updated: {exc}")
+                return
             scenes = list(self.lecture.scenes)
-            scenes[i] = dataclasses.replace(shown, caption=old.caption, notes=old.notes)
-            self._replace(scenes)
-            self.list.setCurrentRow(i)
+            scenes[i] = scene
+            if self._replace(scenes):
+                self.list.setCurrentRow(i)
+                self._pin_seen = self.window.heatmap_view.pinned
 
-    def _edit_field(self, name: str, value: str) -> None:
+    def _why_not(self, exc: LectureError) -> str:
+        # What is shown cannot be a scene: said in the lecturer's words where the file's words would
+        # puzzle (a tab of trained models while the toy model is open).
+        present = self.window.present
+        view = present.view if present.active else present.current_view()
+        if view in TRAINED_ONLY and not self.window.studio.is_trained:
+            return (f"the {view} tab shows a trained model, and the toy model is open: choose a trained "
+                    "model in the Model panel first")
+        return str(exc)
+
+    def _new_pin(self) -> tuple[int, int] | None:
+        # The cell clicked in the window since the last scene was shown or added (a click made for
+        # another scene is not this one's pin).
+        if self.window.heatmap_view.pinned == self._pin_seen:
+            return None
+        return pinned_cell(self.window)
+
+    def pin(self) -> bool:
+        """Pin the cell clicked in the window's Attention view (query, key) to the selected scene
+        (undoable); False, with a message, when no cell is clicked or the scene has no such cell."""
+        self.commit_edits()
         i = self._selected()
-        if self._filling or not self.lecture or not 0 <= i < len(self.lecture.scenes):
-            return
+        if not self.lecture or not 0 <= i < len(self.lecture.scenes):
+            return False
+        cell = pinned_cell(self.window)
+        if cell is None:
+            self.say(NO_CELL)
+            return False
         scene = self.lecture.scenes[i]
-        if getattr(scene, name) == value:
-            return
-        try:
-            changed = dataclasses.replace(scene, **{name: value})
-        except LectureError as exc:  # an empty title, a caption of two lines: refused, the old kept
-            self.window.show_message(f"Scene {i + 1}: {exc}")
-            self._fill_fields(i)
-            return
+        tokens = self._tokens(i)
+        if tokens is not None and not (cell[0] < len(tokens[0]) and cell[1] < len(tokens[1])):
+            self.say(f"Not pinned: scene {i + 1} has {len(tokens[0])} queries and {len(tokens[1])} keys; the "
+                     f"cell clicked is query {cell[0] + 1}, key {cell[1] + 1}")
+            return False
+        selection = dict(scene.selection, pin_query=cell[0], pin_key=cell[1])
         scenes = list(self.lecture.scenes)
-        scenes[i] = changed
-        self._replace(scenes)
+        scenes[i] = dataclasses.replace(scene, selection=selection)
+        if not self._replace(scenes):
+            return False
         self.list.setCurrentRow(i)
+        self._pin_seen = self.window.heatmap_view.pinned
+        return True
+
+    def unpin(self) -> bool:
+        """The selected scene pins no cell any more (undoable); False when it pinned none."""
+        self.commit_edits()
+        i = self._selected()
+        if not self.lecture or not 0 <= i < len(self.lecture.scenes) or self.lecture.scenes[i].pin is None:
+            return False
+        scene = self.lecture.scenes[i]
+        selection = {key: value for key, value in scene.selection.items() if key not in ("pin_query", "pin_key")}
+        scenes = list(self.lecture.scenes)
+        scenes[i] = dataclasses.replace(scene, selection=selection)
+        if not self._replace(scenes):
+            return False
+        self.list.setCurrentRow(i)
+        return True
+
+    def commit_edits(self) -> bool:
+        """Make what is typed in the title, caption and notes fields the selected scene's own, as one
+        undoable change (a refused value, such as an empty title, is said and the old one shown again);
+        True when the lecture changed."""
+        self._notes_timer.stop()
+        i = self._editing
+        if self._filling or not self.lecture or not 0 <= i < len(self.lecture.scenes):
+            return False
+        scene = changed = self.lecture.scenes[i]
+        refused = []
+        for name, value in (("title", self.scene_title.text()), ("caption", self.caption.text()),
+                            ("notes", self.notes.toPlainText())):
+            if getattr(changed, name) != value:
+                try:
+                    changed = dataclasses.replace(changed, **{name: value})
+                except LectureError as exc:  # an empty title, a caption of two lines: refused, the old kept
+                    refused.append(str(exc))
+        done = False
+        if changed is not scene:
+            scenes = list(self.lecture.scenes)
+            scenes[i] = changed
+            done = self._replace(scenes)
+        if refused:
+            self.say(f"Scene {i + 1}: {'; '.join(refused)}")
+            self._fill_fields(self.list.currentRow())  # the refused field shows its old value again
+        return done
 
     def _notes_typed(self) -> None:
         if not self._filling:
@@ -296,14 +461,51 @@ class ScenesPanel(QtWidgets.QWidget):
         if not self.lecture:
             return
         order = [self.list.item(r).data(QtCore.Qt.UserRole) for r in range(self.list.count())]
+        if self.current in order:
+            self.current = order.index(self.current)  # the scene shown last stays the one shown
         self._replace([self.lecture.scenes[i] for i in order])
+
+    def _row_changed(self, row: int) -> None:
+        # What was typed for the scene selected before is its own, then the fields show the new one.
+        if not self._filling:
+            self.commit_edits()
+        self._fill_fields(self.list.currentRow())
+
+    def _keep_selected(self) -> None:
+        # A Ctrl+click can clear the selection while the current row stays: the list would show no
+        # scene selected while the fields edit one. The current row is selected again.
+        row = self.list.currentRow()
+        if row >= 0 and not self.list.selectedItems():
+            self.list.item(row).setSelected(True)
+
+    def eventFilter(self, obj, event) -> bool:  # noqa: N802 (Qt's name)
+        """The list's Alt+↑ / Alt+↓ (move the selected scene) and Delete, before the window's shortcuts."""
+        if obj is self.list and event.type() in (QtCore.QEvent.ShortcutOverride, QtCore.QEvent.KeyPress):
+            key, mods = event.key(), event.modifiers() & ~QtCore.Qt.KeypadModifier
+            # Only with a scene selected: an empty list leaves Alt+↑ / Alt+↓ to the query.
+            ours = self.lecture is not None and self._selected() >= 0 and (
+                (key in MOVE_KEYS and mods == QtCore.Qt.AltModifier) or (key in DELETE_KEYS and not mods))
+            if ours and event.type() == QtCore.QEvent.ShortcutOverride:
+                event.accept()  # the list's, not the window's (Alt+↑ / Alt+↓ move the query elsewhere)
+                return True
+            if ours:
+                if key in MOVE_KEYS:
+                    self.move(MOVE_KEYS[key])
+                else:
+                    self.delete()
+                event.accept()
+                return True
+        return super().eventFilter(obj, event)
 
     # -- showing --------------------------------------------------------------------------------
     def go(self, index: int) -> bool:
         """Show scene ``index`` (from 0) in the window; False when there is none."""
         if not self.lecture or not 0 <= index < len(self.lecture.scenes):
             return False
+        self.commit_edits()  # what was typed for the scene selected before is its own
+        self._unsay()
         self.current = index
+        self._pin_seen = self.window.heatmap_view.pinned  # a cell clicked from now on is for this scene
         self.list.blockSignals(True)
         self.list.setCurrentRow(index)
         self.list.blockSignals(False)
@@ -371,26 +573,36 @@ class ScenesPanel(QtWidgets.QWidget):
         try:
             row = self.list.currentRow()
             self.list.blockSignals(True)
-            self.list.clear()
             scenes = self.lecture.scenes if self.lecture else ()
+            if self.list.count() != len(scenes):
+                # Items made again only when scenes come or go: an edit, a move or a drag keeps them
+                # (the list is never emptied while it tells of a change of its own selection).
+                self.list.clear()
+                for _ in scenes:
+                    self.list.addItem(QtWidgets.QListWidgetItem())
             for i, scene in enumerate(scenes):
-                item = QtWidgets.QListWidgetItem(f"{i + 1}. {scene.title}")
+                item = self.list.item(i)
+                item.setText(f"{i + 1}. {scene.title}")
                 item.setData(QtCore.Qt.UserRole, i)
-                item.setToolTip(scene.caption or scene.view)
-                self.list.addItem(item)
+                tip = scene.caption or scene.view
+                pin = self._pin_words(i)
+                item.setToolTip(f"{tip}\npinned: {pin}" if pin else tip)
             self.list.setCurrentRow(min(max(row, 0), len(scenes) - 1) if scenes else -1)
             self.list.blockSignals(False)
             self.show_file(self.files.path, self.files.is_modified)
-            for name in ("duplicate", "delete", "update"):
+            for name in ("duplicate", "delete", "update", "pin"):
                 self.buttons[name].setEnabled(bool(scenes))
             self.buttons["undo"].setEnabled(bool(self._undo))
             self.buttons["redo"].setEnabled(bool(self._redo))
+            alive = {id(scene) for scene in scenes}
+            self._words = {key: value for key, value in self._words.items() if key in alive}
         finally:
             self._filling = False
         self._fill_fields(self.list.currentRow())
 
     def _fill_fields(self, index: int) -> None:
         scene = self.scene(index) if index is not None and index >= 0 else None
+        self._editing = index if scene is not None else -1
         self._filling = True
         try:
             for widget in (self.scene_title, self.caption, self.notes):
@@ -399,17 +611,60 @@ class ScenesPanel(QtWidgets.QWidget):
             self.caption.setText(scene.caption if scene else "")
             if self.notes.toPlainText() != (scene.notes if scene else ""):
                 self.notes.setPlainText(scene.notes if scene else "")
+            pin = self._pin_words(index) if scene is not None else None
+            self.pin_label.setText(pin or "none")
+            self.pin_label.setToolTip(pin or NO_CELL)
+            self.buttons["unpin"].setEnabled(pin is not None)
         finally:
             self._filling = False
 
+    def _tokens(self, index: int) -> tuple[list, list] | None:
+        """Scene ``index``'s (query tokens, key tokens), when known without loading a model: a toy
+        scene's, or a trained scene's while the window shows its sentence; else None."""
+        scene = self.scene(index)
+        if scene is None:
+            return None
+        if not scene.trained:
+            kept = self._words.get(id(scene))
+            if kept is None:
+                state = session_from_json(json.dumps(scene.session))
+                kept = self._words[id(scene)] = (scene, (list(state.query_tokens), list(state.key_tokens)))
+            return kept[1]
+        studio = self.window.studio
+        if studio.is_trained and index == self.current and studio.state.sentence == scene.session.get("sentence"):
+            return list(studio.state.query_tokens), list(studio.state.key_tokens)
+        return None
+
+    def _pin_words(self, index: int) -> str | None:
+        """Scene ``index``'s pinned cell in words (“it” → “animal”), or None when it pins none."""
+        scene = self.scene(index)
+        if scene is None or scene.pin is None:
+            return None
+        query, key = scene.pin
+        tokens = self._tokens(index)
+        if tokens is not None and query < len(tokens[0]) and key < len(tokens[1]):
+            return f"“{tokens[0][query]}” → “{tokens[1][key]}”"
+        return f"query {query + 1} → key {key + 1}"
+
 
 def install(window) -> ScenesPanel:
-    """The Scenes panel as a dock of ``window`` (hidden until a lecture is opened or a scene added),
-    and Help → Example lecture."""
+    """The Scenes panel as a dock of ``window`` (hidden until a lecture is opened or a scene added;
+    View → Scenes shows and hides it), and Help → Example lecture."""
     panel = ScenesPanel(window)
     dock = window.layout_room.dock("Scenes", "scenesDock", panel, QtCore.Qt.RightDockWidgetArea, scroll=True)
     dock.hide()
-    panel.lectureChanged.connect(lambda: panel.lecture and dock.show())
+    # Shown when a lecture opens or its first scene is added; hidden by View → Scenes, it stays hidden
+    # while the lecture is edited (a scene added on the stage does not bring it back).
+    panel.lectureOpened.connect(dock.show)
+    # View → Scenes shows and hides the panel (beside the other panels' entries, before Reset layout).
+    toggle = dock.toggleViewAction()
+    toggle.setObjectName("scenesDockAction")
+    toggle.setText("&Scenes")
+    toggle.setToolTip("Show or hide the Scenes panel: the lecture's scenes")
+    view_menu = next((a.menu() for a in window.menuBar().actions() if a.menu() and "View" in a.text()), None)
+    if view_menu is not None:
+        reset = next((a for a in view_menu.actions() if a.objectName() == "resetLayoutAction"), None)
+        view_menu.insertAction(reset, toggle) if reset is not None else view_menu.addAction(toggle)
     help_menu = next((a.menu() for a in window.menuBar().actions() if a.menu() and "Help" in a.text()), None)
     if help_menu is not None:
         action = help_menu.addAction("&Example lecture", panel.open_example)

@@ -7,7 +7,9 @@ from PySide6 import QtGui, QtWidgets
 from ... import __version__
 
 EXTRA_SHORTCUTS = [("Up / Down (on a heatmap)", "Previous / next query token"),
-                   ("Alt+Up / Alt+Down", "Previous / next query token, anywhere"),
+                   ("Alt+Up / Alt+Down", "Previous / next query token, anywhere but the Scenes list"),
+                   ("Alt+Up / Alt+Down (in the Scenes list)", "Move the selected scene up / down (the panel's Undo)"),
+                   ("Delete (in the Scenes list)", "Delete the selected scene (the panel's Undo)"),
                    ("Click a heatmap row", "Follow that query token"),
                    ("Type in a table cell, Enter", "Edit that number (Esc cancels)")]
 
