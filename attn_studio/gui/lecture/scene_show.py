@@ -79,7 +79,7 @@ def show_scene(window, scene: Scene, on_shown=None, wanted=lambda: True) -> None
             present = window.present
             reason = window.message_label.text()
             number = present.lecture_panel.current + 1 if present.lecture_panel is not None else None
-            card = missing_model_card(scene, reason, present.stage.sizes(), number)
+            card = missing_model_card(scene, reason, present.stage.sizes(), number, present.stage.width())
             present.show_card(scene.title, card, "PageDown: the next scene · Esc leaves")
         if on_shown is not None:
             on_shown(ok)
@@ -107,11 +107,12 @@ def install_hint(scene: Scene) -> tuple[str, str]:
             f"{where}{Path(hub) / ('models--' + name.replace('/', '--'))}")
 
 
-def missing_model_card(scene: Scene, reason: str, sizes: dict, number: int | None = None) -> QtWidgets.QWidget:
+def missing_model_card(scene: Scene, reason: str, sizes: dict, number: int | None = None,
+                       width: int = 1280) -> QtWidgets.QWidget:
     """A card for the stage in place of ``scene`` (scene ``number`` of its lecture) when its model
     cannot be opened: the model's name, the command that installs it (or where its folder goes), at the
-    room's text sizes (``sizes``: :func:`~.stage.stage_sizes`); ``reason``, the window's message, under
-    it when it says more."""
+    room's text sizes (``sizes``: :func:`~.stage.stage_sizes`, on a stage ``width`` pixels wide);
+    ``reason``, the window's message, under it when it says more."""
     name = scene.model_name or "?"
     todo, command = install_hint(scene)
     card = QtWidgets.QWidget()
@@ -119,24 +120,35 @@ def missing_model_card(scene: Scene, reason: str, sizes: dict, number: int | Non
     column = QtWidgets.QVBoxLayout(card)
     column.setSpacing(sizes["margin"])
     column.addStretch(1)
-    lines = [("missingModelName", f"This scene needs the model {name}", _font(sizes["title"], bold=True)),
-             ("missingModelTodo", f"It is not on this machine. {todo}:", _font(sizes["label"])),
-             ("missingModelCommand", command, _mono(sizes["label"])),
+    room = width - 4 * sizes["margin"]
+    # A name and a command are one line each, never broken at a hyphen: smaller, down to the cells'
+    # size, where a narrow projector has not the room for them.
+    lines = [("missingModelNeeds", "This scene needs the model", _font(sizes["label"]), True),
+             ("missingModelName", name, _fitted(_font(sizes["title"], bold=True), name, room, sizes["value"]), False),
+             ("missingModelTodo", f"It is not on this machine. {todo}:", _font(sizes["label"]), True),
+             ("missingModelCommand", command, _fitted(_mono(sizes["label"]), command, room, sizes["value"]), False),
              ("missingModelAfter", (f"then show this scene again (G {number} Enter). " if number else "")
-              + "PageDown goes on to the next scene.", _font(sizes["caption"]))]
+              + "PageDown goes on to the next scene.", _font(sizes["caption"]), True)]
     if reason and "not on this machine" not in reason:  # another reason (other weights, a broken file)
-        lines.append(("missingModelReason", reason, _font(sizes["caption"])))
-    for object_name, text, font in lines:
+        lines.append(("missingModelReason", reason, _font(sizes["caption"]), True))
+    for object_name, text, font, wrap in lines:
         label = QtWidgets.QLabel(text)
         label.setObjectName(object_name)
         label.setTextFormat(QtCore.Qt.PlainText)
-        label.setWordWrap(True)
+        label.setWordWrap(wrap)
         label.setAlignment(QtCore.Qt.AlignCenter)
         label.setTextInteractionFlags(QtCore.Qt.TextSelectableByMouse)
         label.setFont(font)
         column.addWidget(label)
     column.addStretch(1)
     return card
+
+
+def _fitted(font: QtGui.QFont, text: str, room: int, least: int) -> QtGui.QFont:
+    # ``font`` made smaller until ``text`` fits ``room`` pixels on one line, but not under ``least`` px.
+    while font.pixelSize() > least and QtGui.QFontMetrics(font).horizontalAdvance(text) > room:
+        font.setPixelSize(font.pixelSize() - 1)
+    return font
 
 
 def _mono(px: int) -> QtGui.QFont:
