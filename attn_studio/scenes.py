@@ -355,22 +355,26 @@ def _toy(preset: str, **changes) -> StudioState:
 
 def example_lecture() -> Lecture:
     """The lecture that ships with the app: the README's five-minute lecture as scenes. Its captions
-    state the numbers the engine gives (the tests check each)."""
+    state the numbers the engine gives (the tests check each), and each scene starts on the page or
+    step that draws them and plays (PageDown) through the pages that make its point."""
     journey = _toy("journey", query_index=1)
     dk64 = dict(sentence=ANIMAL[:-1], projections=True, d_model=64, heads=1, d_head=64, query_index=7)
     heads = dict(sentence=ANIMAL[:-1], projections=True, d_model=16, query_index=7)
     scenes = [
-        Scene.of_state("One query, by hand", journey, view="Step by step", selection={"query": 1, "step": 0},
+        Scene.of_state("One query, by hand", journey, view="Step by step",
+                       selection={"query": 1, "step": 6, "digits": 4},  # the weights, then α·v and the output
                        caption="“journey” weighs the sentence 0.1385, 0.2379, 0.2333, 0.1240, 0.1082, 0.1581",
                        notes="The notes' table, simplified attention (Q = K = V = X): walk the steps with → — "
                              "q, every k, q·k, scaled, exp, normalised, the weighted values, the context vector "
-                             "(0.4419, 0.6515, 0.5683)."),
+                             "(0.4419, 0.6515, 0.5683). PageDown starts on the weights and plays to the output; "
+                             "← goes back to q."),
         Scene.of_state("√d_k: without scaling", _toy("animal", scale=False, **dk64), view="Attention",
-                       selection={"page": 2},
+                       selection={"page": 0, "last": 2},  # the large scores, then the saturated weights
                        caption="d_k = 64, unscaled: q·k has variance ≈ d_k = 64, the softmax saturates",
                        notes="Press S to switch scaling on live; the √d_k plot (Why divide by √d_k) shows "
                              "var(q·k) growing with d_k unscaled and staying near 1 scaled."),
-        Scene.of_state("√d_k: scaled", _toy("animal", scale=True, **dk64), view="Compare", selection={"head": 0},
+        Scene.of_state("√d_k: scaled", _toy("animal", scale=True, **dk64), view="Compare",
+                       selection={"head": 0, "page": 0, "last": 2},  # scaled, unscaled, the difference
                        caption="Divided by √64 = 8, q·k has variance ≈ 1 and the weights spread",
                        notes="Compare puts scaled and unscaled weights side by side with their difference."),
         Scene.of_state("Causal mask", _toy("animal", causal=True, query_index=0), view="Attention",
@@ -383,8 +387,8 @@ def example_lecture() -> Lecture:
                          notes="d_model = 16 split among the heads; Heads → output shows how W_O mixes them.")
           for n in (2, 4, 8)),
         Scene.of_state("One head in focus", _toy("animal", heads=4, d_head=4, head_index=1, **heads),
-                       view="Attention", selection={"page": 2, "head": 1},
-                       caption="Head 2 of 4 alone: its scores, logits and weights (← →)",
+                       view="Attention", selection={"page": 0, "last": 2, "head": 1},
+                       caption="Head 2 of 4 alone: its scores, then its logits, then its weights",
                        notes="↑ ↓ move the query; the outlined row is the query."),
         Scene(title="“it” → “animal” in MiniLM", view="Attention", selection={"layer": 3, "head": 1, "query": 10, "page": 2,
                                                                            "pin_query": 10, "pin_key": 2},

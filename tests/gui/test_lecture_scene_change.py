@@ -72,6 +72,9 @@ def _before_minilm(w, qtbot):
     stage = w.present.enter(geometry=PROJECTOR)
     w.scenes.go(minilm - 1)
     wait_idle(qtbot, w)
+    while w.present.position() < w.present.last_position():  # its last page: PageDown goes on to MiniLM
+        QTest.keyClick(stage, QtCore.Qt.Key_Right)
+        wait_idle(qtbot, w)
     return lecture, minilm, stage
 
 

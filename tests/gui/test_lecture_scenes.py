@@ -52,7 +52,7 @@ def test_a_clicker_plays_the_scenes_on_the_stage_and_a_live_edit_keeps_the_saved
     settle(w)
     caption = stage.findChild(QtWidgets.QLabel, "presentCaption")
     assert caption.text().startswith(w.scenes.lecture.scenes[0].caption[:30])
-    QTest.keyClick(stage, QtCore.Qt.Key_PageDown)
+    QTest.keyClick(stage, QtCore.Qt.Key_PageDown, QtCore.Qt.ShiftModifier)  # scene to scene
     settle(w)
     second = w.scenes.lecture.scenes[1]
     assert w.scenes.current == 1 and w.present.view == second.view and not w.studio.state.scale
@@ -62,7 +62,7 @@ def test_a_clicker_plays_the_scenes_on_the_stage_and_a_live_edit_keeps_the_saved
     settle(w)
     assert w.studio.state.scale
     assert w.scenes.lecture.scenes[1].session["scale"] is False
-    QTest.keyClick(stage, QtCore.Qt.Key_PageUp)
+    QTest.keyClick(stage, QtCore.Qt.Key_PageUp, QtCore.Qt.ShiftModifier)
     settle(w)
     assert w.scenes.current == 0
     for key in (QtCore.Qt.Key_G, QtCore.Qt.Key_6, QtCore.Qt.Key_Return):
@@ -75,9 +75,10 @@ def test_a_clicker_plays_the_scenes_on_the_stage_and_a_live_edit_keeps_the_saved
     QTest.keyClick(stage, QtCore.Qt.Key_Home)
     settle(w)
     assert w.scenes.current == 0
-    # ← → go through the view's own steps first, then to the next scene.
-    steps = len(w.pipeline_view.steps)
-    for _ in range(steps - 1):
+    # ← → go through the view's own steps first (from the scene's start), then to the next scene.
+    steps, start = len(w.pipeline_view.steps), w.pipeline_view.current_step
+    assert start == w.scenes.lecture.scenes[0].selection["step"]
+    for _ in range(steps - 1 - start):
         QTest.keyClick(stage, QtCore.Qt.Key_Right)
     settle(w)
     assert w.scenes.current == 0 and w.pipeline_view.current_step == steps - 1

@@ -70,7 +70,7 @@ SCRIPT = textwrap.dedent("""
     out["console_shown"] = w.presenter_dock.isVisible()
     out["console_first"] = w.findChild(QtWidgets.QLabel, "presenterPosition").text()
     from PySide6.QtTest import QTest
-    QTest.keyClick(w.present.stage, QtCore.Qt.Key_PageDown)
+    QTest.keyClick(w.present.stage, QtCore.Qt.Key_PageDown, QtCore.Qt.ShiftModifier)  # the next scene
     for _ in range(5):
         app.processEvents()
     out["console_second"] = w.findChild(QtWidgets.QLabel, "presenterPosition").text()

@@ -56,7 +56,7 @@ SCRIPT = textwrap.dedent("""
     out["cells"] = list(weights.shape)
     # Forward and back: each scene's picture is made once.
     for key in (QtCore.Qt.Key_PageDown, QtCore.Qt.Key_PageUp, QtCore.Qt.Key_PageDown):
-        QTest.keyClick(w.present.stage, key)
+        QTest.keyClick(w.present.stage, key, QtCore.Qt.ShiftModifier)  # scene to scene
         spin(lambda: not w.scenes.showing())
         spin(made)
     out["calls"] = calls
@@ -72,7 +72,7 @@ SCRIPT = textwrap.dedent("""
     out["dock_hidden"] = not w.presenter_dock.isVisible()
     out["stage_still"] = w.present.stage.screen().name()
     before = w.scenes.current
-    QTest.keyClick(screen, QtCore.Qt.Key_PageDown)
+    QTest.keyClick(screen, QtCore.Qt.Key_PageDown, QtCore.Qt.ShiftModifier)
     spin(lambda: not w.scenes.showing())
     out["key_moved"] = w.scenes.current - before
     screen.findChild(QtWidgets.QPushButton, "presenter_next").click()

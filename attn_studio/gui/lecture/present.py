@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
+from ...scenes import MAX_SELECTION
 from .. import presentation
 from .lent import LentViews, _Lent
 from .basics import (
@@ -63,6 +64,9 @@ class Present(StageKeys, StageFigures, LentViews, QtCore.QObject):
         self.geometry: QtCore.QRect | None = None
         self.lecture_panel = None  # the Scenes panel, when the window has one: PageDown plays its scenes
         self._jump = None  # digits typed after G (go to scene N, as pdfpc does)
+        self.arrive_at_last = False  # the scene being shown is entered at its last page (PageUp)
+        self.card = None  # (title, widget, caption) on the stage instead of a scene that cannot be shown
+        self._strip_shown = True
         self.deferred = False  # a scene is being applied: the stage is drawn once, when it is shown
         self._last_sheet: dict | None = None  # the figure on the stage and what it was built for
         self.centre = 0  # the middle of a training heatmap's window of tokens (↑ ↓ move it)
@@ -268,6 +272,7 @@ class Present(StageKeys, StageFigures, LentViews, QtCore.QObject):
         if not self.active:
             return
         self._timer.stop()
+        self.card = None
         self._give_back()  # while the stage is there to let go of it
         stage, self.stage = self.stage, None
         if getattr(self, "_esc", None) is not None:
@@ -301,6 +306,7 @@ class Present(StageKeys, StageFigures, LentViews, QtCore.QObject):
     def go_to(self, view: str) -> None:
         """Show ``view`` on the stage."""
         if view != self.view and view in self.views():
+            self._drop_card()
             self.view, self.page, self.centre = view, 0, 0
             if self.stage is not None:
                 self._show_view()
@@ -308,6 +314,7 @@ class Present(StageKeys, StageFigures, LentViews, QtCore.QObject):
     def show_view(self, view: str, page: int = 0) -> None:
         """Show ``view`` (a scene's): on the stage while presenting, else as the window's current tab."""
         if self.active:
+            self._drop_card()
             if view != self.view and view in self.views():
                 self.view, self.centre = view, 0
                 self.page = page
@@ -340,24 +347,94 @@ class Present(StageKeys, StageFigures, LentViews, QtCore.QObject):
         panel = self.lecture_panel
         return panel is not None and panel.lecture is not None and len(panel.lecture.scenes) > 0
 
-    def next_scene(self, step: int = 1) -> bool:
-        """PageDown / PageUp with a lecture open: the next (previous) scene; False past either end."""
+    def next_scene(self, step: int = 1, *, at_last: bool = False) -> bool:
+        """Shift+PageDown / Shift+PageUp with a lecture open: the next (previous) scene, at its start
+        (``at_last``: at the last page or step it plays to, as PageUp arrives); False past either end."""
         panel = self.lecture_panel
-        if not self._playing():
+        if not self._playing() or not 0 <= panel.current + step < len(panel.lecture.scenes):
             return False
-        return panel.go(panel.current + step) if 0 <= panel.current + step < len(panel.lecture.scenes) else False
+        self.arrive_at_last = at_last  # read by the scene's showing (scene_show.show_scene), once
+        try:
+            return panel.go(panel.current + step)
+        finally:
+            self.arrive_at_last = False
+
+    def position(self) -> int:
+        """Where the stage is in its view: the step shown (Step by step), else the page."""
+        if self.view == STEPS:
+            pipe = self.window.pipeline_view
+            return max(0, min(pipe.current_step, len(pipe.steps) - 1))
+        return self.page
+
+    def last_position(self) -> int:
+        """The view's last step (Step by step) or page, as last drawn."""
+        if self.view == STEPS:
+            return max(len(self.window.pipeline_view.steps) - 1, 0)
+        return max(self.pages - 1, 0)
+
+    def scene_span(self) -> tuple[int, int] | None:
+        """(start, last) of the scene on the stage, in its view's pages or steps: where PageUp stops and
+        PageDown plays to. None without a lecture, on a card, or when the stage shows another view."""
+        scene = self.current_scene()
+        if scene is None or self.card is not None or scene.view != self.view:
+            return None
+        sel, end = scene.selection, self.last_position()
+        start = min(sel.get("step" if self.view == STEPS else "page", 0), end)
+        return start, min(max(sel.get("last", end), start), end)
+
+    def page_down(self, step: int = 1) -> None:
+        """PageDown / PageUp, what a clicker sends: the view's next (previous) page or step while the scene
+        plays through them, then the next scene (the previous one, at its last page), as pdfpc steps
+        through a slide's overlays. Without a lecture: the pages, then the next (previous) view."""
+        if not self._playing():
+            if not self._moved_page(step):
+                self.next_view(step)
+            return
+        span = None if self.lecture_panel.showing() else self.scene_span()  # a scene not drawn yet: no pages
+        if span is not None:
+            start, last = span
+            here = self.position()
+            if (here < last if step > 0 else here > start) and self._moved_page(step):
+                return
+        self.next_scene(step, at_last=step < 0)
+
+    def _moved_page(self, step: int) -> bool:
+        # One page or step on, when there is one; False when the view did not move (its end, or a figure
+        # that could not be paged): the clicker then goes on to the next scene, never stuck.
+        if not self._can_move_page(step):
+            return False
+        before = self.position()
+        self.move_page(step)
+        return self.position() != before
 
     def _can_move_page(self, step: int) -> bool:
+        if self.card is not None:
+            return False
         if self.view == STEPS:
             pipe = self.window.pipeline_view
             return 0 <= pipe.current_step + step < len(pipe.steps)
         return 0 <= self.page + step < self.pages
 
     def next_view(self, step: int = 1) -> None:
-        """PageDown / PageUp: the next (previous) view."""
+        """PageDown / PageUp without a lecture, past the view's pages: the next view at its first page or
+        step (the previous one at its last, so that PageUp walks back through what PageDown showed)."""
         views = self.views()
         i = views.index(self.view) if self.view in views else 0
-        self.go_to(views[(i + step) % len(views)])
+        view = views[(i + step) % len(views)]
+        if view == self.view:
+            return
+        self._drop_card()
+        self.view, self.centre = view, 0
+        self.page = 0 if step > 0 else MAX_SELECTION  # past the end: the last page, once drawn
+        if view == STEPS:
+            pipe, drawer = self.window.pipeline_view, getattr(self.window, "drawer", None)
+            first_or_last = 0 if step > 0 else MAX_SELECTION
+            if drawer is not None and (pipe in drawer.stale or pipe in drawer.steps):
+                pipe.keep_step(first_or_last)  # not drawn for the current numbers: clamped when it is
+            else:
+                pipe.set_current_step(first_or_last)
+        if self.stage is not None:
+            self._show_view()
 
     def move_page(self, step: int) -> None:
         """← →: the next (previous) tile or step of the view."""
@@ -367,6 +444,31 @@ class Present(StageKeys, StageFigures, LentViews, QtCore.QObject):
         else:
             self.page = min(max(self.page + step, 0), max(self.pages - 1, 0))
         self.render()
+
+    # -- a scene that cannot be shown: a card in its place ---------------------------------------
+    def show_card(self, title: str, card: QtWidgets.QWidget, caption: str) -> None:
+        """``card`` on the stage instead of the view (a scene whose model is missing): the stage says the
+        scene's ``title`` and ``caption``; the next scene shown, or the stage left, takes it away."""
+        stage = self.stage
+        if stage is None:
+            card.deleteLater()
+            return
+        self._give_back()
+        self._last_sheet = None
+        if self.card is None:
+            self._strip_shown = stage.strip.isVisible()
+        self.card = (title, card, caption)
+        stage.strip.setVisible(False)  # the controls of the model before: not this scene's
+        stage.apply_sizes()
+        stage.title.setText(title)
+        stage.set_content(card)
+        stage.caption.setText(caption)
+
+    def _drop_card(self) -> None:
+        if self.card is not None:
+            self.card = None
+            if self.stage is not None:
+                self.stage.strip.setVisible(self._strip_shown)
 
     def select_head(self, head: int) -> None:
         """Show head ``head`` (from 0) of the model (of the selected layer, for a trained model)."""
@@ -436,12 +538,18 @@ class Present(StageKeys, StageFigures, LentViews, QtCore.QObject):
             stage.strip.sync()
             zoom = stage_zoom(s["label"], stage.logicalDpiY() or 96)
             view = self.view
-            if view in HEATMAP_VIEWS or view == HEADS:
+            if self.card is not None:  # a scene that could not be shown: its card stays until another is
+                title, card, caption = self.card
+                stage.title.setText(title)
+                stage.caption.setText(caption)
+            elif view in HEATMAP_VIEWS or view == HEADS:
                 self._render_sheet(view, s, zoom)
             elif view == STEPS:
                 self._render_steps(s)
             else:
                 self._render_lent(view, s, zoom)
+            if view != STEPS:  # a page asked past the end (a scene entered at its last) is the last
+                self.page = min(self.page, max(self.pages - 1, 0))
         finally:
             self._rendering = False
 

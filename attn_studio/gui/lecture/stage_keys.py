@@ -103,10 +103,10 @@ class StageKeys:
                 self.move_page(step)
         elif k in (QtCore.Qt.Key_PageDown, QtCore.Qt.Key_PageUp):
             step = 1 if k == QtCore.Qt.Key_PageDown else -1
-            if not self._playing():
-                self.next_view(step)
+            if mods & QtCore.Qt.ShiftModifier and self._playing():
+                self.next_scene(step)  # Shift: scene to scene, each at its start
             else:
-                self.next_scene(step)
+                self.page_down(step)  # the view's pages and steps first, then the next scene (pdfpc)
         elif k in (QtCore.Qt.Key_Home, QtCore.Qt.Key_End) and self._playing():
             panel = self.lecture_panel
             panel.go(0 if k == QtCore.Qt.Key_Home else len(panel.lecture.scenes) - 1)
