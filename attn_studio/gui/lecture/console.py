@@ -81,8 +81,8 @@ class PresenterConsole(QtWidgets.QWidget):
         self.clock.setObjectName("presenterClock")
         self.clock.setFont(big)
         self.buttons = {}
-        for name, text, tip in (("previous", "◀ Previous", "The scene before (PageUp)"),
-                                ("next", "Next ▶", "The next scene (PageDown)"),
+        for name, text, tip in (("previous", "◀ Previous", "The scene before, at its start (Shift+PageUp; PageUp steps back through its pages first)"),
+                                ("next", "Next ▶", "The next scene (Shift+PageDown; PageDown plays its pages first)"),
                                 ("instead", "Instead of the window", "The console full screen on this screen, "
                                  "in place of the window; again: beside it")):
             button = QtWidgets.QPushButton(text)

@@ -11,7 +11,11 @@ EXTRA_SHORTCUTS = [("Up / Down (on a heatmap)", "Previous / next query token"),
                    ("Alt+Up / Alt+Down (in the Scenes list)", "Move the selected scene up / down (the panel's Undo)"),
                    ("Delete (in the Scenes list)", "Delete the selected scene (the panel's Undo)"),
                    ("Click a heatmap row", "Follow that query token"),
-                   ("Type in a table cell, Enter", "Edit that number (Esc cancels)")]
+                   ("Type in a table cell, Enter", "Edit that number (Esc cancels)"),
+                   ("PageDown / PageUp (on the stage)", "Next / previous page or step of the scene, then scene"),
+                   ("Shift+PageDown / Shift+PageUp (on the stage)", "Next / previous scene, at its start"),
+                   ("B or . / W or , (on the stage)", "Black / white screen; any key brings the stage back"),
+                   ("F1 or ? (on the stage)", "Every key of the stage, over it")]
 
 
 def shortcut_list(menu_bar: QtWidgets.QMenuBar) -> list[tuple[str, str]]:
