@@ -361,18 +361,15 @@ class StageFigures:
                 "colour_only": colour_only, "titles": titles}
 
     def _title_room(self, tiles) -> bool:
-        """True when the stage's title has room for the name of ``tiles`` (one tile) after it: the tile's own
-        title line may then give its room to the tokens."""
+        """True when the stage's title has room for the name of ``tiles`` (one tile) after it, whole: the
+        tile's own title line may then give its room to the tokens."""
         if len(tiles) != 1:
             return False
-        title = self.stage.title
-        text = f"{title.text()} · {sheets.shown_title(tiles[0]).split(':')[0]}"
-        room = self.stage.width() - 2 * self.stage.sizes()["margin"] - 8
-        return QtGui.QFontMetrics(title.font()).horizontalAdvance(text) <= room
+        return self.stage.title_fits(f"{self.stage.whole_title} · {sheets.shown_title(tiles[0]).split(':')[0]}")
 
     def _name_in_title(self, tiles) -> None:
         """The tile's name after the stage's title (its own title line gave its room to the tokens)."""
-        self.stage.title.setText(f"{self.stage.title.text()} · {sheets.shown_title(tiles[0]).split(':')[0]}")
+        self.stage.set_title(f"{self.stage.whole_title} · {sheets.shown_title(tiles[0]).split(':')[0]}")
 
     def _render_sheet(self, view: str, s: dict, zoom: float, tiles=None, centre: int | None = None,
                       title: str | None = None) -> None:
@@ -386,11 +383,11 @@ class StageFigures:
         if own:
             self.page = 0
         if not all_tiles:
-            stage.title.setText(view)
+            stage.set_title(view)
             stage.set_caption("Nothing to show yet: type a sentence.")
             stage.set_content(None)
             return
-        stage.title.setText(title if title is not None else self._title(self._view_title(view)))
+        stage.set_title(title if title is not None else self._title(self._view_title(view)))
         q = centre if centre is not None else (state.query_index if state.query_tokens else 0)
         sig = self._signature(view, all_tiles, zoom) + ((saved_page, q) if own else ())
         try:
@@ -409,7 +406,7 @@ class StageFigures:
         self._last_sheet = None
         stage.set_caption(" ")  # keeps its room while the body is measured
         room = stage.body_size(note)
-        asked_page, asked_title = self.page, stage.title.text()
+        asked_page, asked_title = self.page, stage.whole_title
         # One tile alone, fitted, tells how wide a tile is and so how many stand side by side.
         self.page = min(self.page, len(all_tiles) - 1)
         fitted = self._lay_out([all_tiles[self.page]], s, zoom, room, q)
@@ -459,7 +456,7 @@ class StageFigures:
             # never left unsaid: the room must know that tokens are cut).
             _discard(sheet)
             self.page = asked_page
-            stage.title.setText(asked_title)
+            stage.set_title(asked_title)
             self._render_figure(view, all_tiles, s, zoom, q, sig, note=ranges)
             return
         self.sheet = sheet.sheet  # the figure itself (tests and the room read its heatmaps)
@@ -486,10 +483,9 @@ class StageFigures:
         stage.set_caption(" · ".join(n for n in notes if n) if any(notes) else self._hint(view))
         ranges = next((n for n in notes if n.startswith("queries ")), None)
         if ranges and ranges not in stage.caption.text():
-            text = f"{stage.title.text()} · {ranges}"
-            room = stage.width() - 2 * stage.sizes()["margin"] - 8
-            if QtGui.QFontMetrics(stage.title.font()).horizontalAdvance(text) <= room:
-                stage.title.setText(text)
+            text = f"{stage.whole_title} · {ranges}"
+            if stage.title_fits(text):
+                stage.set_title(text)
 
     def _found(self) -> str:
         """The Head Lab's last find, in words: its three strongest heads ("find: 4.2 0.68, 6.12 0.68")."""
@@ -535,7 +531,7 @@ class StageFigures:
         step_name = str(model.headerData(current, QtCore.Qt.Vertical, QtCore.Qt.DisplayRole) or "")
         name = " ".join(step_name.replace("▶", "").split())
         name = name.split(". ", 1)[1] if name[:1].isdigit() and ". " in name else name
-        stage.title.setText(f"Step {current + 1} of {steps}: {name}")
+        stage.set_title(f"Step {current + 1} of {steps}: {name}")
         stage.set_caption(" ")
         table = QtWidgets.QTableWidget()
         table.setObjectName("presentSteps")
