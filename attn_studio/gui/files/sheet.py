@@ -32,6 +32,7 @@ MAX_HEATMAP_SIDE = 900  # px: cells shrink (to the labels' spacing) to keep a he
 MAX_LABELLED_SIDE = 2400  # px: past this the labels thin (thousands of tokens), with a note
 HEAD_BLOCK_WIDTH = 1500  # px: the heads' grid is sized to about this wide (a slide's width)
 SHEET_MARGIN = 6
+SNUG_MARGIN = 4  # px around a snug figure (the stage's): its parts' own room is measured, not guessed
 BAR_WIDTH = 12
 
 
@@ -109,16 +110,22 @@ class FigureSheet(pg.GraphicsLayoutWidget):
     is laid out offscreen (``lay_out``) and drawn by the figure code.
     """
 
-    def __init__(self, blocks: list[Block], cell: tuple[float, float] | None = None):
+    def __init__(self, blocks: list[Block], cell: tuple[float, float] | None = None, snug: bool = False,
+                 key_angle: float = 45):
         """``cell``: (width, height) of every cell in pixels, as a stage sizes them for its screen;
-        None: sized from the content for the page."""
+        None: sized from the content for the page. ``snug`` (a stage's figure): no room but what is drawn in
+        it — the key axis as tall as its slanted labels reach, each colour bar as tall as its heatmap's rows,
+        and labels never closer than their line height; ``key_angle``: the slant of the key labels (degrees)."""
         super().__init__()
+        self.snug, self.key_angle = snug, key_angle
         # The views' own canvas colour: the labels are drawn in the theme's ink.
         self.setBackground(presentation.STYLE.theme.canvas)
-        self.ci.layout.setContentsMargins(SHEET_MARGIN, SHEET_MARGIN, SHEET_MARGIN, SHEET_MARGIN)
+        margin = SNUG_MARGIN if snug else SHEET_MARGIN
+        self.ci.layout.setContentsMargins(margin, margin, margin, margin)
         self.ci.layout.setVerticalSpacing(14)
         self.heatmaps: list[Heatmap] = []
         self.bars: list = []
+        self._row_bars: list[Heatmap] = []  # heatmaps with a colour bar of their own beside them
         label_cell = _label_cell(presentation.tick_font())
         for b, block in enumerate(blocks):
             tiles = [t for t in block.tiles if t.source.data is not None]
@@ -134,6 +141,8 @@ class FigureSheet(pg.GraphicsLayoutWidget):
             side = min(side, max(MAX_LABELLED_SIDE / max(n_max, 1), 2.0))
             sizes = cell if cell is not None else block.cell or (side, side)
             sub = self.ci.addLayout(row=b, col=0)
+            if snug:
+                sub.layout.setContentsMargins(0, 0, 0, 0)  # the sheet's own margin is room enough
             sub.setSpacing(2)
             sub.layout.setHorizontalSpacing(10)
             if columns == 1 and len(tiles) > 1:
@@ -147,6 +156,7 @@ class FigureSheet(pg.GraphicsLayoutWidget):
                 sub.addItem(hm.plot, row=r, col=2 * c)
                 if tile.bar and not block.shared_bar:
                     sub.addItem(self._bar(hm), row=r, col=2 * c + 1)
+                    self._row_bars.append(hm)
             if block.shared_bar:
                 sub.addItem(self._bar(self.heatmaps[-1]), row=0, col=2 * columns, rowspan=rows_used)
 
@@ -156,6 +166,11 @@ class FigureSheet(pg.GraphicsLayoutWidget):
         src = tile.source
         data = _windowed(src.data, tile.rows, tile.cols)
         hm = Heatmap(shown_title(tile), src._cmap_name)
+        if self.snug:
+            for axis in (hm.left_axis, hm.bottom_axis):
+                axis.slack, axis.slack_px = 0.0, 0.0  # neighbouring labels' boxes never overlap
+            hm.bottom_axis.snug = True
+            hm.bottom_axis.ANGLE = self.key_angle
         if not tile.title_line:
             hm.plot.setTitle(None)  # no title line (the stage says the tile's name in its own title)
         hm.max_image_side = None  # the page shows every cell, however many (the screen, block means)
@@ -184,12 +199,12 @@ class FigureSheet(pg.GraphicsLayoutWidget):
         width = max(width, title_w - hm.left_axis.minimumWidth() + 4)
         hm.plot.vb.setMinimumSize(width, height)
         hm.plot.vb.setMaximumSize(width, height)
-        hm.bottom_axis.fit_spacing(cell[0])
+        hm.bottom_axis.fit_spacing(width / max(cols, 1))  # the columns' spacing as laid out (a long title widens them)
         # The heatmap's own preferred size is a token 80 × 80 (the window's layouts share
         # space by stretch); on the page it is what its parts need.
         title_h = 0 if not tile.title_line else hm.plot.titleLabel.effectiveSizeHint(QtCore.Qt.PreferredSize).height()
         plot_w = hm.left_axis.minimumWidth() + width + 6
-        plot_h = title_h + height + hm.bottom_axis.minimumHeight() + 6
+        plot_h = title_h + height + hm.bottom_axis.minimumHeight() + (2 if self.snug else 6)
         for set_size in (hm.plot.setMinimumSize, hm.plot.setPreferredSize, hm.plot.setMaximumSize):
             set_size(plot_w, plot_h)
         for x in tile.vlines:
@@ -209,7 +224,22 @@ class FigureSheet(pg.GraphicsLayoutWidget):
 
     def lay_out(self) -> QtCore.QSize:
         """Size the sheet to its content (offscreen) and return that size."""
-        return fit_to_content(self)
+        size = fit_to_content(self)
+        if self.snug and self._row_bars:
+            # Each colour bar as tall as its heatmap's rows (the layout gave it the whole row: the title's
+            # and the key labels' height too): its ends are the colours of the cells, not of empty room. Its
+            # end labels are centred on its ends: where no title line stands over the rows the top one would
+            # reach above the figure, and the bar starts that much lower (it never reaches past the rows; a
+            # row of the sentence is worth more than half a line of colour).
+            for hm in self._row_bars:
+                rows, bar = hm.plot.vb.sceneBoundingRect(), hm.bar.vb.sceneBoundingRect()
+                metrics = QtGui.QFontMetricsF(hm.bar.axis.style.get("tickFont") or QtWidgets.QApplication.font())
+                over = max(math.ceil(metrics.height() / 2 + 1 - rows.top()), 0)
+                left, top, right, bottom = hm.bar.layout.getContentsMargins()
+                hm.bar.layout.setContentsMargins(left, top + max(rows.top() - bar.top(), 0) + over, right,
+                                                 bottom + max(bar.bottom() - rows.bottom(), 0))
+            size = fit_to_content(self)
+        return size
 
 
 def fit_to_content(canvas: pg.GraphicsLayoutWidget) -> QtCore.QSize:

@@ -241,7 +241,7 @@ class LentViews:
         stage, w = self.stage, self.window
         widget = self._lent_widget(view)
         if widget is None:
-            stage.title.setText(view)
+            stage.set_title(view)
             stage.set_caption("Not available for this model.")
             stage.set_content(None)
             return
@@ -263,7 +263,7 @@ class LentViews:
                 presentation.restyle(widget)
                 self._lent.styled = styled
             self._lent.fit_labels(stage.body.width() - 24)
-        stage.title.setText(view if view.startswith(TRAINING_PREFIX) else self._title(view))
+        stage.set_title(view if view.startswith(TRAINING_PREFIX) else self._title(view))
         self.pages = 1
         if view.startswith(TRAINING_PREFIX):
             self._render_training(view, widget, s, zoom)

@@ -19,7 +19,9 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from .. import presentation
 from ..widgets import discard
-from .basics import _font
+from .basics import (
+    ATTENTION, COMPARE, DRIFT, GEOMETRY, HEADS, MEANING, MODEL, OUTPUTS, POSITIONS, STEPS, _font,
+)
 from .strip import ControlStrip
 
 # Sizes as a fraction of the stage's height (720 px: labels 31, values 26, titles 36, strip ≤ 86).
@@ -113,6 +115,7 @@ class PointerOverlay(QtWidgets.QWidget):
 # it goes to the hints' own label, apart from what the view shows, and is the first to give way.
 _KEY_HINT = re.compile(r"^(?:↑ ↓|← →|1–9|Page(?:Down|Up)\b|Shift\+|Ctrl\+|Esc\b|F\d+\b|Home\b|End\b"
                        r"|Play / Pause|[BCGHNSW](?: or \S)?(?= )|[.,?](?= ))")
+VIEW_NAMES = (ATTENTION, STEPS, OUTPUTS, COMPARE, POSITIONS, GEOMETRY, HEADS, MODEL, DRIFT, MEANING, "Training")
 BANNER_SECONDS = 4  # a refusal said on the stage stays this long (long enough to read twice)
 BLANK_COLOURS = {"black": "#000000", "white": "#ffffff"}
 
@@ -235,7 +238,7 @@ class Stage(QtWidgets.QWidget):
         layout = self.main_layout = QtWidgets.QVBoxLayout(self)
         # The title, centred, and the scene's number "n / N" in the top right corner (N turns it off);
         # a blank as wide as the number on the left keeps the title in the middle.
-        title_row = QtWidgets.QHBoxLayout()
+        title_row = self.title_row = QtWidgets.QHBoxLayout()
         title_row.setContentsMargins(0, 0, 0, 0)
         self.number_room = QtWidgets.QWidget()
         self.number_room.hide()
@@ -244,6 +247,10 @@ class Stage(QtWidgets.QWidget):
         self.title.setObjectName("presentTitle")
         self.title.setAlignment(QtCore.Qt.AlignCenter)
         self.title.setTextFormat(QtCore.Qt.PlainText)
+        # Its width is the row's, never its text's: a long title must not push the number out of its corner
+        # (set_title leaves parts out until it fits).
+        self.title.setSizePolicy(QtWidgets.QSizePolicy.Ignored, QtWidgets.QSizePolicy.Preferred)
+        self.whole_title = ""  # the title asked for (set_title); the label shows what of it fits
         title_row.addWidget(self.title, 1)
         self.number = QtWidgets.QLabel()
         self.number.setObjectName("presentNumber")
@@ -334,6 +341,8 @@ class Stage(QtWidgets.QWidget):
         self.main_layout.setContentsMargins(m, m // 2, m, m // 2)
         self.main_layout.setSpacing(m // 2)
         self.title.setFont(_font(s["title"], bold=True))
+        self.title_row.setSpacing(m)
+        self._show_title()  # refitted to the new size
         for label in (self.caption, self.hints, self.number, self.banner):
             label.setFont(_font(s["caption"]))
         self.banner.setContentsMargins(m, m // 2, m, m // 2)
@@ -427,6 +436,53 @@ class Stage(QtWidgets.QWidget):
         self.caption_row.setFixedHeight(self._caption_height(line) + 4)
         self.show_number()
 
+    # -- the title: whole where it fits, else with parts left out (never cut, never smaller) ----------
+    def title_room(self) -> int:
+        """The width a title has: the stage's less its margins and, while the scene's number shows, the
+        number's corner."""
+        room = self.width() - 2 * self.sizes()["margin"] - 8
+        if not self.number.isHidden():
+            room -= self.number.width() + max(self.title_row.spacing(), 0)
+        return room
+
+    def title_fits(self, text: str) -> bool:
+        """True when ``text`` fits the stage's title line whole (:meth:`title_room`) at the title's size."""
+        return QtGui.QFontMetrics(_font(self.sizes()["title"], True)).horizontalAdvance(text) <= self.title_room()
+
+    def fitted_title(self, text: str) -> str:
+        """``text`` as the title line shows it: whole where it fits; else without the view's name ("Attention: "),
+        then without its " · " parts from the end, then (one part left) without what follows its ": ". Letters
+        are never cut and the font never made smaller: a title that says less, but says it whole."""
+        if self.title_fits(text):
+            return text
+        head, colon, rest = text.partition(": ")
+        if colon and head in VIEW_NAMES and rest:
+            text = rest
+        parts = text.split(" · ")
+        while len(parts) > 1 and not self.title_fits(" · ".join(parts)):
+            parts.pop()
+        text = " · ".join(parts)
+        if not self.title_fits(text) and ": " in text:
+            text = text.split(": ", 1)[0]  # "Step 3 of 9", without the step's long name
+        return text
+
+    def set_title(self, text: str) -> None:
+        """Make ``text`` the stage's title: shown whole where it fits the stage's width less the number's
+        corner, else with parts left out (:meth:`fitted_title`); :attr:`whole_title` keeps it whole."""
+        self.whole_title = str(text)
+        self._show_title()
+
+    def _show_title(self) -> None:
+        shown = self.fitted_title(self.whole_title)
+        self.title.setText(shown)
+        self.title.setToolTip(self.whole_title if shown != self.whole_title else "")
+        if not self.number.isHidden():
+            # Centred between two blanks as wide as the number where that leaves it room; else the blank on
+            # the left gives its room (the title a little right of the middle, but whole).
+            width = QtGui.QFontMetrics(self.title.font()).horizontalAdvance(shown)
+            centred = self.title_room() - self.number.width() - max(self.title_row.spacing(), 0)
+            self.number_room.setVisible(width <= centred)
+
     def _caption_height(self, text: str) -> int:
         """The caption line's height for ``text``: one line, or as many as it needs at the stage's width
         (a caption is wrapped rather than cut)."""
@@ -475,6 +531,7 @@ class Stage(QtWidgets.QWidget):
             self.number_room.setFixedWidth(width)
         self.number.setVisible(on)
         self.number_room.setVisible(on)
+        self._show_title()
 
     def say(self, text: str, seconds: float = BANNER_SECONDS) -> None:
         """Say ``text`` on the stage for ``seconds``: a banner over the top of the view, at the caption's

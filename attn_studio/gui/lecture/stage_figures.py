@@ -28,6 +28,7 @@ STAGE_DIGIT_CHOICES = (2, 4)
 LABEL_LEAST = 30 / 31  # the least size of a token label, of the stage's: 30 px at 720
 VALUE_LEAST = 24 / 26  # the least size of a cell value, of the stage's: 24 px at 720 (DISCAS' 3 % of the height)
 STAGE_LINE_SHARE = 0.8  # a value's font takes up to this much of its row's height (its digits have no descenders)
+KEY_ANGLE_LEAST = 25.0  # degrees: key labels never lie flatter than this (their tails would run far left)
 WHOLE_FIRST_CELLS = 64 * 64  # a matrix up to this size is tried whole before it is windowed
 
 
@@ -129,7 +130,8 @@ class StageFigures:
         # the room between rows or columns, and no further than LABEL_LEAST of the stage's label size.
         zoom = stage_zoom(label_px, self.stage.logicalDpiY() or 96)
         token_px = presentation.BASE_TOKEN_PT * zoom * (self.stage.logicalDpiY() or 96) / 72.0
-        line = QtGui.QFontMetricsF(_font(round(token_px))).height()
+        with _AtZoom(zoom):
+            line = QtGui.QFontMetricsF(presentation.token_font()).height()  # the axes' own font
         shrink = min(1.0, math.ceil(label_px * LABEL_LEAST) / token_px)
         def width(values) -> float:
             finite = np.asarray(values, dtype=float)
@@ -149,10 +151,23 @@ class StageFigures:
             if pin is not None and pin[0] < values.shape[0] and pin[1] < values.shape[1]:
                 mine.append(values[pin[0], pin[1]:pin[1] + 1])
         query = max((width(v) for v in mine), default=0.0)
-        labels = (line / math.sin(math.radians(45)) - 0.5) * shrink + 1  # slanted key labels, a line apart
+        # Labels shrink to the room between rows or columns (their line height, at their size, at most: the
+        # boxes of neighbouring labels never overlap); slanted key labels stand a line apart across the slant.
+        labels = line * shrink / math.sin(math.radians(45))
         return {"every": math.ceil(max(every, labels)), "query": math.ceil(max(query, labels)),
                 "roomy": math.ceil(max(line, value_px / STAGE_LINE_SHARE)),
-                "tight": math.ceil(max((line - 0.5) * shrink + 1, least / STAGE_LINE_SHARE))}
+                "tight": math.ceil(max(line * shrink, least / STAGE_LINE_SHARE)),
+                "label_line": line * shrink}  # a token label's line at its least size
+
+    @staticmethod
+    def _least_angle(width: float, cells: dict) -> float:
+        """The lowest slant (degrees, 45 at most) at which key labels ``width`` pixels apart stay at their least
+        size with a line between neighbours (``width`` × sin(angle) ≥ their line): lower labels take less
+        height under the rows."""
+        ratio = cells["label_line"] / max(width, 1.0)
+        if ratio >= math.sin(math.radians(45)):
+            return 45.0
+        return min(45.0, max(KEY_ANGLE_LEAST, math.degrees(math.asin(ratio)) + 0.3))
 
     def _pin_of(self, tiles):
         """The pinned cell when it is a cell of the tiles' matrix (a scene's pin on another sentence is not)."""
@@ -169,15 +184,17 @@ class StageFigures:
         return masked.shape[0] == masked.shape[1] and masked.shape[0] > 1 and bool(masked.any()) \
             and np.array_equal(masked, np.triu(np.ones(masked.shape, dtype=bool), 1))
 
-    def _build_sheet(self, tiles, cell, zoom, titles: int = TITLES_ALL) -> QtWidgets.QWidget:
+    def _build_sheet(self, tiles, cell, zoom, titles: int = TITLES_ALL, angle: float = 45.0) -> QtWidgets.QWidget:
         """The page figure of ``tiles`` at the stage's size, in a holder of exactly its size; ``titles``:
         TITLES_ALL, TITLES_TILES (without the axes' titles, "query" and "key", whose room went to the
-        tokens) or TITLES_NONE (nor the tile's title: the stage's title says it)."""
+        tokens) or TITLES_NONE (nor the tile's title: the stage's title says it); ``angle``: the key labels'
+        slant. The figure is snug (:class:`~..files.sheet.FigureSheet`): no room under the key labels or beside
+        the rows but what they are drawn in."""
         digits = self.stage_digits()
         with _AtZoom(zoom):
             if titles < TITLES_ALL:
                 tiles = [dataclasses.replace(t, axis_titles=False, title_line=titles != TITLES_NONE) for t in tiles]
-            sheet = sheets.FigureSheet([sheets.Block(tiles)], cell=cell)
+            sheet = sheets.FigureSheet([sheets.Block(tiles)], cell=cell, snug=True, key_angle=angle)
             for hm in sheet.heatmaps:
                 hm.set_digits(digits)
                 hm.overlay.line_share = STAGE_LINE_SHARE
@@ -192,11 +209,7 @@ class StageFigures:
         for item in sheet.scene().items():
             item.setCacheMode(QtWidgets.QGraphicsItem.NoCache)
         # Laid out as a page figure is (its axes measure their labels at the stage's size), then shown.
-        size = sheet.lay_out()
-        # The key axis' title hangs below its slanted labels, outside the axis' own height: room for it.
-        below = max((hm.bottom_axis.label.boundingRect().height() for hm in sheet.heatmaps
-                     if hm.bottom_axis.label.isVisible()), default=0.0)
-        size = QtCore.QSize(size.width(), size.height() + math.ceil(below))
+        size = sheet.lay_out()  # snug: the key axis holds its labels and its title, no more
         sheet.setAttribute(QtCore.Qt.WA_DontShowOnScreen, False)
         sheet.show()  # laying out hid it again; as the holder's child it shows with the holder
         sheet.setHorizontalScrollBarPolicy(QtCore.Qt.ScrollBarAlwaysOff)
@@ -286,7 +299,8 @@ class StageFigures:
                                            else None, query_numbers=colour_only))
         return out
 
-    def _fit(self, tiles, cell, zoom, room, q, colour_only, fit_rows=None, fit_cols=None, titles=TITLES_ALL):
+    def _fit(self, tiles, cell, zoom, room, q, colour_only, fit_rows=None, fit_cols=None, titles=TITLES_ALL,
+             angle: float = 45.0):
         """The sheet of ``tiles`` with cells ``cell``, each tile cut to a window of its rows and columns
         around the query ``q`` (keeping the pinned cell and, causal, each row's own) small enough that the
         sheet fits ``room``; (sheet, rows, cols, n_rows, n_cols)."""
@@ -306,7 +320,7 @@ class StageFigures:
         for attempt in range(10):
             windows = self._tile_windows(tiles, fit_rows, fit_cols, q)
             rows, cols = windows[0]
-            sheet = self._build_sheet(self._shaped(tiles, windows, colour_only), cell, zoom, titles)
+            sheet = self._build_sheet(self._shaped(tiles, windows, colour_only), cell, zoom, titles, angle)
             sheet.fit = (fit_rows, fit_cols)
             over_h, over_w = sheet.height() - room.height(), sheet.width() - room.width()
             if (over_h <= 0 and over_w <= 0) or (fit_rows == 1 and fit_cols == 1) or attempt == 9:
@@ -325,19 +339,20 @@ class StageFigures:
         n_rows, n_cols = tiles[0].source.data.values.shape
         pin = self._pin_of(tiles)
         cells = self._cells(tiles, s, self.stage_digits(), q, pin)
-        colour_only, height, titles = False, cells["roomy"], TITLES_ALL
+        colour_only, height, titles, angle, wide = False, cells["roomy"], TITLES_ALL, 45.0, None
         least = TITLES_NONE if self._title_room(tiles) else TITLES_TILES
         guess = fit or (None, None)
         whole = [((0, t.source.data.values.shape[0]), (0, t.source.data.values.shape[1])) for t in tiles]
+        columns = sum(t.source.data.values.shape[1] for t in tiles)
         if fit is None and n_rows * n_cols <= WHOLE_FIRST_CELLS:
-            for attempt in range(5):
-                cell = (cells["query"] if colour_only else cells["every"], height)
-                sheet = self._build_sheet(self._shaped(tiles, whole, colour_only), cell, zoom, titles)
+            for attempt in range(6):
+                cell = (wide or (cells["query"] if colour_only else cells["every"]), height)
+                sheet = self._build_sheet(self._shaped(tiles, whole, colour_only), cell, zoom, titles, angle)
                 over_w, over_h = sheet.width() - room.width(), sheet.height() - room.height()
                 if over_w <= 0 and over_h <= 0:
                     sheet.fit = (n_rows, n_cols)
                     return {"sheet": sheet, "rows": (0, n_rows), "cols": (0, n_cols), "n": (n_rows, n_cols),
-                            "cell": cell, "colour_only": colour_only, "titles": titles}
+                            "cell": cell, "colour_only": colour_only, "titles": titles, "angle": angle}
                 _discard(sheet)
                 changed = False
                 if over_w > 0 and not colour_only and cells["query"] < cells["every"]:
@@ -346,6 +361,13 @@ class StageFigures:
                     height, changed = cells["tight"], True
                 elif titles > least:
                     titles, changed = titles - 1, True  # the axes' titles, then the tile's, give their room
+                elif over_h > 0 and angle >= 45 and columns > 1:
+                    # The key labels at a lower slant take less height: the columns widened to the room
+                    # there is (a line between neighbours across a lower slant needs wider columns).
+                    widened = cell[0] + max(-over_w, 0) // columns
+                    lower = self._least_angle(widened, cells)
+                    if lower < 44:
+                        wide, angle, changed = widened, lower, True
                 if not changed:
                     # Laid out whole, it tells how many rows and columns fit: the window starts there.
                     guess = (n_rows - max(0, math.ceil(over_h / height)) if over_h > 0 else n_rows,
@@ -354,25 +376,22 @@ class StageFigures:
         else:
             colour_only = cells["query"] < cells["every"] and n_cols * cells["every"] > room.width()
             height = cells["tight"] if n_rows * cells["roomy"] > room.height() else cells["roomy"]
-        cell = (cells["query"] if colour_only else cells["every"], height)
+        cell = (wide or (cells["query"] if colour_only else cells["every"]), height)
         sheet, rows, cols, n_rows, n_cols = self._fit(tiles, cell, zoom, room, q, colour_only,
-                                                      *guess, titles=titles)
+                                                      *guess, titles=titles, angle=angle)
         return {"sheet": sheet, "rows": rows, "cols": cols, "n": (n_rows, n_cols), "cell": cell,
-                "colour_only": colour_only, "titles": titles}
+                "colour_only": colour_only, "titles": titles, "angle": angle}
 
     def _title_room(self, tiles) -> bool:
-        """True when the stage's title has room for the name of ``tiles`` (one tile) after it: the tile's own
-        title line may then give its room to the tokens."""
+        """True when the stage's title has room for the name of ``tiles`` (one tile) after it, whole: the
+        tile's own title line may then give its room to the tokens."""
         if len(tiles) != 1:
             return False
-        title = self.stage.title
-        text = f"{title.text()} · {sheets.shown_title(tiles[0]).split(':')[0]}"
-        room = self.stage.width() - 2 * self.stage.sizes()["margin"] - 8
-        return QtGui.QFontMetrics(title.font()).horizontalAdvance(text) <= room
+        return self.stage.title_fits(f"{self.stage.whole_title} · {sheets.shown_title(tiles[0]).split(':')[0]}")
 
     def _name_in_title(self, tiles) -> None:
         """The tile's name after the stage's title (its own title line gave its room to the tokens)."""
-        self.stage.title.setText(f"{self.stage.title.text()} · {sheets.shown_title(tiles[0]).split(':')[0]}")
+        self.stage.set_title(f"{self.stage.whole_title} · {sheets.shown_title(tiles[0]).split(':')[0]}")
 
     def _render_sheet(self, view: str, s: dict, zoom: float, tiles=None, centre: int | None = None,
                       title: str | None = None) -> None:
@@ -386,11 +405,11 @@ class StageFigures:
         if own:
             self.page = 0
         if not all_tiles:
-            stage.title.setText(view)
+            stage.set_title(view)
             stage.set_caption("Nothing to show yet: type a sentence.")
             stage.set_content(None)
             return
-        stage.title.setText(title if title is not None else self._title(self._view_title(view)))
+        stage.set_title(title if title is not None else self._title(self._view_title(view)))
         q = centre if centre is not None else (state.query_index if state.query_tokens else 0)
         sig = self._signature(view, all_tiles, zoom) + ((saved_page, q) if own else ())
         try:
@@ -409,7 +428,7 @@ class StageFigures:
         self._last_sheet = None
         stage.set_caption(" ")  # keeps its room while the body is measured
         room = stage.body_size(note)
-        asked_page, asked_title = self.page, stage.title.text()
+        asked_page, asked_title = self.page, stage.whole_title
         # One tile alone, fitted, tells how wide a tile is and so how many stand side by side.
         self.page = min(self.page, len(all_tiles) - 1)
         fitted = self._lay_out([all_tiles[self.page]], s, zoom, room, q)
@@ -424,7 +443,7 @@ class StageFigures:
         if per_page == 1 and grow > 1.05 and (rows, cols) == ((0, n_rows), (0, n_cols)):
             larger = (math.floor(cell[0] * grow), math.floor(cell[1] * grow))
             tiles = self._shaped([all_tiles[self.page]], [((0, n_rows), (0, n_cols))], fitted["colour_only"])
-            bigger = self._build_sheet(tiles, larger, zoom, fitted["titles"])
+            bigger = self._build_sheet(tiles, larger, zoom, fitted["titles"], fitted["angle"])
             if bigger.height() <= room.height() and bigger.width() <= room.width():
                 _discard(probe)
                 probe, cell = bigger, larger
@@ -459,7 +478,7 @@ class StageFigures:
             # never left unsaid: the room must know that tokens are cut).
             _discard(sheet)
             self.page = asked_page
-            stage.title.setText(asked_title)
+            stage.set_title(asked_title)
             self._render_figure(view, all_tiles, s, zoom, q, sig, note=ranges)
             return
         self.sheet = sheet.sheet  # the figure itself (tests and the room read its heatmaps)
@@ -486,10 +505,9 @@ class StageFigures:
         stage.set_caption(" · ".join(n for n in notes if n) if any(notes) else self._hint(view))
         ranges = next((n for n in notes if n.startswith("queries ")), None)
         if ranges and ranges not in stage.caption.text():
-            text = f"{stage.title.text()} · {ranges}"
-            room = stage.width() - 2 * stage.sizes()["margin"] - 8
-            if QtGui.QFontMetrics(stage.title.font()).horizontalAdvance(text) <= room:
-                stage.title.setText(text)
+            text = f"{stage.whole_title} · {ranges}"
+            if stage.title_fits(text):
+                stage.set_title(text)
 
     def _found(self) -> str:
         """The Head Lab's last find, in words: its three strongest heads ("find: 4.2 0.68, 6.12 0.68")."""
@@ -535,7 +553,7 @@ class StageFigures:
         step_name = str(model.headerData(current, QtCore.Qt.Vertical, QtCore.Qt.DisplayRole) or "")
         name = " ".join(step_name.replace("▶", "").split())
         name = name.split(". ", 1)[1] if name[:1].isdigit() and ". " in name else name
-        stage.title.setText(f"Step {current + 1} of {steps}: {name}")
+        stage.set_title(f"Step {current + 1} of {steps}: {name}")
         stage.set_caption(" ")
         table = QtWidgets.QTableWidget()
         table.setObjectName("presentSteps")

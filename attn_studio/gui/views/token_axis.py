@@ -122,6 +122,14 @@ class TokenAxis(pg.AxisItem):
         # Grow for upright labels as soon as laid out, not at the next paint: for a view whose layout does
         # not follow the axis' height (the heatmap view's stages do, and would chase every passing size).
         self.grow_when_laid_out = False
+        # How much closer than their line height labels may stand and still show at full size (a fraction,
+        # and pixels). A figure for a room (the stage) allows none: neighbouring labels' boxes never overlap.
+        self.slack, self.slack_px = LABEL_SLACK, 0.5
+        # A column axis as tall as its labels reach at the spacing given to fit_spacing (the stage's figure),
+        # rather than a line taller: that room goes to the rows.
+        self.snug = False
+        self._snug_scale = 1.0
+        self._widest, self._line = 0.0, 0.0
         super().__init__(orientation)
         # Token positions need no SI prefix; pyqtgraph would otherwise re-typeset the axis
         # title on every range change (a window build sets ranges hundreds of times).
@@ -178,14 +186,26 @@ class TokenAxis(pg.AxisItem):
         if self.orientation == "bottom":
             # The room slanted labels need, and upright ones (when the columns are too narrow
             # for slanted labels, the axis grows to this at its next paint rather than cut them).
-            self._heights = {self.ANGLE: int(widest * np.sin(np.radians(self.ANGLE)) + metrics.height() + 8),
-                             90: int(widest + metrics.height() + 8)}
+            self._widest, self._line = widest, metrics.height()
+            self._heights = self._label_heights()
             self.setHeight(self._heights[self._shown_fit_angle()])
             self._adjust_label()
         elif self.style["showValues"]:
             label = self.label.boundingRect().height() + 4 if self.label.isVisible() else 0
             self.setWidth(int(widest + label + 8))
         self.picture = None
+
+    def _label_heights(self) -> dict:
+        """{angle: height} of a column axis for its labels slanted (ANGLE) and upright (90)."""
+        widest, line = self._widest, self._line
+        if not self.snug:
+            return {self.ANGLE: int(widest * np.sin(np.radians(self.ANGLE)) + line + 8), 90: int(widest + line + 8)}
+        # What a label drawn by drawPicture reaches below the axis' top: 3 px, then its box (its text, 2 px
+        # wider) turned by the angle about its right end's middle; and under the labels the axis' title.
+        k, angle = self._snug_scale, math.radians(self.ANGLE)
+        title = self.label.boundingRect().height() + 2 if self.label.isVisible() else 0
+        slanted = 3 + (k * widest + 2) * math.sin(angle) + k * line / 2 * math.cos(angle) + 1
+        return {self.ANGLE: math.ceil(slanted + title), 90: math.ceil(k * widest + 2 + 3 + 6 + title)}
 
     def _shown_fit_angle(self) -> int:
         # The angle the labels were last drawn at (45 before the first paint).
@@ -214,6 +234,12 @@ class TokenAxis(pg.AxisItem):
     def fit_spacing(self, spacing: float) -> None:
         """Take the height the labels will need at ``spacing`` pixels a token: upright where slanted ones do
         not fit (a figure laid out before its first paint, which would otherwise cut them to the old height)."""
+        if self.snug and self.orientation == "bottom" and self._labels:
+            scale, angle, _ = self._fit_at(spacing)
+            self._snug_scale = scale
+            self._heights = self._label_heights()
+            self._fit_height(angle)
+            return
         self._fit_height(90 if spacing < self.label_spacing() else self.ANGLE)
 
     def relabel(self):
@@ -257,12 +283,12 @@ class TokenAxis(pg.AxisItem):
         # labels just do not touch); level row labels their line height.
         angle = self.ANGLE if angle is None else angle
         slant = np.sin(np.radians(angle)) if self.orientation == "bottom" else 1.0
-        return metrics.height() / slant - 0.5
+        return metrics.height() / slant - self.slack_px
 
     def min_label_spacing(self) -> float:
         """The least room per token in which every label still shows (the floor font, upright, the slack
         that :meth:`fit` allows)."""
-        return self.label_spacing(angle=90) * self._floor_scale() * (1 - LABEL_SLACK)
+        return self.label_spacing(angle=90) * self._floor_scale() * (1 - self.slack)
 
     def _floor_scale(self) -> float:
         # The floor is a font size as the viewer sees it (14 px), not a line height: a label drawn
@@ -288,20 +314,23 @@ class TokenAxis(pg.AxisItem):
         Full size if they fit (a few per cent closer still reads); else smaller, down to
         the floor; then (columns) upright; only then every ``step``-th token.
         """
-        spacing = self._spacing()
+        return self._fit_at(self._spacing())
+
+    def _fit_at(self, spacing: float) -> tuple[float, float, int]:
+        """(font scale, angle, step) of the labels ``spacing`` pixels apart (see :meth:`fit`)."""
         need = self.label_spacing()
-        if spacing >= need * (1 - LABEL_SLACK):
+        if spacing >= need * (1 - self.slack):
             return 1.0, self.ANGLE, 1
         floor = self._floor_scale()
         scale = spacing / need
-        if scale >= floor * (1 - LABEL_SLACK):  # at the floor, a few per cent closer still reads
+        if scale >= floor * (1 - self.slack):  # at the floor, a few per cent closer still reads
             return max(scale, floor), self.ANGLE, 1
         if self.orientation == "bottom":
             need = self.label_spacing(angle=90)
             upright = spacing / need
-            if upright >= 1 - LABEL_SLACK:
+            if upright >= 1 - self.slack:
                 upright = 1.0  # a few per cent closer still reads, as slanted labels do
-            elif upright >= floor * (1 - LABEL_SLACK):
+            elif upright >= floor * (1 - self.slack):
                 upright = max(upright, floor)
             if upright >= floor:
                 # Upright, the axis grows to the longest label (see _fit_height): never elided.
