@@ -460,7 +460,7 @@ class Present(StageKeys, StageFigures, LentViews, QtCore.QObject):
         self.card = (title, card, caption)
         stage.strip.setVisible(False)  # the controls of the model before: not this scene's
         stage.apply_sizes()
-        stage.title.setText(title)
+        stage.set_title(title)
         stage.set_content(card)
         stage.caption.setText(caption)
 
@@ -540,7 +540,7 @@ class Present(StageKeys, StageFigures, LentViews, QtCore.QObject):
             view = self.view
             if self.card is not None:  # a scene that could not be shown: its card stays until another is
                 title, card, caption = self.card
-                stage.title.setText(title)
+                stage.set_title(title)
                 stage.caption.setText(caption)
             elif view in HEATMAP_VIEWS or view == HEADS:
                 self._render_sheet(view, s, zoom)
