@@ -49,7 +49,7 @@ def shown(window) -> dict:
     """What the stage shows now."""
     p = window.present
     stage = p.stage
-    return {**_where(window), "title": stage.title.text(), "caption": stage.caption.text(),
+    return {**_where(window), "title": stage.whole_title, "caption": stage.caption.text(),
             "texts": figure_texts(p)}
 
 
