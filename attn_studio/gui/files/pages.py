@@ -86,6 +86,7 @@ class Page:
     caption: str = ""
     notes: str = ""
     figure: object = None
+    figure_title: str = ""  # a line above the figure, its own (a training run's settings and step)
     card: str = ""
     number: int = 1
     total: int = 1
@@ -205,18 +206,21 @@ def svg_text_sizes(svg: bytes) -> list[tuple[str, float]]:
     return found
 
 
-def smallest_text_px(figure) -> float:
-    """The smallest text ``figure`` (a Panel) draws, in its own pixels (inf when it draws none)."""
-    sizes = [size for _, size in svg_text_sizes(svg_bytes(figure, title=""))]
+def smallest_text_px(figure, title: str = "") -> float:
+    """The smallest text ``figure`` (a Panel, with ``title`` above it) draws, in its own pixels (inf when
+    it draws none)."""
+    sizes = [size for _, size in svg_text_sizes(svg_bytes(figure, title=title))]
     return min(sizes) if sizes else math.inf
 
 
-def figure_fit(figure, room: QtCore.QRectF | QtCore.QSizeF, smallest_px: float | None = None) -> Fit:
-    """How ``figure`` prints in ``room`` (a page's :attr:`PageLayout.room`): as large as the room allows
-    (up to :data:`MAX_ENLARGE` its own size); ``smallest_pt`` tells whether that is readable."""
-    layout = _Layout(_as_panel(figure), "")
+def figure_fit(figure, room: QtCore.QRectF | QtCore.QSizeF, smallest_px: float | None = None,
+               title: str = "") -> Fit:
+    """How ``figure`` (with ``title`` above it) prints in ``room`` (a page's :attr:`PageLayout.room`): as
+    large as the room allows (up to :data:`MAX_ENLARGE` its own size); ``smallest_pt`` tells whether that
+    is readable."""
+    layout = _Layout(_as_panel(figure), title)
     scale = min(room.width() / layout.width, room.height() / layout.height, MAX_ENLARGE)
-    px = smallest_text_px(figure) if smallest_px is None else smallest_px
+    px = smallest_text_px(figure, title) if smallest_px is None else smallest_px
     return Fit(scale, layout.width * scale, layout.height * scale, px * scale * PX_PT)
 
 
@@ -238,8 +242,8 @@ def paint_page(painter: QtGui.QPainter, page: Page, paper: str) -> None:
         painter.drawText(layout.caption_rect, int(QtCore.Qt.AlignLeft | QtCore.Qt.AlignTop) | _WRAP, page.caption)
     room = layout.room
     if page.figure is not None:
-        fit = figure_fit(page.figure, room, smallest_px=math.inf)  # its size only: drawn as chosen
-        figure_layout = _Layout(_as_panel(page.figure), "")
+        fit = figure_fit(page.figure, room, smallest_px=math.inf, title=page.figure_title)  # drawn as chosen
+        figure_layout = _Layout(_as_panel(page.figure), page.figure_title)
         painter.save()
         painter.translate(room.left() + (room.width() - fit.width) / 2, room.top() + (room.height() - fit.height) / 3)
         painter.scale(fit.scale, fit.scale)

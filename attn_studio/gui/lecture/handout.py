@@ -50,6 +50,7 @@ PROGRESS_EVERY = 25  # training steps between two progress reports (and a look a
 SHRINK = 0.9  # a figure drawn with 9 pt ticks may shrink this far and keep 8 pt (8.1 pt)
 THUMB_MAX_CELL = 14.0  # px: the small heatmaps beside the scene's own
 FORMATS = ("pdf", "png", "svg")
+FIGURE_TITLE_PX = 46  # the room a figure's own title takes (a training run's line)
 
 
 class Cancelled(Exception):
@@ -283,12 +284,14 @@ def training_figure(window, scene: Scene, room: QtCore.QSizeF, report=None):
     snap = dataclasses.replace(panel.runner.snapshot(), exp=exp, steps=exp.step_count, playing=False, error="",
                                extras=panel.extras(exp, {}, True))
     cls = panel.figure_class
-    size = QtCore.QSize(int(room.width() / SHRINK) - 20, int(room.height() / SHRINK) - 20)
+    size = QtCore.QSize(int(room.width() / SHRINK) - 20, int(room.height() / SHRINK) - 20 - FIGURE_TITLE_PX)
     figure = cls(page=True)
     sheets.lay_out_offscreen(figure, size)  # the plots get their sizes before they are drawn
     figure.draw(snap)
     sheets.lay_out_offscreen(figure, size)
-    return Panel(figure, None, f"training:{name}", None, keep=figure)
+    d_k = f"d_k {exp.d_k}, " if hasattr(exp, "d_k") else ""
+    run = f"{cls.title}: {d_k}seed {exp.seed}, lr {exp.lr:g}, trained to step {exp.step_count:,}"
+    return Panel(figure, None, f"training:{name}", run, keep=figure)
 
 
 # -- the hand-out ------------------------------------------------------------------------------
@@ -365,6 +368,8 @@ def write_handout(window, lecture: Lecture, out, fmt: str = "png", progress=None
             else:
                 page.card = missing_card(scene)
             page.figure = figure
+            if figure is not None and scene.view in TRAINING_VIEWS:
+                page.figure_title = figure.title or ""
             yield page  # drawn before the next scene is shown (a live figure changes with it)
             if figure is not None:
                 done_with(figure)
@@ -457,3 +462,38 @@ def handout_command(argv: list[str], prog: str, make_window) -> int:
         QtCore.QCoreApplication.sendPostedEvents(None, QtCore.QEvent.DeferredDelete)
         if collector is not None:
             collector.stop()
+
+
+# -- the window's dialog ---------------------------------------------------------------------
+
+class HandoutDialog(QtWidgets.QDialog):
+    """The hand-out's choices: PDF (one file) or PNG / SVG (a page a file in a folder), the paper
+    (A4 or Letter, the locale's first) and whether each page prints the scene's notes."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setObjectName("handoutDialog")
+        self.setWindowTitle("Export the lecture's hand-out")
+        form = QtWidgets.QFormLayout(self)
+        self.format_combo = QtWidgets.QComboBox(objectName="handoutFormat")
+        for label, fmt in (("PDF: one file, a page a scene", "pdf"), ("PNG: a folder, a page a file", "png"),
+                           ("SVG: a folder, a page a file", "svg")):
+            self.format_combo.addItem(label, fmt)
+        self.paper_combo = QtWidgets.QComboBox(objectName="handoutPaper")
+        for key in ("a4", "letter"):
+            self.paper_combo.addItem({"a4": "A4 landscape", "letter": "Letter landscape"}[key], key)
+        self.paper_combo.setCurrentIndex(self.paper_combo.findData(default_paper()))
+        self.notes_check = QtWidgets.QCheckBox("Print each scene's notes under its figure", objectName="handoutNotes")
+        form.addRow("Format", self.format_combo)
+        form.addRow("Paper", self.paper_combo)
+        form.addRow("", self.notes_check)
+        buttons = QtWidgets.QDialogButtonBox(QtWidgets.QDialogButtonBox.Ok | QtWidgets.QDialogButtonBox.Cancel)
+        buttons.button(QtWidgets.QDialogButtonBox.Ok).setText("Export…")
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        form.addRow(buttons)
+
+    def choices(self) -> dict:
+        """{"fmt": "pdf" | "png" | "svg", "paper": "a4" | "letter", "notes": bool}"""
+        return {"fmt": self.format_combo.currentData(), "paper": self.paper_combo.currentData(),
+                "notes": self.notes_check.isChecked()}

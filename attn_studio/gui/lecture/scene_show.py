@@ -8,7 +8,7 @@ import json
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from ...scenes import TOY_ONLY, Scene
+from ...scenes import MAX_TRAINING_STEPS, TOY_ONLY, Scene
 from ...session import session_from_json, state_to_json
 from ...state import StudioState
 
@@ -27,6 +27,13 @@ def capture_scene(window, title: str) -> Scene:
         selection["page"] = int(present.page)
     if view in TOY_ONLY and window.studio.is_trained:
         view = "Attention"
+    lab = present.training_panel(view) if view.startswith("Training: ") else None
+    if lab is not None:
+        # The run it shows, by its step count: a hand-out trains it again to there (never an empty run).
+        snap = lab.runner.snapshot()
+        steps = int(snap.exp.step_count) if snap.exp is not None else int(snap.steps)
+        if steps > 0:
+            selection["steps"] = min(steps, MAX_TRAINING_STEPS)
     return Scene(title=title, view=view, selection=selection, session=json.loads(state_to_json(state)))
 
 
