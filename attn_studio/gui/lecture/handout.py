@@ -221,6 +221,22 @@ def _candidates(window, scene: Scene, room: QtCore.QSizeF):
             return Panel(sheets.steps_figure(view, max_width=room.width()), None, name, title)
 
         found = [narrow]
+    elif name == "outputs":
+        def stacked():  # the heads' outputs above the output, the columns narrowed to the page (W_O left out)
+            view = window.heads_summary_view
+            window.render_view(view)
+            maps = [view.maps["concat"], view.maps["output"]]
+            if any(m.data is None for m in maps):
+                return None
+            rows, cols = maps[0].data.values.shape
+            chrome_w, chrome_h = 190.0, 150.0  # labels, titles and colour bars around each heatmap
+            cell = (max((room.width() - chrome_w) / max(cols, maps[1].data.values.shape[1], 1), 0.5),
+                    max(min((room.height() - 2 * chrome_h) / (2 * max(rows, 1)), 24.0), 3.0))
+            blocks = [sheets.Block([sheets.Tile(maps[0], vlines=view.separators, values=False)], cell=cell),
+                      sheets.Block([sheets.Tile(maps[1], values=False)], cell=cell)]
+            return Panel(sheets.heatmap_sheet(blocks), None, name, title)
+
+        found.append(stacked)
     elif name == "compare":
         cv = window.compare_view
         window.render_view(cv)
@@ -363,8 +379,13 @@ def write_handout(window, lecture: Lecture, out, fmt: str = "png", progress=None
 
                 if _show(window, scene):
                     figure = training_figure(window, scene, room, report)
+                else:
+                    page.card = missing_card(scene)
             elif _show(window, scene):
-                figure = scene_figure(window, scene, room)
+                try:
+                    figure = scene_figure(window, scene, room)
+                except ExportError as exc:  # a view with nothing to draw: the page says why, the rest print
+                    page.card = f"This scene's figure cannot be drawn: {exc}"
             else:
                 page.card = missing_card(scene)
             page.figure = figure
