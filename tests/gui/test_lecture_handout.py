@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -24,8 +25,8 @@ from attn_studio.session import load_preset
 
 pypdf = pytest.importorskip("pypdf")
 
-A4 = (11.69, 8.27)  # inches, landscape
-LETTER = (11.0, 8.5)
+A4 = (842, 595)  # points, landscape (297 × 210 mm)
+LETTER = (792, 612)  # 11 × 8.5 in
 SMALLEST_PT = 8.0
 
 
@@ -61,12 +62,13 @@ def _texts(page) -> list[tuple[str, float]]:
 
 def _read(path):
     reader = pypdf.PdfReader(str(path))
-    sizes = [(round(float(p.mediabox.width) / 72, 2), round(float(p.mediabox.height) / 72, 2)) for p in reader.pages]
+    sizes = [(round(float(p.mediabox.width)), round(float(p.mediabox.height))) for p in reader.pages]
     return reader, sizes, [_texts(p) for p in reader.pages]
 
 
 def _joined(texts) -> str:
-    return " ".join(" ".join(t.split()) for t, _ in texts)
+    """A page's texts as one line (ligatures such as "ﬁ" spelled out, as a reader reads them)."""
+    return unicodedata.normalize("NFKC", " ".join(" ".join(t.split()) for t, _ in texts))
 
 
 @pytest.fixture

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
+from ...formatting import DEFAULT_DIGITS as FULL_DIGITS
 from ...matrices import ExportError
 from ...safe_files import write_atomic
 from ...scenes import DIGITS, MINILM, TRAINING_TITLES, Lecture, Scene
@@ -414,6 +415,10 @@ def write_handout(window, lecture: Lecture, out, fmt: str = "png", progress=None
     finally:
         if mode is not None and old_digits in DIGITS:
             mode.set_precision(old_digits)
+        elif mode is not None:  # the window had no precision setting: each view's own again
+            mode.set_precision(FULL_DIGITS)
+            mode.digits = None
+            mode.set_precision(None)
 
 
 def handout_command(argv: list[str], prog: str, make_window) -> int:
