@@ -311,6 +311,17 @@ def training_figure(window, scene: Scene, room: QtCore.QSizeF, report=None):
     return Panel(figure, None, f"training:{name}", run, keep=figure)
 
 
+def scene_panel(window, scene: Scene, paper: str = "a4"):
+    """Show ``scene`` in ``window`` and return its figure as its hand-out page on ``paper`` draws it, or
+    None when its model is missing (the window then says which)."""
+    if not _show(window, scene):
+        return None
+    room = PageLayout(Page(title=scene.title, caption=scene.caption), check_paper(paper)).room.size()
+    if scene.view in TRAINING_VIEWS:
+        return training_figure(window, scene, room)
+    return scene_figure(window, scene, room)
+
+
 # -- the hand-out ------------------------------------------------------------------------------
 
 def missing_card(scene: Scene) -> str:
