@@ -222,6 +222,35 @@ def _candidates(window, scene: Scene, room: QtCore.QSizeF):
             return Panel(sheets.steps_figure(view, max_width=room.width()), None, name, title)
 
         found = [narrow]
+        view = window.pipeline_view
+        keys = max(view.model.columnCount() - 1, 0)  # a column a key, then the result
+        q = min(query, keys - 1) if keys else 0
+        for shown in [k for k in (8, 6, 4, 3, 2, 1) if k < keys]:
+            first = min(max(q - shown // 2, 0), keys - shown)
+
+            def window_of_keys(first=first, shown=shown):  # the query's own key and its neighbours
+                figure = sheets.steps_figure(view, max_width=room.width(),
+                                             columns=[*range(first, first + shown), keys])
+                return Panel(figure, None, name, f"keys {first + 1}–{first + shown} of {keys}, around the "
+                                                 f"query's own; the result column sums every key")
+
+            found.append(window_of_keys)
+    elif name == "geometry":
+        def shorter():  # the plot made shorter to the page's height; its caption and readout kept whole
+            from ..views.geometry_page import geometry_page
+
+            view = window.geometry_view
+            window.render_view(view)
+            page = geometry_page(view.drawing)
+            over = page.height() - room.height()
+            if over > 0:
+                plot_h = max(page.canvas.height() - over, 260)
+                page.setFixedSize(page.width(), page.height() - (page.canvas.height() - plot_h))
+                page.canvas.setFixedHeight(plot_h)
+            sheets.lay_out_offscreen(page, page.size())
+            return Panel(page, None, name, title)
+
+        found.append(shorter)
     elif name == "outputs":
         def stacked():  # the heads' outputs above the output, the columns narrowed to the page (W_O left out)
             view = window.heads_summary_view
@@ -257,6 +286,13 @@ def _candidates(window, scene: Scene, room: QtCore.QSizeF):
     return found
 
 
+def figure_title(panel) -> str:
+    """The line a page draws above ``panel``: which keys a window of a long sentence shows, else none
+    (the page's own title and caption say the rest)."""
+    title = str(panel.title or "")
+    return title if title.startswith("keys ") else ""
+
+
 def scene_figure(window, scene: Scene, room: QtCore.QSizeF):
     """The figure of ``scene`` (shown in ``window``) for a page whose figure has ``room`` (pixels at
     96 dpi): the first of its candidates that prints with no text under 8 pt; the last one tried when
@@ -270,7 +306,7 @@ def scene_figure(window, scene: Scene, room: QtCore.QSizeF):
         if chosen is not None:
             done_with(chosen)
         chosen = panel
-        if figure_fit(panel, room).readable:
+        if figure_fit(panel, room, title=figure_title(panel)).readable:
             break
     return chosen
 
@@ -401,8 +437,8 @@ def write_handout(window, lecture: Lecture, out, fmt: str = "png", progress=None
             else:
                 page.card = missing_card(scene)
             page.figure = figure
-            if figure is not None and scene.view in TRAINING_VIEWS:
-                page.figure_title = figure.title or ""
+            if figure is not None:  # the run a training figure shows, or which keys of a long sentence
+                page.figure_title = figure.title or "" if scene.view in TRAINING_VIEWS else figure_title(figure)
             yield page  # drawn before the next scene is shown (a live figure changes with it)
             if figure is not None:
                 done_with(figure)
