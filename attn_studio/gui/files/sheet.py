@@ -327,12 +327,13 @@ def heatmap_sheet(blocks: list[Block]) -> FigureSheet:
 STEPS_MAX_WIDTH = 1400  # px: a longer table continues below, its row titles repeated
 
 
-def steps_figure(view) -> QtWidgets.QWidget:
+def steps_figure(view, max_width: float = STEPS_MAX_WIDTH, columns=None) -> QtWidgets.QWidget:
     """The step-by-step table of ``view`` (a PipelineView) whole, wrapped into rows of key columns.
 
     Every step and every key is shown, no scroll bars, buttons or explanation; a
-    table wider than a slide continues below (its step titles repeated), so the
-    figure is not a long strip.
+    table wider than a slide (or ``max_width`` pixels: a printed page) continues below
+    (its step titles repeated), so the figure is not a long strip. ``columns``: only these
+    columns (a page's window of keys), else every one.
     """
     model = view.model
     live_h, live_v = view.table.horizontalHeader(), view.table.verticalHeader()
@@ -340,9 +341,11 @@ def steps_figure(view) -> QtWidgets.QWidget:
     n = model.columnCount()
     if len(natural) != n:
         natural = [live_h.sectionSize(c) for c in range(n)]
-    room = max(STEPS_MAX_WIDTH - live_v.width(), 200)
+    room = max(max_width - live_v.width(), 200)
     chunks, current, used = [], [], 0
     for c, w in enumerate(natural):
+        if columns is not None and c not in columns:
+            continue
         if current and used + w > room:
             chunks.append(current)
             current, used = [], 0

@@ -12,7 +12,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from ...pretrained import DEFAULT_MODEL, hub_cache_dirs
 from ...pretrained.loading import DEFAULT_PIP_NAME
-from ...scenes import DIGITS, MAX_SELECTION, TOY_ONLY, Scene
+from ...scenes import DIGITS, MAX_SELECTION, MAX_TRAINING_STEPS, TOY_ONLY, Scene
 from .basics import STEPS, _font
 from ...session import session_from_json, state_to_json
 from ...state import StudioState
@@ -53,6 +53,13 @@ def capture_scene(window, title: str, pin: tuple[int, int] | None = None) -> Sce
         selection["pin_query"], selection["pin_key"] = int(pin[0]), int(pin[1])
     if view in TOY_ONLY and window.studio.is_trained:
         view = "Attention"
+    lab = present.training_panel(view) if view.startswith("Training: ") else None
+    if lab is not None:
+        # The run it shows, by its step count: a hand-out trains it again to there (never an empty run).
+        snap = lab.runner.snapshot()
+        steps = int(snap.exp.step_count) if snap.exp is not None else int(snap.steps)
+        if steps > 0:
+            selection["steps"] = min(steps, MAX_TRAINING_STEPS)
     return Scene(title=title, view=view, selection=selection, session=json.loads(state_to_json(state)))
 
 

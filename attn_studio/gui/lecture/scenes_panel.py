@@ -211,19 +211,31 @@ class ScenesPanel(QtWidgets.QWidget):
         where = path.name if path is not None else "not saved yet"
         self.title_label.setText(f"{self.lecture.title} — {where}{' •' if modified else ''}")
 
-    def export_handout(self, path, fmt: str = "png", ask_cancel=None) -> list:
-        """Write the lecture's hand-out to ``path`` (a .pdf, or a folder of ``fmt`` files), each scene
-        shown in turn; ``ask_cancel(done, total)`` returns True to stop. The scene shown before is
-        shown again afterwards. The files written ([] when cancelled or refused, with a message)."""
-        from .handout import write_handout
+    def export_handout(self, path, fmt: str = "png", ask_cancel=None, *, paper: str | None = None,
+                       notes: bool = False, on_message=None) -> list:
+        """Write the lecture's hand-out to ``path`` (a .pdf, or a folder of ``fmt`` pages), on ``paper``
+        ("a4" or "letter"; None: the locale's), with the scenes' notes when ``notes``, each scene shown
+        in turn; ``ask_cancel(done, total)`` returns True to stop (nothing is then written),
+        ``on_message(text)`` hears what is being done (a training scene's steps). The scene shown
+        before is shown again afterwards. The files written ([] when cancelled or refused, with a message)."""
+        from .handout import Cancelled, write_handout
 
         if self.lecture is None or not self.lecture.scenes:
             self.window.show_message("There is no lecture to export: add a scene first (Ctrl+M)")
             return []
         shown = self.current
+
+        def progress(done, total, message: str):
+            if message and on_message is not None:
+                on_message(message)
+            return not ask_cancel(done, total) if ask_cancel else None
+
         try:
-            written = write_handout(self.window, self.lecture, path, fmt=fmt,
-                                    progress=(lambda d, t: not ask_cancel(d, t)) if ask_cancel else None)
+            written = write_handout(self.window, self.lecture, path, fmt=fmt, progress=progress, paper=paper,
+                                    notes=notes)
+        except Cancelled:
+            self.window.show_message("The hand-out was cancelled: nothing was written")
+            written = []
         except (ExportError, OSError) as exc:
             self.window.show_message(f"The hand-out was not written: {exc}")
             written = []
@@ -232,25 +244,47 @@ class ScenesPanel(QtWidgets.QWidget):
         return written
 
     def handout_dialog(self) -> None:
-        """File → Export lecture hand-out…: a PDF (one page a scene), with progress and Cancel."""
-        path, _ = QtWidgets.QFileDialog.getSaveFileName(self, "Export the lecture's hand-out", "handout.pdf",
-                                                        "PDF (*.pdf)")
+        """File → Export lecture hand-out…: PDF, PNG or SVG pages on A4 or Letter, the notes or not;
+        then where, then each scene drawn with progress and Cancel (a cancelled hand-out writes nothing)."""
+        from .handout import HandoutDialog
+
+        if self.lecture is None or not self.lecture.scenes:
+            self.window.show_message("There is no lecture to export: add a scene first (Ctrl+M)")
+            return
+        options = HandoutDialog(self)
+        if options.exec() != QtWidgets.QDialog.Accepted:
+            return
+        choice = options.choices()
+        options.deleteLater()
+        if choice["fmt"] == "pdf":
+            path, _ = QtWidgets.QFileDialog.getSaveFileName(self, "Export the lecture's hand-out", "handout.pdf",
+                                                            "PDF (*.pdf)")
+            if path and not path.lower().endswith(".pdf"):
+                path += ".pdf"
+        else:
+            path = QtWidgets.QFileDialog.getExistingDirectory(self, f"A folder for the {choice['fmt'].upper()} pages")
         if not path:
             return
-        progress = QtWidgets.QProgressDialog("Drawing each scene…", "Cancel", 0, len(self.lecture.scenes)
-                                             if self.lecture else 0, self)
+        total = len(self.lecture.scenes)
+        progress = QtWidgets.QProgressDialog("Drawing each scene…", "Cancel", 0, total * 100, self)
+        progress.setObjectName("handoutProgress")
+        progress.setWindowTitle("Hand-out")
         progress.setWindowModality(QtCore.Qt.WindowModal)
         progress.setMinimumDuration(0)
+        progress.setValue(0)
 
-        def ask(done: int, total: int) -> bool:
-            progress.setValue(done)
+        def ask(done: float, total: int) -> bool:
+            progress.setValue(min(round(done * 100), total * 100 - 1))
             QtWidgets.QApplication.processEvents()
             return progress.wasCanceled()
 
-        written = self.export_handout(path, ask_cancel=ask)
+        written = self.export_handout(path, choice["fmt"], ask_cancel=ask, paper=choice["paper"],
+                                      notes=choice["notes"], on_message=progress.setLabelText)
         progress.close()
+        progress.deleteLater()
         if written:
-            self.window.statusBar().showMessage(f"Wrote {Path(path).name}", 5000)
+            where = Path(path).name if choice["fmt"] == "pdf" else f"{len(written)} pages in {Path(path).name}"
+            self.window.statusBar().showMessage(f"Wrote {where}", 5000)
 
     def undo(self) -> None:
         """Undo the last change of the lecture (typing not yet made the scene's own is that change)."""
