@@ -188,7 +188,9 @@ def test_every_number_of_the_toy_model_follows_the_precision(window, digits, mon
     window.resize(1280, 720)
     settle(window)
     assert walk(window, digits, monkeypatch) == {}
-    # Present's stage writes its cells at the setting too (its cells grow for four decimals).
+    # Present's stage writes its cells at its own precision (View → Precision on the stage), its colour
+    # bars' labels too: the same form everywhere on it (its cells grow for four decimals).
+    window.present.set_stage_digits(digits)
     stage = window.present.enter("Attention", geometry=QtCore.QRect(0, 0, 1280, 720))
     settle(window)
     try:
@@ -200,6 +202,7 @@ def test_every_number_of_the_toy_model_follows_the_precision(window, digits, mon
         assert cells and findings.seen == {}
     finally:
         window.present.leave()
+        window.present.set_stage_digits(2)
         settle(window)
 
 

@@ -135,9 +135,10 @@ def _thumbs(sources: list, titles: list[str], room: QtCore.QSizeF) -> sheets.Fig
     return None
 
 
-def _big_sheet(focus, room: QtCore.QSizeF, query: int | None) -> sheets.FigureSheet:
-    """``focus`` alone, its numbers in its cells, its cells made smaller where it would not fit ``room``."""
-    tile = sheets.Tile(focus, selected_row=query)
+def _big_sheet(focus, room: QtCore.QSizeF, query: int | None, values: bool = True) -> sheets.FigureSheet:
+    """``focus`` alone, its numbers in its cells (``values``), its cells made smaller where it would not
+    fit ``room``."""
+    tile = sheets.Tile(focus, selected_row=query, values=values)
     big = sheets.heatmap_sheet([sheets.Block([tile])])
     rows, cols = focus.data.values.shape
     for _ in range(3):
@@ -150,7 +151,8 @@ def _big_sheet(focus, room: QtCore.QSizeF, query: int | None) -> sheets.FigureSh
         if side < 4:
             break
         discard(big)
-        big = sheets.heatmap_sheet([sheets.Block([sheets.Tile(focus, selected_row=query)], cell=(side, side))])
+        big = sheets.heatmap_sheet([sheets.Block([sheets.Tile(focus, selected_row=query, values=values)],
+                                                 cell=(side, side))])
     return big
 
 
@@ -158,13 +160,14 @@ THUMBS_ROOM = 300.0  # px at least for the small heatmaps beside the scene's own
 
 
 def _focus_figure(focus, others: list, titles: list[str], room: QtCore.QSizeF, name: str, title: str,
-                  query: int | None, with_others: bool = True):
-    """The scene's own heatmap ``focus`` large with its numbers, and ``others`` small beside it."""
+                  query: int | None, with_others: bool = True, values: bool = True):
+    """The scene's own heatmap ``focus`` large with its numbers (``values``: else its colours alone), and
+    ``others`` small beside it."""
     if focus.data is None:
         return None
     with_others = with_others and bool(others)
     own_room = QtCore.QSizeF(room.width() - (THUMBS_ROOM if with_others else 0), room.height())
-    big = _big_sheet(focus, own_room, query)
+    big = _big_sheet(focus, own_room, query, values)
     parts = [big]
     if with_others:
         rest = QtCore.QSizeF(room.width() - big.width() - 18, max(room.height(), big.height()))
@@ -205,7 +208,9 @@ def _candidates(window, scene: Scene, room: QtCore.QSizeF):
             titles = [f"head {i + 1}" for i, h in enumerate(heads) if h is not focus]
         else:
             keys = ("weights",) if scene.view == "Heads" else ("scores", "logits", "weights")
-            focus_key = keys[min(scene.selection.get("page", len(keys) - 1), len(keys) - 1)]
+            # The page the scene plays to (its point: the weights, mostly), else the one it starts on.
+            page = scene.selection.get("last", scene.selection.get("page", len(keys) - 1))
+            focus_key = keys[min(page, len(keys) - 1)]
             focus = hv.stages[focus_key]
             others = [hv.stages[k] for k in keys if k != focus_key] + heads
             titles = [k for k in keys if k != focus_key] + [f"head {i + 1}" + (" (this one)" if i == head else "")
@@ -215,6 +220,8 @@ def _candidates(window, scene: Scene, room: QtCore.QSizeF):
             found = []  # the stages side by side with their numbers cannot fit: not drawn to be refused
         found.append(lambda: _focus_figure(focus, others, titles, room, name, title, query))
         found.append(lambda: _focus_figure(focus, [], [], room, name, title, query, with_others=False))
+        # Last: its colours alone, its tokens at full size (numbers too wide for any cell are not shrunk).
+        found.append(lambda: _focus_figure(focus, [], [], room, name, title, query, with_others=False, values=False))
     elif name == "steps":
         def narrow():  # wrapped to the page's width: its columns continue below
             view = window.pipeline_view

@@ -203,7 +203,7 @@ class StageFigures:
             holder.layout().addWidget(sheet)
             presentation.restyle(holder)  # plots restyle only below their root: the holder is it
             for bar in sheet.bars:
-                label_colour_bar(bar)  # its labels' room at the stage's text size
+                label_colour_bar(bar, digits=self.stage_digits())  # its labels' room at the stage's text size
         # Labels drawn afresh, not from a pixmap made at another screen's scale: text stays text
         # (a recording or a screen reader of the stage sees words) and sharp on every projector.
         for item in sheet.scene().items():
@@ -276,7 +276,7 @@ class StageFigures:
             if hm.bar is not None and tuple(hm.bar.levels()) != tuple(tile.source.levels):
                 hm.bar.setLevels(values=tuple(tile.source.levels))
                 with _AtZoom(last["zoom"]):
-                    label_colour_bar(hm.bar)
+                    label_colour_bar(hm.bar, digits=self.stage_digits())
         return True
 
     def _signature(self, view, all_tiles, zoom) -> tuple:

@@ -105,28 +105,31 @@ def symmetric_levels(*arrays) -> tuple[float, float]:
     return -m, m
 
 
-def bar_text(value: float) -> str:
-    """A colour bar's label: the level as short as it is ("1", "0.5", "−8"), with a true minus."""
-    text = f"{float(value):g}"
-    return "0" if text in ("0", "-0") else text.replace("-", "−")
+def bar_text(value: float, digits: int | None = None) -> str:
+    """A colour bar's label: a whole level as a whole number ("0", "1", "−8"), another at the cells'
+    precision (``digits`` decimals, the precision setting by default), with a true minus."""
+    value = float(value)
+    digits = presentation.digits() if digits is None else int(digits)
+    text = f"{value:.0f}" if value == round(value) else f"{value:.{digits}f}"
+    return "0" if text in ("0", "-0") or float(text) == 0 else text.replace("-", "−")
 
 
-def bar_ticks(levels) -> list[tuple[float, str]]:
+def bar_ticks(levels, digits: int | None = None) -> list[tuple[float, str]]:
     """The labels of a colour bar over ``levels`` (lo, hi): both ends, and 0 when it lies inside."""
     lo, hi = float(levels[0]), float(levels[1])
-    ticks = [(lo, bar_text(lo))]
+    ticks = [(lo, bar_text(lo, digits))]
     if lo < 0 < hi:
         ticks.append((0.0, "0"))
-    return ticks + [(hi, bar_text(hi))]
+    return ticks + [(hi, bar_text(hi, digits))]
 
 
-def label_colour_bar(bar, levels=None) -> None:
+def label_colour_bar(bar, levels=None, digits: int | None = None) -> None:
     """Label colour bar ``bar`` (a ``pg.ColorBarItem``) at both ends and at 0 when 0 lies inside, its axis
     wide enough for the labels in its present font and its end labels allowed past its ends (half a line:
     they are centred on the ends). Call again after the font changes (a restyle) or the levels do."""
     levels = tuple(levels) if levels is not None else tuple(bar.levels())
     axis = bar.axis
-    ticks = bar_ticks(levels)
+    ticks = bar_ticks(levels, digits)
     axis.setTicks([ticks, []])
     font = axis.style.get("tickFont") or QtWidgets.QApplication.font()
     metrics = QtGui.QFontMetricsF(font)
