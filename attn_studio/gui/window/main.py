@@ -5,8 +5,7 @@ Rooms: ``controls`` (the Model panel), ``numbers`` (the tables), ``lecture``
 on one screen or two), ``export_actions`` (export menus and dialogs), ``files``
 (the File menu's questions and dialogs) over ``document`` (file, recent files,
 autosave and recovery; Qt-free), ``edit`` (undo from anywhere, copy, paste),
-``layout`` (the central area, sizes for the screen, the docks kept within it), ``follow_stage`` (on two
-screens the window shows the stage's view), ``settings`` (what is kept between runs).
+``layout`` (the central area and docks, kept within the screen), ``follow_stage``, ``settings``.
 The views draw ``studio.result``."""
 
 from __future__ import annotations
@@ -106,8 +105,7 @@ class MainWindow(SeenWhenGrabbed, QtWidgets.QMainWindow):
         self.tables_dock = self.layout_room.dock("Numbers", "tablesDock", self.numbers, QtCore.Qt.RightDockWidgetArea)
         self.variance_plot = VariancePlot(studio)
         self.views.append(self.variance_plot)
-        self.variance_dock = self.layout_room.dock("Why divide by √d_k", "varianceDock", self.variance_plot,
-                                        QtCore.Qt.BottomDockWidgetArea)
+        self.variance_dock = self.layout_room.dock("Why divide by √d_k", "varianceDock", self.variance_plot, QtCore.Qt.BottomDockWidgetArea)
         self.variance_dock.visibilityChanged.connect(lambda on: on and self._render_visible())
         # Present (F5): the current view as a stage for the room; F presents the panel under the pointer.
         self.present = self.focus = Present(self)
@@ -211,24 +209,18 @@ class MainWindow(SeenWhenGrabbed, QtWidgets.QMainWindow):
         return True
 
     def show_message(self, text: str):
-        """Show why an edit was refused, in the window and the status bar, and on the stage while
-        presenting (the room and the lecturer look there, and on one screen it hides the window)."""
+        """Why an edit was refused: in the window, the status bar and, while presenting, on the stage."""
         self.numbers.show_message(text)
         self._status(text, 10000)
-        present = getattr(self, "present", None)
-        if text and present is not None and present.active:
-            present.stage.say(text)
+        if text and getattr(self, "present", None) is not None and self.present.active:
+            self.present.stage.say(text)
 
     def clear_message(self):
         self.numbers.clear_message()
 
     def menuBar(self) -> QtWidgets.QMenuBar:  # noqa: N802 (Qt's name)
-        """The window's one menu bar, also while the recovery banner holds it.
-
-        With the banner shown, the menu widget is a holder of the bar and the banner;
-        QMainWindow.menuBar() would then make a new, empty bar and put it in the holder's
-        place (the menus and the banner gone, autosave stopped with them).
-        """
+        """The window's one menu bar, also while the recovery banner holds it (QMainWindow.menuBar() would
+        make a new, empty bar in the holder's place: the menus and the banner gone, autosave with them)."""
         bar = getattr(self, "_menu_bar", None)
         if bar is None:
             bar = self._menu_bar = super().menuBar()
