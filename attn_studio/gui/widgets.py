@@ -175,3 +175,13 @@ def discard(widget: QtWidgets.QWidget) -> None:
         widget.hide()
         widget.setParent(None)
         shiboken6.delete(widget)
+
+
+def white_page() -> QtWidgets.QWidget:
+    """A widget painted white all over: the paper a figure made for a page or a hand-out lies on."""
+    page = QtWidgets.QWidget()
+    page.setAutoFillBackground(True)
+    palette = page.palette()
+    palette.setColor(QtGui.QPalette.Window, QtGui.QColor("white"))
+    page.setPalette(palette)
+    return page

@@ -184,3 +184,27 @@ def showing_minilm(window, qtbot, model):
     window.view_tabs.setCurrentIndex(0)
     window.trained.room.use_toy()
     wait_idle(qtbot, window)
+
+
+def play_example_scene(window, qtbot, number: int, rect, strip: bool = True):
+    """Scene ``number`` (from 1) of the example lecture on a stage of ``rect``'s size (a projector of that
+    size), drawn whole, with the control strip shown or (H) hidden; the stage."""
+    from PySide6.QtTest import QTest
+
+    w = window
+    if w.scenes.lecture is None:
+        w.scenes.open_example()
+        settle(w)
+    if w.present.stage is None or w.present.stage.size() != rect.size():
+        w.present.enter(geometry=rect)
+        settle(w)
+    with qtbot.waitSignal(w.scenes.sceneShown, timeout=60_000):
+        w.scenes.go(number - 1)
+    wait_idle(qtbot, w)
+    settle(w)
+    stage = w.present.stage
+    if stage.strip.isVisible() != strip:
+        QTest.keyClick(stage, QtCore.Qt.Key_H)
+        settle(w)
+    assert stage.strip.isVisible() == strip
+    return stage

@@ -13,7 +13,7 @@ from PySide6.QtTest import QTest
 
 from attn_studio.gui import settings
 from attn_studio.scenes import Lecture, Scene, example_lecture
-from gui_helpers import put_lecture_away, settle, wait_idle
+from gui_helpers import play_example_scene, put_lecture_away, settle
 from stage_measure import drawn_texts
 
 WINDOW_PRESET = "journey"
@@ -35,17 +35,7 @@ def window(shared_window, qtbot):
 
 def play(w, qtbot, number: int, rect=PROJECTOR):
     """Scene ``number`` (from 1) of the example lecture on a stage of ``rect``'s size."""
-    if w.scenes.lecture is None:
-        w.scenes.open_example()
-        settle(w)
-    if w.present.stage is None or w.present.stage.size() != rect.size():
-        w.present.enter(geometry=rect)
-        settle(w)
-    with qtbot.waitSignal(w.scenes.sceneShown, timeout=60_000):
-        w.scenes.go(number - 1)
-    wait_idle(qtbot, w)
-    settle(w)
-    return w.present.stage
+    return play_example_scene(w, qtbot, number, rect, strip=True)
 
 
 def caption(stage) -> str:
@@ -92,7 +82,7 @@ def test_it_animal_shows_all_keys_the_weight_and_the_pinned_cell(window, qtbot, 
     # The queries are windowed (16 rows do not fit with the strip): both ranges are said.
     if len(rows) < 16:
         assert RANGES.search(caption(stage)), caption(stage)
-        assert f"keys 1–16 of 16" in caption(stage)
+        assert "keys 1–16 of 16" in caption(stage)
     # H hides the strip: more queries, the same keys.
     QTest.keyClick(stage, QtCore.Qt.Key_H)
     settle(w)

@@ -10,9 +10,8 @@ import math
 
 import pytest
 from PySide6 import QtCore, QtGui, QtWidgets
-from PySide6.QtTest import QTest
 
-from gui_helpers import put_lecture_away, settle, wait_idle
+from gui_helpers import play_example_scene, put_lecture_away, settle
 from stage_measure import drawn_texts
 
 WINDOW_PRESET = "journey"
@@ -31,24 +30,8 @@ def window(shared_window, qtbot):
 
 
 def play(w, qtbot, number: int, rect=PROJECTOR, strip: bool = True):
-    """Scene ``number`` (from 1) of the example lecture on a stage of ``rect``'s size, with the control strip
-    shown or (H) hidden."""
-    if w.scenes.lecture is None:
-        w.scenes.open_example()
-        settle(w)
-    if w.present.stage is None or w.present.stage.size() != rect.size():
-        w.present.enter(geometry=rect)
-        settle(w)
-    with qtbot.waitSignal(w.scenes.sceneShown, timeout=60_000):
-        w.scenes.go(number - 1)
-    wait_idle(qtbot, w)
-    settle(w)
-    stage = w.present.stage
-    if stage.strip.isVisible() != strip:
-        QTest.keyClick(stage, QtCore.Qt.Key_H)
-        settle(w)
-    assert stage.strip.isVisible() == strip
-    return stage
+    """Scene ``number`` (from 1) of the example lecture on a stage of ``rect``'s size, the strip shown or hidden."""
+    return play_example_scene(w, qtbot, number, rect, strip)
 
 
 def in_stage(stage, item, rect: QtCore.QRectF | None = None) -> QtCore.QRectF:

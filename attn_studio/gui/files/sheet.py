@@ -24,7 +24,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from .. import presentation
 from ..qt.pg import pg
 from ..views.heatmap import SHOWN_MARK, TEXT_PX, Heatmap, format_value, label_colour_bar
-from ..widgets import discard
+from ..widgets import discard, white_page
 
 SLIDE = 16 / 9
 MAX_VALUE_CELL = 46    # px: a cell never grows past this for its value
@@ -353,11 +353,7 @@ def steps_figure(view, max_width: float = STEPS_MAX_WIDTH, columns=None) -> QtWi
         used += w
     if current:
         chunks.append(current)
-    page = QtWidgets.QWidget()
-    page.setAutoFillBackground(True)
-    palette = page.palette()
-    palette.setColor(QtGui.QPalette.Window, QtGui.QColor("white"))
-    page.setPalette(palette)
+    page = white_page()
     layout = QtWidgets.QVBoxLayout(page)
     layout.setContentsMargins(0, 0, 0, 0)
     layout.setSpacing(12)

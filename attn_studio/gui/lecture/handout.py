@@ -16,7 +16,7 @@ import re
 import time
 from pathlib import Path
 
-from PySide6 import QtCore, QtGui, QtWidgets
+from PySide6 import QtCore, QtWidgets
 
 from ...formatting import DEFAULT_DIGITS as FULL_DIGITS
 from ...matrices import ExportError
@@ -28,7 +28,7 @@ from ..files.pages import (Page, PageLayout, check_paper, default_paper, figure_
                            pdf_pages_bytes)
 from ..files.trained_figures import data_tile, free_source
 from ..qt.worker import one_blas_thread
-from ..widgets import discard, settle
+from ..widgets import discard, settle, white_page
 from .scene_show import show_scene
 
 # The page figure of each view a scene can show (the export's panel names).
@@ -76,11 +76,7 @@ def _show(window, scene: Scene) -> bool:
 
 def _container(parts: list[QtWidgets.QWidget]) -> QtWidgets.QWidget:
     """``parts`` (laid-out figures) side by side, top-aligned, in one white widget never shown on screen."""
-    holder = QtWidgets.QWidget()
-    holder.setAutoFillBackground(True)
-    palette = holder.palette()
-    palette.setColor(QtGui.QPalette.Window, QtGui.QColor("white"))
-    holder.setPalette(palette)
+    holder = white_page()
     layout = QtWidgets.QHBoxLayout(holder)
     layout.setContentsMargins(0, 0, 0, 0)
     layout.setSpacing(18)
