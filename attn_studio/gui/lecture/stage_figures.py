@@ -32,6 +32,9 @@ KEY_ANGLE_LEAST = 25.0  # degrees: key labels never lie flatter than this (their
 WHOLE_FIRST_CELLS = 64 * 64  # a matrix up to this size is tried whole before it is windowed
 
 
+LAYOUTS_KEPT = 200  # figures' layouts remembered (a lecture's scenes and pages, shown again)
+
+
 class StageFigures:
     """The heatmap views and the step view on the stage (mixed into :class:`~.present.Present`)."""
 
@@ -335,10 +338,40 @@ class StageFigures:
     def _lay_out(self, tiles, s, zoom, room, q, fit=None) -> dict:
         """The stage's figure of ``tiles``, fitted in this order: the stage's precision (the cells sized for
         it); then, where the numbers do not fit every cell, colour-only cells with the query row's and the
-        pinned cell's numbers; then lower rows; only then a window of the tokens."""
+        pinned cell's numbers; then lower rows; only then a window of the tokens. A figure of the same
+        tokens, cells and room as one fitted before is laid out once, as that one was found to fit (a
+        scene shown again, PageUp back through a lecture: the search is not made again)."""
         n_rows, n_cols = tiles[0].source.data.values.shape
         pin = self._pin_of(tiles)
         cells = self._cells(tiles, s, self.stage_digits(), q, pin)
+        key = (tuple((id(t.source), t.source.data.values.shape, tuple(t.source.data.row_labels),
+                      tuple(t.source.data.col_labels), sheets.shown_title(t)) for t in tiles),
+               tuple(sorted(cells.items())), room.width(), room.height(), round(zoom, 4), q, pin, fit,
+               self.stage.whole_title)
+        found = self._layouts.get(key) if hasattr(self, "_layouts") else None
+        if found is not None:
+            cell, colour_only, titles, angle, rows_cols = found
+            if rows_cols is None:  # whole
+                whole = [((0, t.source.data.values.shape[0]), (0, t.source.data.values.shape[1])) for t in tiles]
+                sheet = self._build_sheet(self._shaped(tiles, whole, colour_only), cell, zoom, titles, angle)
+                sheet.fit = (n_rows, n_cols)
+                return {"sheet": sheet, "rows": (0, n_rows), "cols": (0, n_cols), "n": (n_rows, n_cols),
+                        "cell": cell, "colour_only": colour_only, "titles": titles, "angle": angle}
+            sheet, rows, cols, n_rows, n_cols = self._fit(tiles, cell, zoom, room, q, colour_only, *rows_cols,
+                                                          titles=titles, angle=angle)
+            return {"sheet": sheet, "rows": rows, "cols": cols, "n": (n_rows, n_cols), "cell": cell,
+                    "colour_only": colour_only, "titles": titles, "angle": angle}
+        made = self._search_layout(tiles, cells, zoom, room, q, fit)
+        if not hasattr(self, "_layouts") or len(self._layouts) > LAYOUTS_KEPT:
+            self._layouts = {}
+        whole = (made["rows"], made["cols"]) == ((0, n_rows), (0, n_cols))
+        self._layouts[key] = (made["cell"], made["colour_only"], made["titles"], made["angle"],
+                              None if whole else made["sheet"].fit)
+        return made
+
+    def _search_layout(self, tiles, cells, zoom, room, q, fit=None) -> dict:
+        """:meth:`_lay_out`'s search: larger to smaller until the figure fits ``room``."""
+        n_rows, n_cols = tiles[0].source.data.values.shape
         colour_only, height, titles, angle, wide = False, cells["roomy"], TITLES_ALL, 45.0, None
         least = TITLES_NONE if self._title_room(tiles) else TITLES_TILES
         guess = fit or (None, None)
