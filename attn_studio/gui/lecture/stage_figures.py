@@ -388,10 +388,14 @@ class StageFigures:
                             "cell": cell, "colour_only": colour_only, "titles": titles, "angle": angle}
                 _discard(sheet)
                 changed = False
+                # Width and height give way independently: the cells' numbers for the width and the rows'
+                # height for the height, in one laying out when both are over.
                 if over_w > 0 and not colour_only and cells["query"] < cells["every"]:
                     colour_only = changed = True
-                elif over_h > 0 and height > cells["tight"]:
+                if over_h > 0 and height > cells["tight"]:
                     height, changed = cells["tight"], True
+                elif changed:
+                    pass
                 elif titles > least:
                     titles, changed = titles - 1, True  # the axes' titles, then the tile's, give their room
                 elif over_h > 0 and angle >= 45 and columns > 1:
