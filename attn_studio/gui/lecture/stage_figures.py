@@ -373,6 +373,12 @@ class StageFigures:
         """:meth:`_lay_out`'s search: larger to smaller until the figure fits ``room``."""
         n_rows, n_cols = tiles[0].source.data.values.shape
         colour_only, height, titles, angle, wide = False, cells["roomy"], TITLES_ALL, 45.0, None
+        which = tuple((id(t.source), t.source.data.values.shape) for t in tiles)
+        start = getattr(self, "_search_from", None)
+        if start is not None and start[0] == which:
+            # Fitted again to a shorter room (the ranges took the caption's second line): the search goes on
+            # from where it ended for the taller room, which it would pass through again.
+            colour_only, height, titles, angle, wide = start[1]
         least = TITLES_NONE if self._title_room(tiles) else TITLES_TILES
         guess = fit or (None, None)
         whole = [((0, t.source.data.values.shape[0]), (0, t.source.data.values.shape[1])) for t in tiles]
@@ -405,6 +411,7 @@ class StageFigures:
                     lower = self._least_angle(widened, cells)
                     if lower < 44:
                         wide, angle, changed = widened, lower, True
+                self._searched = (which, (colour_only, height, titles, angle, wide))
                 if not changed:
                     # Laid out whole, it tells how many rows and columns fit: the window starts there.
                     guess = (n_rows - max(0, math.ceil(over_h / height)) if over_h > 0 else n_rows,
@@ -516,7 +523,11 @@ class StageFigures:
             _discard(sheet)
             self.page = asked_page
             stage.set_title(asked_title)
-            self._render_figure(view, all_tiles, s, zoom, q, sig, note=ranges)
+            self._search_from = getattr(self, "_searched", None)
+            try:
+                self._render_figure(view, all_tiles, s, zoom, q, sig, note=ranges)
+            finally:
+                self._search_from = None
             return
         self.sheet = sheet.sheet  # the figure itself (tests and the room read its heatmaps)
         stage.set_content(sheet)
