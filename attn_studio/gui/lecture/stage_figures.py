@@ -399,7 +399,10 @@ class StageFigures:
                 if over_w > 0 and not colour_only and cells["query"] < cells["every"]:
                     colour_only = changed = True
                 if over_h > 0 and height > cells["tight"]:
+                    saved = n_rows * (height - cells["tight"])  # exactly what lower rows give
                     height, changed = cells["tight"], True
+                    if over_h > saved and titles > least:
+                        titles -= 1  # lower rows alone are known not to be enough: the next step with them
                 elif changed:
                     pass
                 elif titles > least:
