@@ -16,9 +16,7 @@ from ...scenes import DIGITS, MAX_SELECTION, MAX_TRAINING_STEPS, TOY_ONLY, Scene
 from .basics import STEPS, _font
 from ...session import session_from_json, state_to_json
 from ...state import StudioState
-
-
-STAGE_DIGITS = 2  # the stage's own precision: a scene records its precision only when it differs
+from .stage_figures import STAGE_DIGITS  # the stage's own precision: a scene records its own only when it differs
 
 
 def pinned_cell(window) -> tuple[int, int] | None:
