@@ -22,7 +22,7 @@ from .basics import (
     ATTENTION, COMPARE, DRIFT, GEOMETRY, HEADS, MEANING, MODEL, OUTPUTS, POSITIONS, STEPS, _font,
 )
 from .stage_caption import _muted, is_key_hint, is_range, text_direction
-from .stage_overlays import BANNER_SECONDS, StageOverlays
+from .stage_overlays import BANNER_SECONDS, SceneNumber, StageOverlays
 from .strip import ControlStrip
 
 # Sizes as a fraction of the stage's height (720 px: labels 31, values 26, titles 36, strip ≤ 86).
@@ -131,8 +131,8 @@ class Stage(QtWidgets.QWidget):
         # a blank as wide as the number on the left keeps the title in the middle.
         title_row = self.title_row = QtWidgets.QHBoxLayout()
         title_row.setContentsMargins(0, 0, 0, 0)
-        self.number_room = QtWidgets.QWidget()
-        self.number_room.hide()
+        self.scene_number = SceneNumber()
+        self.number, self.number_room = self.scene_number.label, self.scene_number.room
         title_row.addWidget(self.number_room)
         self.title = QtWidgets.QLabel()
         self.title.setObjectName("presentTitle")
@@ -143,11 +143,6 @@ class Stage(QtWidgets.QWidget):
         self.title.setSizePolicy(QtWidgets.QSizePolicy.Ignored, QtWidgets.QSizePolicy.Preferred)
         self.whole_title = ""  # the title asked for (set_title); the label shows what of it fits
         title_row.addWidget(self.title, 1)
-        self.number = QtWidgets.QLabel()
-        self.number.setObjectName("presentNumber")
-        self.number.setTextFormat(QtCore.Qt.PlainText)
-        self.number.setAlignment(QtCore.Qt.AlignRight | QtCore.Qt.AlignTop | QtCore.Qt.AlignAbsolute)
-        self.number.hide()
         title_row.addWidget(self.number, 0, QtCore.Qt.AlignTop)
         layout.addLayout(title_row)
         self.body = QtWidgets.QWidget()
@@ -404,13 +399,7 @@ class Stage(QtWidgets.QWidget):
         panel = present.lecture_panel
         scene = present.current_scene()
         on = scene is not None and getattr(present, "number_on", True)
-        if on:
-            self.number.setText(f"{panel.current + 1} / {len(panel.lecture.scenes)}")
-            width = self.number.sizeHint().width()
-            self.number.setFixedWidth(width)
-            self.number_room.setFixedWidth(width)
-        self.number.setVisible(on)
-        self.number_room.setVisible(on)
+        self.scene_number.show(f"{panel.current + 1} / {len(panel.lecture.scenes)}" if on else None)
         self._show_title()
 
     def say(self, text: str, seconds: float = BANNER_SECONDS) -> None:

@@ -1,6 +1,7 @@
 """What the presenter's keys lay over the stage: a banner that says what was refused, the list of the
 stage's keys (F1 or ?) and a black or white screen (B, W). :class:`StageOverlays` owns the three and the
-banner's timer; the stage holds one and lays it above the soft pointer."""
+banner's timer; the stage holds one and lays it above the soft pointer. :class:`SceneNumber` is the
+scene's number in the stage's top right corner (N turns it off) and the blank that balances it."""
 
 from __future__ import annotations
 
@@ -163,3 +164,28 @@ class StageOverlays:
         """Both covers away."""
         self.blank.hide()
         self.keys.hide()
+
+
+class SceneNumber:
+    """The scene's number "n / N" for the top right corner of the stage's title row, and a blank as wide
+    (``room``) for the row's left end that keeps the title in the middle. Both hidden until :meth:`show`."""
+
+    def __init__(self):
+        self.room = QtWidgets.QWidget()
+        self.room.hide()
+        self.label = QtWidgets.QLabel()
+        self.label.setObjectName("presentNumber")
+        self.label.setTextFormat(QtCore.Qt.PlainText)
+        self.label.setAlignment(QtCore.Qt.AlignRight | QtCore.Qt.AlignTop | QtCore.Qt.AlignAbsolute)
+        self.label.hide()
+
+    def show(self, text: str | None) -> None:
+        """Show ``text`` in the corner, the blank as wide as it; None hides both."""
+        on = text is not None
+        if on:
+            self.label.setText(text)
+            width = self.label.sizeHint().width()
+            self.label.setFixedWidth(width)
+            self.room.setFixedWidth(width)
+        self.label.setVisible(on)
+        self.room.setVisible(on)
