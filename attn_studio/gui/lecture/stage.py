@@ -1,7 +1,8 @@
-"""The stage of Present: its sizes from the screen's height, its window (title, body, caption,
-control strip), the soft pointer that follows the mouse, and what the presenter's keys lay over it:
-a black or white screen, the list of the stage's keys, the scene's number and a banner that says
-what was refused.
+"""The stage of Present: its sizes from the screen's height, its window (title and the scene's number,
+body, caption line, control strip) and the soft pointer that follows the mouse. The caption line's
+text rules (hints, ranges, direction) are in ``stage_caption``; what the presenter's keys lay over the
+stage (a black or white screen, the list of keys, a banner that says what was refused) is a
+``stage_overlays.StageOverlays`` the stage holds.
 
 Sizes follow the AV standard for displays a room must read (AVIXA DISCAS, basic decision making):
 an element at least 3 % of the image height for a back row six image heights away. At 720 px:
@@ -11,8 +12,6 @@ token labels of a 31 px font, cell values of 26 px, titles larger; 1080p and 4K 
 from __future__ import annotations
 
 import math
-import re
-import unicodedata
 
 import shiboken6
 from PySide6 import QtCore, QtGui, QtWidgets
@@ -22,6 +21,8 @@ from ..widgets import discard
 from .basics import (
     ATTENTION, COMPARE, DRIFT, GEOMETRY, HEADS, MEANING, MODEL, OUTPUTS, POSITIONS, STEPS, _font,
 )
+from .stage_caption import _muted, is_key_hint, is_range, text_direction
+from .stage_overlays import BANNER_SECONDS, SceneNumber, StageOverlays
 from .strip import ControlStrip
 
 # Sizes as a fraction of the stage's height (720 px: labels 31, values 26, titles 36, strip ≤ 86).
@@ -111,117 +112,7 @@ class PointerOverlay(QtWidgets.QWidget):
         painter.drawEllipse(QtCore.QPointF(self.centre), self.radius, self.radius)
 
 
-# A part of the caption line that tells a key ("↑ ↓ query", "S scaling", "PageDown next view", "Esc leaves"):
-# it goes to the hints' own label, apart from what the view shows, and is the first to give way.
-_KEY_HINT = re.compile(r"^(?:↑ ↓|← →|1–9|Page(?:Down|Up)\b|Shift\+|Ctrl\+|Esc\b|F\d+\b|Home\b|End\b"
-                       r"|Play / Pause|[BCGHNSW](?: or \S)?(?= )|[.,?](?= ))")
 VIEW_NAMES = (ATTENTION, STEPS, OUTPUTS, COMPARE, POSITIONS, GEOMETRY, HEADS, MODEL, DRIFT, MEANING, "Training")
-BANNER_SECONDS = 4  # a refusal said on the stage stays this long (long enough to read twice)
-BLANK_COLOURS = {"black": "#000000", "white": "#ffffff"}
-
-
-def is_range(part: str) -> bool:
-    """True when ``part`` of a caption line says which tokens a windowed figure shows ("queries 8–13, …")."""
-    return part.strip().startswith(("queries ", "keys "))
-
-
-def is_key_hint(part: str) -> bool:
-    """True when ``part`` of a caption line tells a key (a hint for the lecturer), not what the view shows."""
-    return bool(_KEY_HINT.match(part.strip()))
-
-
-def text_direction(text: str) -> QtCore.Qt.LayoutDirection:
-    """The direction of ``text``'s first strong letter (Unicode's bidi rule P2): right to left for Arabic,
-    Hebrew and the like, else left to right."""
-    for char in text:
-        kind = unicodedata.bidirectional(char)
-        if kind in ("R", "AL"):
-            return QtCore.Qt.RightToLeft
-        if kind == "L":
-            return QtCore.Qt.LeftToRight
-    return QtCore.Qt.LeftToRight
-
-
-def _muted(theme) -> QtGui.QColor:
-    # The hints' ink: two thirds of the way from the canvas to the text (still 4.5:1 and more on each theme).
-    ink, canvas = QtGui.QColor(theme.ink), QtGui.QColor(theme.canvas)
-    mix = 0.68
-    return QtGui.QColor(*(round(mix * a + (1 - mix) * b) for a, b in zip(ink.getRgb()[:3], canvas.getRgb()[:3])))
-
-
-class BlankScreen(QtWidgets.QWidget):
-    """A black or white screen over the whole stage (B or ".", W or ","), as PowerPoint and a clicker's
-    blank button give: the room looks at the lecturer. A click, or any key, brings the stage back."""
-
-    def __init__(self, stage):
-        super().__init__(stage)
-        self.setObjectName("presentBlank")
-        self.stage = stage
-        self.colour = "black"
-        self.setAutoFillBackground(True)
-        self.hide()
-
-    def show_colour(self, colour: str) -> None:
-        """Cover the stage in ``colour`` ("black" or "white")."""
-        self.colour = colour
-        palette = self.palette()
-        palette.setColor(QtGui.QPalette.Window, QtGui.QColor(BLANK_COLOURS[colour]))
-        self.setPalette(palette)
-        self.setGeometry(self.stage.rect())
-        self.show()
-        self.raise_()
-
-    def mousePressEvent(self, event):  # noqa: N802 (Qt's name)
-        self.stage.uncover()
-
-
-class KeysOverlay(QtWidgets.QFrame):
-    """F1 or ?: the stage's keys, listed over it at the caption's size until a key is pressed."""
-
-    def __init__(self, stage):
-        super().__init__(stage)
-        self.setObjectName("presentKeys")
-        self.stage = stage
-        self.setAutoFillBackground(True)
-        layout = QtWidgets.QVBoxLayout(self)
-        self.label = QtWidgets.QLabel()
-        self.label.setObjectName("presentKeysText")
-        self.label.setTextFormat(QtCore.Qt.RichText)
-        self.label.setAlignment(QtCore.Qt.AlignCenter)
-        layout.addWidget(self.label, 0, QtCore.Qt.AlignCenter)
-        self.rows: list[tuple[str, str]] = []
-        self.hide()
-
-    def show_keys(self, rows, px: int) -> None:
-        """List ``rows`` of (keys, what they do) at a ``px`` pixel font over the whole stage."""
-        self.rows = list(rows)
-        theme = presentation.STYLE.theme
-        palette = self.palette()
-        # Opaque: the figure's words showing through would be text over text.
-        palette.setColor(QtGui.QPalette.Window, QtGui.QColor(theme.canvas))
-        palette.setColor(QtGui.QPalette.WindowText, QtGui.QColor(theme.ink))
-        self.setPalette(palette)
-        self.label.setFont(_font(px))
-        pad = max(2, px // 10)
-        body = "".join(f"<tr><td align='right' style='padding-right:{px}px'><b>{_html(k)}</b></td>"
-                       f"<td>{_html(what)}</td></tr>" for k, what in self.rows)
-        self.label.setText(f"<p style='font-size:{round(px * 1.2)}px'><b>Keys on the stage</b> "
-                           f"<span style='color:{_muted(theme).name()}'>(any key closes this)</span></p>"
-                           f"<table cellspacing='0' cellpadding='{pad}'>{body}</table>")
-        self.setGeometry(self.stage.rect())
-        self.show()
-        self.raise_()
-
-    def text(self) -> str:
-        """The keys listed, one "keys: what" a line (as a test or a screen reader reads them)."""
-        return "\n".join(f"{k}: {what}" for k, what in self.rows)
-
-    def mousePressEvent(self, event):  # noqa: N802 (Qt's name)
-        self.stage.uncover()
-
-
-def _html(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 class Stage(QtWidgets.QWidget):
@@ -240,8 +131,8 @@ class Stage(QtWidgets.QWidget):
         # a blank as wide as the number on the left keeps the title in the middle.
         title_row = self.title_row = QtWidgets.QHBoxLayout()
         title_row.setContentsMargins(0, 0, 0, 0)
-        self.number_room = QtWidgets.QWidget()
-        self.number_room.hide()
+        self.scene_number = SceneNumber()
+        self.number, self.number_room = self.scene_number.label, self.scene_number.room
         title_row.addWidget(self.number_room)
         self.title = QtWidgets.QLabel()
         self.title.setObjectName("presentTitle")
@@ -252,11 +143,6 @@ class Stage(QtWidgets.QWidget):
         self.title.setSizePolicy(QtWidgets.QSizePolicy.Ignored, QtWidgets.QSizePolicy.Preferred)
         self.whole_title = ""  # the title asked for (set_title); the label shows what of it fits
         title_row.addWidget(self.title, 1)
-        self.number = QtWidgets.QLabel()
-        self.number.setObjectName("presentNumber")
-        self.number.setTextFormat(QtCore.Qt.PlainText)
-        self.number.setAlignment(QtCore.Qt.AlignRight | QtCore.Qt.AlignTop | QtCore.Qt.AlignAbsolute)
-        self.number.hide()
         title_row.addWidget(self.number, 0, QtCore.Qt.AlignTop)
         layout.addLayout(title_row)
         self.body = QtWidgets.QWidget()
@@ -290,21 +176,12 @@ class Stage(QtWidgets.QWidget):
         self.pointer = PointerOverlay(self)
         # What the presenter's keys lay over the stage, above the pointer: a refusal said for a few seconds,
         # the list of keys (F1), a black or white screen (B, W).
-        self.banner = QtWidgets.QLabel(self)
-        self.banner.setObjectName("presentBanner")
-        self.banner.setTextFormat(QtCore.Qt.PlainText)
-        self.banner.setWordWrap(True)
-        self.banner.setAlignment(QtCore.Qt.AlignCenter)
-        self.banner.setAttribute(QtCore.Qt.WA_TransparentForMouseEvents)
-        self.banner.setStyleSheet("QLabel { background: #b00020; color: #ffffff; border-radius: 6px; }")
-        self.banner.hide()
-        self._banner_timer = QtCore.QTimer(self, singleShot=True)
-        self._banner_timer.timeout.connect(self.banner.hide)
+        self.overlays = StageOverlays(self)
+        self.banner, self._banner_timer = self.overlays.banner, self.overlays.banner_timer
         self._held = ""  # a line said on the caption line for now (Ctrl+M's answer), while _hold runs
         self._hold = QtCore.QTimer(self, singleShot=True)
         self._hold.timeout.connect(lambda: self.present.render())
-        self.keys = KeysOverlay(self)
-        self.blank = BlankScreen(self)
+        self.keys, self.blank = self.overlays.keys, self.overlays.blank
         self.setMouseTracking(True)
         QtWidgets.QApplication.instance().installEventFilter(self)  # the pointer follows the mouse
 
@@ -313,9 +190,7 @@ class Stage(QtWidgets.QWidget):
         self.pointer.radius = max(20, round(0.047 * self.height()))  # 34 px at 720 px
         self.pointer.setGeometry(self.rect())
         self.pointer.raise_()
-        for cover in (self.keys, self.blank):
-            cover.setGeometry(self.rect())
-        self._place_banner()
+        self.overlays.fit()
         self._raise_overlays()
 
     def eventFilter(self, watched, event) -> bool:  # noqa: N802 (Qt's name)
@@ -343,9 +218,9 @@ class Stage(QtWidgets.QWidget):
         self.title.setFont(_font(s["title"], bold=True))
         self.title_row.setSpacing(m)
         self._show_title()  # refitted to the new size
-        for label in (self.caption, self.hints, self.number, self.banner):
+        for label in (self.caption, self.hints, self.number):
             label.setFont(_font(s["caption"]))
-        self.banner.setContentsMargins(m, m // 2, m, m // 2)
+        self.overlays.apply_sizes(s)
         self.body.setFont(_font(s["caption"]))
         # The stage is the plots' canvas colour all over: no grey frame around a white figure.
         theme = presentation.STYLE.theme
@@ -380,8 +255,8 @@ class Stage(QtWidgets.QWidget):
 
     def _raise_overlays(self) -> None:
         # Bottom to top: the view, the pointer, the banner, the list of keys, a black or white screen.
-        for overlay in (self.pointer, self.banner, self.keys, self.blank):
-            overlay.raise_()
+        self.pointer.raise_()
+        self.overlays.raise_()
 
     def _scene_caption(self) -> str:
         """The caption of the scene on the stage ("" when none, or the stage shows another view)."""
@@ -524,54 +399,32 @@ class Stage(QtWidgets.QWidget):
         panel = present.lecture_panel
         scene = present.current_scene()
         on = scene is not None and getattr(present, "number_on", True)
-        if on:
-            self.number.setText(f"{panel.current + 1} / {len(panel.lecture.scenes)}")
-            width = self.number.sizeHint().width()
-            self.number.setFixedWidth(width)
-            self.number_room.setFixedWidth(width)
-        self.number.setVisible(on)
-        self.number_room.setVisible(on)
+        self.scene_number.show(f"{panel.current + 1} / {len(panel.lecture.scenes)}" if on else None)
         self._show_title()
 
     def say(self, text: str, seconds: float = BANNER_SECONDS) -> None:
         """Say ``text`` on the stage for ``seconds``: a banner over the top of the view, at the caption's
         size (what was refused, said where the room and the lecturer are looking)."""
-        text = " ".join(str(text).split())
-        if not text:
-            return
-        self.banner.setText(text)
-        self.banner.setLayoutDirection(text_direction(text))
-        self._place_banner()
-        self.banner.show()
-        self._raise_overlays()
-        self._banner_timer.start(max(1, round(seconds * 1000)))
-
-    def _place_banner(self) -> None:
-        m = self.sizes()["margin"]
-        width = self.width() - 2 * m
-        height = self.banner.heightForWidth(width)
-        top = self.title.geometry().bottom() + m // 2 if self.title.isVisible() else m
-        self.banner.setGeometry(m, top, width, max(height, self.banner.sizeHint().height()))
+        if self.overlays.say(text, seconds):
+            self._raise_overlays()
 
     def cover(self, colour: str) -> None:
         """A black or white screen over the whole stage ("black" or "white")."""
-        self.keys.hide()
-        self.blank.show_colour(colour)
+        self.overlays.cover(colour)
         self.setFocus()  # the next key comes here, even from a control of the strip
 
     def show_keys(self, rows) -> None:
         """List the stage's keys (``rows`` of (keys, what they do)) over it, at the caption's size."""
-        self.keys.show_keys(rows, self.sizes()["caption"])
+        self.overlays.show_keys(rows, self.sizes()["caption"])
         self.setFocus()
 
     def covered(self) -> bool:
         """True while a black or white screen or the list of keys covers the stage."""
-        return self.blank.isVisible() or self.keys.isVisible()
+        return self.overlays.covered()
 
     def uncover(self) -> None:
         """The stage again, as it was."""
-        self.blank.hide()
-        self.keys.hide()
+        self.overlays.uncover()
 
     def keyPressEvent(self, event: QtGui.QKeyEvent) -> None:  # noqa: N802 (Qt's name)
         if not self.present.key(event):
