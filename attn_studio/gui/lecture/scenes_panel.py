@@ -17,26 +17,22 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from pathlib import Path
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from ...matrices import ExportError
 from ...scenes import TRAINED_ONLY, Lecture, LectureError, Scene
 from ...session import session_from_json
 from . import console
 from .lecture_files import LectureFiles
-from .scene_show import capture_scene, paint_offscreen, pinned_cell, show_scene
+from .lecture_history import LectureHistory
+from .scene_show import capture_scene, pinned_cell
+from .scene_showing import SceneShowing
+from .scenes_handout import LectureHandout
+from .scenes_list_keys import SceneListKeys
 
-HISTORY = 200  # lecture edits kept for the panel's undo
-SETTLED_TURNS = 2  # turns without drawing before a scene's stage is painted
 NO_LECTURE = "No lecture: Help → Example lecture, or Add the current view (Ctrl+M)"
 NO_CELL = "Click a cell in the Attention view first: Pin keeps that cell (query, key) in the selected scene"
 MESSAGE_STYLE = "#scenesMessage { background: #fff4ce; color: #3a2f00; border: 1px solid #e0c060; padding: 3px; }"
-# The list's own keys, taken before the window's shortcuts while the list has the focus: Alt+↑ / Alt+↓
-# move the selected scene (elsewhere they move the query), Delete deletes it (undoably).
-MOVE_KEYS = {QtCore.Qt.Key_Up: -1, QtCore.Qt.Key_Down: +1}
-DELETE_KEYS = (QtCore.Qt.Key_Delete, QtCore.Qt.Key_Backspace)
 # What Update keeps of the scene it replaces, unless what is shown now has its own: where it plays to,
 # its precision, its training run's step count and its pinned cell.
 KEPT_BY_UPDATE = ("last", "digits", "steps", "pin_query", "pin_key")
@@ -60,13 +56,13 @@ class ScenesPanel(QtWidgets.QWidget):
         self.lecture: Lecture | None = None
         self.current = -1
         self.files = LectureFiles(window, self)  # Open, Save, Save As, recent files, autosave, recovery
-        self._undo: list[Lecture | None] = []
-        self._redo: list[Lecture | None] = []
+        self.history = LectureHistory()  # the panel's own Undo / Redo of the lecture
+        self.showing_scene = SceneShowing(self)  # a scene shown, the stage held until it is drawn whole
+        self.handout = LectureHandout(self)  # File → Export lecture hand-out…
         self._filling = False
         self._editing = -1  # the scene the fields show (the list's selected one)
         self._pin_seen = None  # the window's pinned cell when a scene was last shown or added
         self._words: dict[int, tuple[Scene, tuple]] = {}  # a toy scene's tokens, by id, for its pin's words
-        self._showing = None  # the scene being shown, until it is drawn whole
         layout = QtWidgets.QVBoxLayout(self)
         self.title_label = QtWidgets.QLabel(NO_LECTURE)
         self.title_label.setObjectName("lectureTitle")
@@ -88,7 +84,7 @@ class ScenesPanel(QtWidgets.QWidget):
         self.list.itemClicked.connect(lambda item: self.go(self.list.row(item)))
         self.list.currentRowChanged.connect(self._row_changed)
         self.list.itemSelectionChanged.connect(self._keep_selected)
-        self.list.installEventFilter(self)
+        self.list_keys = SceneListKeys(self)  # Alt+↑ / Alt+↓ and Delete, before the window's shortcuts
         layout.addWidget(self.list, 1)
         form = QtWidgets.QFormLayout()
         self.scene_title = QtWidgets.QLineEdit()
@@ -149,11 +145,9 @@ class ScenesPanel(QtWidgets.QWidget):
         """Show ``lecture`` (an undoable change of the panel's lecture when ``record``; ``fresh``: a lecture
         opened, with no history to undo)."""
         if fresh:
-            self._undo.clear()
-            self._redo.clear()
+            self.history.forget()
         elif record:
-            self._undo = (self._undo + [self.lecture])[-HISTORY:]
-            self._redo.clear()
+            self.history.record(self.lecture)
         opened = lecture is not None and (fresh or self.lecture is None)
         self.lecture = lecture
         self.current = min(self.current, len(lecture.scenes) - 1) if lecture is not None else -1
@@ -218,86 +212,23 @@ class ScenesPanel(QtWidgets.QWidget):
         in turn; ``ask_cancel(done, total)`` returns True to stop (nothing is then written),
         ``on_message(text)`` hears what is being done (a training scene's steps). The scene shown
         before is shown again afterwards. The files written ([] when cancelled or refused, with a message)."""
-        from .handout import Cancelled, write_handout
-
-        if self.lecture is None or not self.lecture.scenes:
-            self.window.show_message("There is no lecture to export: add a scene first (Ctrl+M)")
-            return []
-        shown = self.current
-
-        def progress(done, total, message: str):
-            if message and on_message is not None:
-                on_message(message)
-            return not ask_cancel(done, total) if ask_cancel else None
-
-        try:
-            written = write_handout(self.window, self.lecture, path, fmt=fmt, progress=progress, paper=paper,
-                                    notes=notes)
-        except Cancelled:
-            self.window.show_message("The hand-out was cancelled: nothing was written")
-            written = []
-        except (ExportError, OSError) as exc:
-            self.window.show_message(f"The hand-out was not written: {exc}")
-            written = []
-        if shown >= 0:
-            self.go(shown)
-        return written
+        return self.handout.export(path, fmt, ask_cancel, paper=paper, notes=notes, on_message=on_message)
 
     def handout_dialog(self) -> None:
         """File → Export lecture hand-out…: PDF, PNG or SVG pages on A4 or Letter, the notes or not;
         then where, then each scene drawn with progress and Cancel (a cancelled hand-out writes nothing)."""
-        from .handout import HandoutDialog
-
-        if self.lecture is None or not self.lecture.scenes:
-            self.window.show_message("There is no lecture to export: add a scene first (Ctrl+M)")
-            return
-        options = HandoutDialog(self)
-        if options.exec() != QtWidgets.QDialog.Accepted:
-            return
-        choice = options.choices()
-        options.deleteLater()
-        if choice["fmt"] == "pdf":
-            path, _ = QtWidgets.QFileDialog.getSaveFileName(self, "Export the lecture's hand-out", "handout.pdf",
-                                                            "PDF (*.pdf)")
-            if path and not path.lower().endswith(".pdf"):
-                path += ".pdf"
-        else:
-            path = QtWidgets.QFileDialog.getExistingDirectory(self, f"A folder for the {choice['fmt'].upper()} pages")
-        if not path:
-            return
-        total = len(self.lecture.scenes)
-        progress = QtWidgets.QProgressDialog("Drawing each scene…", "Cancel", 0, total * 100, self)
-        progress.setObjectName("handoutProgress")
-        progress.setWindowTitle("Hand-out")
-        progress.setWindowModality(QtCore.Qt.WindowModal)
-        progress.setMinimumDuration(0)
-        progress.setValue(0)
-
-        def ask(done: float, total: int) -> bool:
-            progress.setValue(min(round(done * 100), total * 100 - 1))
-            QtWidgets.QApplication.processEvents()
-            return progress.wasCanceled()
-
-        written = self.export_handout(path, choice["fmt"], ask_cancel=ask, paper=choice["paper"],
-                                      notes=choice["notes"], on_message=progress.setLabelText)
-        progress.close()
-        progress.deleteLater()
-        if written:
-            where = Path(path).name if choice["fmt"] == "pdf" else f"{len(written)} pages in {Path(path).name}"
-            self.window.statusBar().showMessage(f"Wrote {where}", 5000)
+        self.handout.dialog()
 
     def undo(self) -> None:
         """Undo the last change of the lecture (typing not yet made the scene's own is that change)."""
         self.commit_edits()
-        if self._undo:
-            self._redo.append(self.lecture)
-            self.set_lecture(self._undo.pop(), record=False)
+        if self.history.undo:
+            self.set_lecture(self.history.back(self.lecture), record=False)
 
     def redo(self) -> None:
         """Redo the last undone change of the lecture."""
-        if self._redo and not self.commit_edits():
-            self._undo.append(self.lecture)
-            self.set_lecture(self._redo.pop(), record=False)
+        if self.history.redo and not self.commit_edits():
+            self.set_lecture(self.history.forward(self.lecture), record=False)
 
     # -- editing --------------------------------------------------------------------------------
     def _selected(self) -> int:
@@ -512,25 +443,6 @@ class ScenesPanel(QtWidgets.QWidget):
         if row >= 0 and not self.list.selectedItems():
             self.list.item(row).setSelected(True)
 
-    def eventFilter(self, obj, event) -> bool:  # noqa: N802 (Qt's name)
-        """The list's Alt+↑ / Alt+↓ (move the selected scene) and Delete, before the window's shortcuts."""
-        if obj is self.list and event.type() in (QtCore.QEvent.ShortcutOverride, QtCore.QEvent.KeyPress):
-            key, mods = event.key(), event.modifiers() & ~QtCore.Qt.KeypadModifier
-            # Only with a scene selected: an empty list leaves Alt+↑ / Alt+↓ to the query.
-            ours = self.lecture is not None and self._selected() >= 0 and (
-                (key in MOVE_KEYS and mods == QtCore.Qt.AltModifier) or (key in DELETE_KEYS and not mods))
-            if ours and event.type() == QtCore.QEvent.ShortcutOverride:
-                event.accept()  # the list's, not the window's (Alt+↑ / Alt+↓ move the query elsewhere)
-                return True
-            if ours:
-                if key in MOVE_KEYS:
-                    self.move(MOVE_KEYS[key])
-                else:
-                    self.delete()
-                event.accept()
-                return True
-        return super().eventFilter(obj, event)
-
     # -- showing --------------------------------------------------------------------------------
     def go(self, index: int) -> bool:
         """Show scene ``index`` (from 0) in the window; False when there is none."""
@@ -544,56 +456,21 @@ class ScenesPanel(QtWidgets.QWidget):
         self.list.setCurrentRow(index)
         self.list.blockSignals(False)
         self._fill_fields(index)
-        scene = self.lecture.scenes[index]
-        # The stage keeps showing the scene before until this one is drawn whole (a trained model takes
-        # more than a turn): it is not painted meanwhile, and is painted once when all is drawn.
-        self._showing = token = object()
-        stage = self.window.present.stage
-        if stage is not None:
-            stage.setUpdatesEnabled(False)
-            if not scene.trained or self.window.trained.kept_model is not None:
-                # The stage first: the window (beside it on two screens) is drawn once the stage is, not
-                # before it (a model still to be read, a second or so, leaves the window live meanwhile).
-                self.window.drawer.hold(True)
-
-        def shown(ok: bool) -> None:
-            if self._showing is token:  # else a later scene was asked for: it will say so
-                self.sceneShown.emit(index)
-                self._release(token)
-
-        try:
-            show_scene(self.window, scene, on_shown=shown, wanted=lambda: self._showing is token)
-        except BaseException:
-            self._release(token, SETTLED_TURNS)  # nothing kept from being painted by a scene that failed
-            raise
+        self.showing_scene.start(index, self.lecture.scenes[index])
         return True
-
-    def _release(self, token, settled: int = 0) -> None:
-        # Painted again once nothing is left to draw and the layouts of the last drawing are done:
-        # SETTLED_TURNS turns without drawing (a plot lays out its axes a turn after it is drawn).
-        if self._showing is not token:
-            return
-        if settled < SETTLED_TURNS:
-            stage = self.window.present.stage
-            if settled == 1 and stage is not None:
-                # A plot measures its axes' labels when it is first painted, and lays them out after
-                # that: painted once off the screen now, so the stage's first painting is its last.
-                for view in stage.findChildren(QtWidgets.QGraphicsView):
-                    if view.isVisible() and view.scene() is not None:
-                        paint_offscreen(view)
-            QtCore.QTimer.singleShot(0, self, lambda: self._release(token, 0 if self.window.drawing() else settled + 1))
-            return
-        self._showing = None
-        present = self.window.present
-        if present.stage is not None:
-            present.stage.setUpdatesEnabled(True)
-            present.stage.repaint()  # now, before the window's own drawing that waited for it
-        self.window.drawer.hold(present.covers_window())
-        self.sceneDrawn.emit(self.current)
 
     def showing(self) -> bool:
         """True while a scene asked for is not yet drawn whole (the stage shows the scene before)."""
-        return self._showing is not None
+        return self.showing_scene.showing()
+
+    @property
+    def _undo(self) -> list:
+        # The lectures Undo goes back to (the history's own list, so clearing it clears the history).
+        return self.history.undo
+
+    @property
+    def _redo(self) -> list:
+        return self.history.redo
 
     def scene(self, index: int | None = None) -> Scene | None:
         """Scene ``index`` (default: the one shown last), or None."""
@@ -626,8 +503,8 @@ class ScenesPanel(QtWidgets.QWidget):
             self.show_file(self.files.path, self.files.is_modified)
             for name in ("duplicate", "delete", "update", "pin"):
                 self.buttons[name].setEnabled(bool(scenes))
-            self.buttons["undo"].setEnabled(bool(self._undo))
-            self.buttons["redo"].setEnabled(bool(self._redo))
+            self.buttons["undo"].setEnabled(bool(self.history.undo))
+            self.buttons["redo"].setEnabled(bool(self.history.redo))
             alive = {id(scene) for scene in scenes}
             self._words = {key: value for key, value in self._words.items() if key in alive}
         finally:
