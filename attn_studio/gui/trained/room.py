@@ -26,6 +26,11 @@ from ...trained import SELECTION_FIELDS, TrainedStudio, is_default_model
 from ..files import export
 from .model_panel import ModelPanel
 from .model_worker import BUSY_WORDS, LOAD, RUN, ModelWorker
+
+# A model pass of a sentence takes a few tens of milliseconds: the moving bar shows only when one
+# runs longer than this (a bar flashing for every keystroke relaid the Model panel twice an edit).
+# A load shows it at once.
+BUSY_BAR_DELAY_MS = 400
 from ..views.drift_plot import DriftPlot
 from ..views.meaning_view import MeaningData, MeaningView
 from ..views.model_view import ModelView, ModelViewData
@@ -66,7 +71,11 @@ class TrainedRoom(QtCore.QObject):
         self._shown = None           # the Computed drawn last
         self._deferred: dict = {}    # view name -> its drawing, waiting until the view is shown
 
-        self.worker.busy.connect(self.panel.set_busy)
+        self._busy_timer = QtCore.QTimer(self)
+        self._busy_timer.setSingleShot(True)
+        self._busy_timer.setInterval(BUSY_BAR_DELAY_MS)
+        self._busy_timer.timeout.connect(lambda: self.panel.set_busy(self.worker.is_busy()))
+        self.worker.busy.connect(self._on_busy)
         self.worker.progress.connect(self._on_progress)
         p = self.panel
         p.toyRequested.connect(self.use_toy)
@@ -209,7 +218,16 @@ class TrainedRoom(QtCore.QObject):
         self._wanted = {}
         self.show_message(text)
 
+    def _on_busy(self, busy: bool) -> None:
+        if busy:
+            self._busy_timer.start()  # a load says so at once (_on_progress)
+        else:
+            self._busy_timer.stop()
+            self.panel.set_busy(False)
+
     def _on_progress(self, text: str) -> None:
+        if text.startswith(BUSY_WORDS):
+            self.panel.set_busy(True)
         if text:
             self.show_message(text)
         elif self.panel.status.text().startswith(BUSY_WORDS):

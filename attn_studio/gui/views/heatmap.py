@@ -400,15 +400,22 @@ class Heatmap:
         if (rows, cols) != self._rect_shape:
             self._rect_shape = (rows, cols)
             self.image.setRect(QtCore.QRectF(-0.5, -0.5, max(cols, 1), max(rows, 1)))
-        labels = (tuple(row_labels), tuple(col_labels))
-        if labels != self._labels:
-            self._labels = labels
-            self.left_axis.set_labels(_ticks(list(row_labels))[0])
-            self.bottom_axis.set_labels(_ticks(list(col_labels))[0])
+        self.set_labels(row_labels, col_labels)
         if (rows, cols) != self._shape:
             self._shape = (rows, cols)
             self.plot.setXRange(-0.5, max(cols, 1) - 0.5, padding=0)
             self.plot.setYRange(-0.5, max(rows, 1) - 0.5, padding=0)
+
+    def set_labels(self, row_labels, col_labels) -> bool:
+        """Label the rows and columns with these tokens (as :meth:`set_data` does); True when they changed.
+        A view sets a new sentence's labels first when it lays its heatmaps out for them before drawing."""
+        labels = (tuple(row_labels), tuple(col_labels))
+        if labels == self._labels:
+            return False
+        self._labels = labels
+        self.left_axis.set_labels(_ticks(list(row_labels))[0])
+        self.bottom_axis.set_labels(_ticks(list(col_labels))[0])
+        return True
 
     def _draw_cells(self, picture: Picture, selected_row: int | None) -> None:
         values, masked = picture.values, picture.masked

@@ -121,6 +121,7 @@ class HeatmapView(QtWidgets.QWidget):
         self.highlight.changed.connect(self._apply_highlight)
         self.digits = DEFAULT_DIGITS  # decimals in tooltips (cells keep their own, shorter ones)
         self._prepared: Prepared | None = None  # pictures made off the GUI thread (prepare)
+        self._painting: list = []  # canvases drawn in the last step, to be painted (prepare_paint)
 
     def set_digits(self, digits: int):
         """Write cell values, tooltips and the pinned formula with ``digits`` decimals (the precision setting)."""
@@ -279,42 +280,79 @@ class HeatmapView(QtWidgets.QWidget):
             self.stages["stable"].set_title("stable softmax (compare)")
         if self.canvases["stable"].isHidden() == compare:
             self.canvases["stable"].setVisible(compare)
-        for key, plan in stages:
-            values, levels, picture = ready.get(key) or plan()
-            hm = self.stages[key]
-            hm.set_axis_titles(row_title, col_title)
-            hm.set_data(values, masked=blocked, row_labels=q_tokens, col_labels=k_tokens,
-                        levels=levels, selected_row=selected, picture=picture)
-            bar = self.stage_bars.get(key)
-            if bar is not None and tuple(bar.levels()) != tuple(levels):
-                bar.setLevels(values=levels)
-            yield key
-        while n_heads > 1 and len(self.head_maps) < n_heads:
-            self._add_head_map()  # a dozen plots at once would freeze the window: one per step
-            yield "new head"
-        if self._heads_shown != (n_heads if n_heads > 1 else 0):
-            self._layout_heads(n_heads)
-            # The grid appearing or changing lays out and repaints every heatmap: a turn of its own.
-            yield "heads' grid"
-        for i in range(self._heads_shown):
-            hm = self.head_maps[i]
-            hm.set_title(f"head {i + 1}" + (SHOWN_MARK if i == head else ""))
-            hm.set_axis_titles(row_title, col_title)
-            values, levels, picture = self._picture(result, "head", i) or (result.weights[i], (0.0, 1.0), None)
-            hm.set_data(values, masked=blocked, row_labels=q_tokens, col_labels=k_tokens,
-                        levels=levels, selected_row=selected, picture=picture)
-            if self.head_canvases[i].isHidden():
-                self.head_canvases[i].show()
-            yield f"head {i + 1}"
-        self._fit_stages(len(q_tokens), len(k_tokens))
-        self._show_pinned()
+        # A sentence of another length: the stages' labels and least sizes first, so that the window is laid
+        # out once, before any of its heatmaps is painted (fitted after the drawing, each heatmap was painted
+        # at the old size, then laid out and painted again, all in one long turn). The heatmaps drawn in later
+        # steps are held unpainted meanwhile: each is painted once, in its own step, with its new numbers.
+        held = []
+        if any([self.stages[key].set_labels(q_tokens, k_tokens) for key, _ in stages]):  # every one of them
+            for key, _ in stages:
+                self.stages[key].set_axis_titles(row_title, col_title)
+            if self._fit_stages(len(q_tokens), len(k_tokens)):
+                later = [self.canvases[key] for key, _ in stages[1:]]
+                later += self.head_canvases[: max(self._heads_shown, 0)] if n_heads == self._heads_shown else []
+                held = [canvas for canvas in later if canvas.updatesEnabled()]
+                for canvas in held:
+                    canvas.setUpdatesEnabled(False)
+
+        def release(canvas):
+            self._painting.append(canvas)
+            if canvas in held:
+                held.remove(canvas)
+                canvas.setUpdatesEnabled(True)
+
+        try:
+            for key, plan in stages:
+                values, levels, picture = ready.get(key) or plan()
+                hm = self.stages[key]
+                hm.set_axis_titles(row_title, col_title)
+                hm.set_data(values, masked=blocked, row_labels=q_tokens, col_labels=k_tokens,
+                            levels=levels, selected_row=selected, picture=picture)
+                bar = self.stage_bars.get(key)
+                if bar is not None and tuple(bar.levels()) != tuple(levels):
+                    bar.setLevels(values=levels)
+                release(self.canvases[key])
+                yield key
+            while n_heads > 1 and len(self.head_maps) < n_heads:
+                self._add_head_map()  # a dozen plots at once would freeze the window: one per step
+                yield "new head"
+            if self._heads_shown != (n_heads if n_heads > 1 else 0):
+                self._layout_heads(n_heads)
+                # The grid appearing or changing lays out and repaints every heatmap: a turn of its own.
+                yield "heads' grid"
+            for i in range(self._heads_shown):
+                hm = self.head_maps[i]
+                hm.set_title(f"head {i + 1}" + (SHOWN_MARK if i == head else ""))
+                hm.set_axis_titles(row_title, col_title)
+                values, levels, picture = self._picture(result, "head", i) or (result.weights[i], (0.0, 1.0), None)
+                hm.set_data(values, masked=blocked, row_labels=q_tokens, col_labels=k_tokens,
+                            levels=levels, selected_row=selected, picture=picture)
+                if self.head_canvases[i].isHidden():
+                    self.head_canvases[i].show()
+                release(self.head_canvases[i])
+                yield f"head {i + 1}"
+            self._fit_stages(len(q_tokens), len(k_tokens))
+            self._show_pinned()
+        finally:
+            # A drawing left unfinished (a newer change starts another) leaves nothing unpainted.
+            for canvas in held:
+                canvas.setUpdatesEnabled(True)
+
+    def prepare_paint(self) -> None:
+        """Before the heatmaps drawn in the last step are painted (the window's stepped drawing calls this
+        once they are laid out): their plots take their new range and size now, which pyqtgraph does when it
+        paints, and which then asked for their axes to be painted a second time."""
+        painting, self._painting = self._painting, []
+        for canvas in painting:
+            canvas.scene().prepareForPaint()
 
     def _small_screen(self) -> bool:
         # Narrower than the views get on a 1280-pixel screen (a 1024 × 768 projector): there the
         # three stages stay whole with labels below 14 px rather than scroll.
         return self.scroll.viewport().width() < SMALL_SCREEN_VIEW_PX
 
-    def _fit_stages(self, t_q: int, t_k: int) -> None:
+    def _fit_stages(self, t_q: int, t_k: int) -> bool:
+        """Give each stage the least size its labels need for ``t_q`` × ``t_k`` tokens; True when a size changed."""
         floor = SMALL_SCREEN_LABEL_PX if self._small_screen() else MIN_LABEL_PX
         self._small = self._small_screen()
         for hm in self.stages.values():
@@ -343,7 +381,7 @@ class HeatmapView(QtWidgets.QWidget):
                 height = max(height, int(chrome + t_q * hm.left_axis.min_label_spacing()) + 1)
             self._stage_min[key] = (width, height, int(title or self._title_room))
             self._title_room = max(self._title_room, int(title))
-        self._size_stages()
+        return self._size_stages()
 
     def _refit_stages(self) -> None:
         state = self.studio.state
@@ -354,7 +392,7 @@ class HeatmapView(QtWidgets.QWidget):
         if event.type() == QtCore.QEvent.FontChange:
             self._refit_timer.start()
 
-    def _size_stages(self) -> None:
+    def _size_stages(self) -> bool:
         # The stages come first: as tall as square-ish cells make them, up to the whole
         # viewport; the heads' grid gets the rest (and scrolls below them).
         visible = [key for key, c in self.canvases.items() if not c.isHidden()]
@@ -365,12 +403,15 @@ class HeatmapView(QtWidgets.QWidget):
         # on every stage alike, so that the three stay as wide as each other.
         least = [self._stage_min.get(key, (120, MIN_STAGE_PX, 0)) for key in visible]
         narrow = sum(w + t for w, _, t in least) > viewport.width()
+        changed = False
         for key, canvas in self.canvases.items():
             self.stages[key].show_row_title(not narrow)
             width, height, title = self._stage_min.get(key, (120, MIN_STAGE_PX, 0))
             size = QtCore.QSize(width + (0 if narrow else title), max(height, wanted))
             if canvas.minimumSize() != size:
                 canvas.setMinimumSize(size)
+                changed = True
+        return changed
 
     # -- interaction -----------------------------------------------------------
     def tooltip_for(self, heatmap: Heatmap, i: int, j: int) -> str:
@@ -458,6 +499,11 @@ class HeatmapView(QtWidgets.QWidget):
             return
         width = self.scroll.viewport().width() / cols
         side = int(max(MIN_HEAD_PX, min(width * 0.8, 420)))
+        # As wide as the view shows, not as the stages above (wider than the view, they scroll): the heads keep
+        # their size when a sentence of another length widens the stages, and none is cut at the right edge.
+        widest = max(self.scroll.viewport().width(), self._heads_grid.minimumSize().width())
+        if self.heads_widget.maximumWidth() != widest:
+            self.heads_widget.setMaximumWidth(widest)
         for canvas in self.head_canvases[: self._heads_shown]:
             if canvas.minimumHeight() != side:
                 canvas.setMinimumHeight(side)

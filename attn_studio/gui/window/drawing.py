@@ -20,6 +20,7 @@ from ..views.summary import HeadsSummaryView
 # within the turn. One heatmap per turn spent more on the window's turns than on the heatmaps;
 # all of them in one turn freezes the window while it paints them.
 STEP_BUDGET = 0.018
+LAYOUT_PASSES = 8  # a heatmap's axes, its plot, its canvas's scene, the scroll area: each layout done asks for the next
 # (attribute, class, tab title, tab tip): the central views, in tab order.
 VIEWS = (
     ("heatmap_view", HeatmapView, "Attention", "Scores, logits and weights of the chosen head, and every head"),
@@ -144,8 +145,18 @@ class ViewDrawer(QtCore.QObject):
                 raise
             # Paint what this step changed now, inside the turn's budget: the scene's changes
             # and the window's update requests are posted events, so the painting of a batch
-            # would otherwise all come after the turn, in one long stall.
-            # Only those two kinds: the layouts and everything else wait for the turn's end.
+            # would otherwise all come after the turn, in one long stall. The layouts the step
+            # asked for first (a new sentence's axes and sizes), so that it is painted once, laid
+            # out: painted before them, it was painted again at the turn's end. Everything else
+            # waits for the turn's end.
+            for _ in range(LAYOUT_PASSES):  # a layout done can ask for its parent's: a few passes
+                QtCore.QCoreApplication.sendPostedEvents(None, QtCore.QEvent.LayoutRequest)
+            # What a plot works out when it is painted (its view's new range and size, its axes), worked
+            # out now: done while painting, it asked for the same heatmap to be painted once more.
+            prepare = getattr(view, "prepare_paint", None)
+            if prepare is not None:
+                prepare()
+            # The scenes' changes, laid out, become the views' update requests (a queued call each).
             QtCore.QCoreApplication.sendPostedEvents(None, QtCore.QEvent.MetaCall)
             QtCore.QCoreApplication.sendPostedEvents(None, QtCore.QEvent.UpdateRequest)
             now = time.perf_counter()
