@@ -1,0 +1,160 @@
+"""A trained model's sentence of another length, typed as a person types it and Enter: the Attention tab
+and the Model view paint the new size whole (every cell, every label, every head), nothing is left
+unpainted, the heads keep their size when the stages above widen, and a model pass does not flash the
+Model panel's moving bar. Skipped where all-MiniLM-L6-v2 is not installed."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+from PySide6 import QtCore, QtTest, QtWidgets
+
+from attn_studio.pretrained import default_model_zip
+from gui_helpers import wait_idle
+
+pytestmark = pytest.mark.skipif(default_model_zip() is None, reason="all-MiniLM-L6-v2 is not installed")
+
+WINDOW_SIZE = (1366, 768)
+# 16, 12, 20 and 15 tokens with [CLS] and [SEP]: each a few tokens longer or shorter than the one before.
+SENTENCES = ("She read the letter twice before she answered it.",
+             "Our neighbour grows tomatoes, beans and sunflowers in a tiny garden behind the house.",
+             "I sat on the bank of the river and watched the water.")
+
+
+@pytest.fixture
+def trained(shared_window, qtbot, minilm):
+    """The module's window on MiniLM ("animal", 16 tokens), at 1366 × 768; the toy model back afterwards."""
+    from attn_studio.trained import TrainedStudio
+
+    w = shared_window
+    w.resize(*WINDOW_SIZE)
+    w.trained.room.set_studio(TrainedStudio(minilm))
+    wait_idle(qtbot, w)
+    yield w
+    wait_idle(qtbot, w)
+    w.trained.room.use_toy()
+    wait_idle(qtbot, w)
+
+
+def type_and_enter(qtbot, w, text: str) -> None:
+    """Type ``text`` over the sentence box and press Enter; wait until the window has drawn it in steps
+    (as the window draws a trained model, one heatmap per turn), not at once."""
+    box = w.findChild(QtWidgets.QLineEdit, "sentenceEdit")
+    box.setText(text)
+    box.textEdited.emit(text)  # what typing sends (keyClicks of a whole sentence is slow offscreen)
+    QtTest.QTest.keyClick(box, QtCore.Qt.Key_Return)
+    room = w.trained.room
+    qtbot.waitUntil(lambda: w.studio.state.sentence == text and not room.worker.is_busy(), timeout=60_000)
+    qtbot.waitUntil(lambda: not w.drawing() and not w.drawer.timer.isActive(), timeout=60_000)
+    QtWidgets.QApplication.processEvents()
+
+
+def cell_colour(canvas, image, i: int, j: int) -> tuple[int, int, int]:
+    rect = canvas.mapFromScene(canvas.heatmap.cell_scene_rect(i, j)).boundingRect()
+    colour = image.pixelColor(rect.center())
+    return colour.red(), colour.green(), colour.blue()
+
+
+def assert_painted_as(canvas, values: np.ndarray) -> None:
+    """The canvas as painted now shows ``values`` (weights, 0..1) in their cells: the new size's last cell too."""
+    lut = canvas.heatmap.colormap.getLookupTable(nPts=256, alpha=False).astype(int)
+    image = canvas.grab().toImage()
+    T = values.shape[0]
+    for i, j in ((T - 1, T - 1), (T - 1, 0), (T // 2, T - 2)):
+        got = np.array(cell_colour(canvas, image, i, j))
+        index = int(np.clip(values[i, j], 0, 1) * 255)
+        near = lut[max(index - 3, 0): index + 4]
+        assert np.abs(near - got).max(axis=1).min() <= 6, (canvas.heatmap.title, i, j, got, lut[index])
+
+
+def test_a_new_length_is_painted_whole_on_the_attention_tab(trained, qtbot):
+    w = trained
+    view = w.heatmap_view
+    w.view_tabs.setCurrentWidget(view)
+    wait_idle(qtbot, w)
+    sizes = set()
+    for text in SENTENCES:
+        type_and_enter(qtbot, w, text)
+        studio = w.studio.target
+        tokens, T = list(studio.state.tokens), len(studio.state.tokens)
+        sizes.add(T)
+        head = studio.state.head_index
+        for key in ("scores", "logits", "weights"):
+            hm = view.stages[key]
+            assert hm.image.image.shape == (T, T)
+            # Every label, as painted: each stage keeps all of a sentence this long.
+            w.grab()
+            rows, cols = hm.labels()
+            assert len(rows) == T and len(cols) == T and cols[0] == "[CLS]" and cols[-1] == "[SEP]", key
+            assert [c.rstrip("…") for c in cols] == [t[: len(c.rstrip("…"))] for t, c in zip(tokens, cols)]
+        assert_painted_as(view.canvases["weights"], studio.result.weights[head])
+        for i, (hm, canvas) in enumerate(zip(view.head_maps[: view.heads_shown], view.head_canvases)):
+            assert canvas.updatesEnabled(), f"head {i + 1} left unpainted"
+            assert hm.image.image.shape == (T, T) and list(hm.data.col_labels) == tokens
+        for i in range(2):  # the first heads, in sight below the stages
+            assert_painted_as(view.head_canvases[i], studio.result.weights[i])
+        assert all(c.updatesEnabled() for c in view.canvases.values())
+    assert len(sizes) == 3  # three lengths, each drawn
+
+
+def test_the_heads_keep_their_size_when_a_longer_sentence_widens_the_stages(trained, qtbot):
+    w = trained
+    view = w.heatmap_view
+    w.view_tabs.setCurrentWidget(view)
+    type_and_enter(qtbot, w, SENTENCES[0])
+    short = [c.size() for c in view.head_canvases[: view.heads_shown]]
+    stages_short = sum(c.width() for c in view.canvases.values() if c.isVisible())
+    type_and_enter(qtbot, w, SENTENCES[1])
+    stages_long = sum(c.width() for c in view.canvases.values() if c.isVisible())
+    assert stages_long > stages_short > 0  # 20 tokens' labels need wider stages (here wider than the view: it scrolls)
+    assert [c.size() for c in view.head_canvases[: view.heads_shown]] == short
+    # The heads' grid is as wide as the view shows (or its least width), not as the stages above.
+    grid = view.heads_widget
+    assert grid.width() <= max(view.scroll.viewport().width(), grid.minimumSizeHint().width())
+
+
+def test_a_new_length_is_painted_whole_on_the_model_view(trained, qtbot):
+    w = trained
+    room = w.trained.room
+    view = room.model_view
+    w.view_tabs.setCurrentWidget(view)
+    wait_idle(qtbot, w)
+    for text in SENTENCES[:2]:
+        type_and_enter(qtbot, w, text)
+        studio = w.studio.target
+        T = len(studio.state.tokens)
+        layers, heads = studio.model.layers, studio.model.heads
+        assert list(view.data.tokens) == list(studio.state.tokens)
+        gap = max(1, T // 8)
+        assert view.image.image.shape == (layers * (T + gap) - gap, (heads + 1) * (T + gap) - gap)
+        assert f"{T} tokens" in view.header.text()
+        # The last head's cell of the last layer, painted: it ends where T says, the gap after it is empty.
+        image = view.canvas.grab().toImage()
+        cell = view.cell_rect(layers - 1, heads - 1)
+
+        def pixel(x, y):
+            point = view.canvas.mapFromScene(view.plot.vb.mapViewToScene(QtCore.QPointF(x, y)))
+            colour = image.pixelColor(point)
+            return colour.red(), colour.green(), colour.blue()
+
+        inside = pixel(cell.right() - 0.5, cell.bottom() - 0.5)
+        right_gap = pixel(cell.right() + gap / 2, cell.bottom() - 0.5)
+        lower_gap = pixel(cell.right() - 0.5, cell.top() - gap / 2)  # between this layer and the one above
+        assert right_gap == lower_gap and inside != right_gap
+
+
+def test_a_model_pass_does_not_flash_the_moving_bar_but_a_long_one_shows_it(trained, qtbot):
+    w = trained
+    room = w.trained.room
+    bar = w.findChild(QtWidgets.QProgressBar, "modelBusy")
+    release = threading.Event()
+    room.worker.submit(lambda: release.wait(30), kind="run")
+    try:
+        assert room.worker.is_busy() and not bar.isVisibleTo(w)  # a pass of a sentence: no bar, no relayout
+        qtbot.waitUntil(lambda: bar.isVisibleTo(w), timeout=10_000)  # still working a while later: it says so
+    finally:
+        release.set()
+    qtbot.waitUntil(lambda: not room.worker.is_busy(), timeout=10_000)
+    assert not bar.isVisibleTo(w)
