@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import json
 import os
 import shutil
 import tempfile
@@ -189,12 +190,41 @@ def load_tokenizer(folder: Path):
         raise ModelError(f"tokenizer.json in {folder} is larger than {MAX_TOKENIZER_BYTES} bytes")
     try:
         text = path.read_text(encoding="utf-8")
-        tokenizer = Tokenizer.from_str(text)
+        tokenizer = _wordpiece_in_two_steps(text) or Tokenizer.from_str(text)
     except Exception as exc:  # a Rust-side parse error has its own exception type
         raise ModelError(f"tokenizer.json in {folder} cannot be read ({exc}); save the tokenizer again") from None
     # Without these, short texts are padded and long ones cut without a word.
     tokenizer.no_padding()
     tokenizer.no_truncation()
+    return tokenizer
+
+
+_WORDPIECE_FIELDS = {"type", "unk_token", "continuing_subword_prefix", "max_input_chars_per_word", "vocab"}
+
+
+def _wordpiece_in_two_steps(text: str):
+    """The tokenizer of ``text`` (a tokenizer.json) when its model is a plain WordPiece (BERT's), else None.
+
+    ``Tokenizer.from_str`` holds Python's lock for the whole parse (some 33 ms of CPU for MiniLM's 30,522
+    word pieces): while a model loads on its worker thread, the window could not run meanwhile. Read in
+    steps (the JSON, the tokenizer without its vocabulary, then the vocabulary as a WordPiece model), no
+    step holds it for more than about half of that, and the window runs between them. The tokenizer is
+    the same: the special tokens keep their ids (their entries stay in the first step's vocabulary)."""
+    from tokenizers import Tokenizer
+    from tokenizers.models import WordPiece
+
+    spec = json.loads(text)
+    model = spec.get("model") if isinstance(spec, dict) else None
+    if not (isinstance(model, dict) and model.get("type") == "WordPiece" and set(model) <= _WORDPIECE_FIELDS
+            and isinstance(model.get("vocab"), dict) and isinstance(model.get("unk_token"), str)):
+        return None
+    vocab = model["vocab"]
+    special = {t.get("content") for t in spec.get("added_tokens") or () if isinstance(t, dict)}
+    kept = {token: vocab[token] for token in special | {model["unk_token"]} if token in vocab}
+    tokenizer = Tokenizer.from_str(json.dumps({**spec, "model": {**model, "vocab": kept}}))
+    options = {key: model[key] for key in ("unk_token", "continuing_subword_prefix", "max_input_chars_per_word")
+               if key in model}
+    tokenizer.model = WordPiece(vocab, **options)
     return tokenizer
 
 

@@ -145,3 +145,22 @@ def test_bf16_weights_are_widened_from_their_bits(bert_copy, data_dir):
     truncated = (original.view(np.uint32) & np.uint32(0xFFFF0000)).view(np.float32).astype(np.float64)
     np.testing.assert_array_equal(model.head_weights(1, 3)["v"], truncated.T[:, 24:32])
     assert np.isfinite(model.run("the cat sat").hidden_states).all()
+
+
+def test_a_wordpiece_tokenizer_read_in_steps_is_the_tokenizer_itself(data_dir, minilm):
+    """BERT's tokenizer is read in steps (the window runs while a model loads): it is the very tokenizer
+    ``Tokenizer.from_str`` reads, for MiniLM and the tiny BERT alike; GPT-2's BPE is read as before."""
+    from tokenizers import Tokenizer
+
+    from attn_studio.pretrained.loading import _wordpiece_in_two_steps
+
+    for folder in (minilm.path, data_dir / "tiny-bert"):
+        text = (folder / "tokenizer.json").read_text(encoding="utf-8")
+        whole, in_steps = Tokenizer.from_str(text), _wordpiece_in_two_steps(text)
+        assert in_steps is not None and in_steps.to_str() == whole.to_str()
+        for sentence in ("The animal didn't cross the street because it was too tired.", "[CLS] naïve 東京 [SEP] [MASK]"):
+            a, b = whole.encode(sentence), in_steps.encode(sentence)
+            assert (a.tokens, a.ids, a.offsets) == (b.tokens, b.ids, b.offsets)
+    gpt2 = (data_dir / "tiny-gpt2" / "tokenizer.json").read_text(encoding="utf-8")
+    assert _wordpiece_in_two_steps(gpt2) is None
+    assert list(minilm.encode("it was too tired").tokens) == ["[CLS]", "it", "was", "too", "tired", "[SEP]"]
