@@ -289,7 +289,7 @@ class HeatmapView(QtWidgets.QWidget):
             for key, _ in stages:
                 self.stages[key].set_axis_titles(row_title, col_title)
             if self._fit_stages(len(q_tokens), len(k_tokens)):
-                later = [self.canvases[key] for key, _ in stages[1:]]
+                later = [self.canvases[key] for key, _ in stages]
                 later += self.head_canvases[: max(self._heads_shown, 0)] if n_heads == self._heads_shown else []
                 held = [canvas for canvas in later if canvas.updatesEnabled()]
                 for canvas in held:
@@ -302,6 +302,10 @@ class HeatmapView(QtWidgets.QWidget):
                 canvas.setUpdatesEnabled(True)
 
         try:
+            if held:
+                # The window laid out for the new sizes in a step of its own (after a switch of models, the
+                # whole window is), its heatmaps held meanwhile: then each of them in a step.
+                yield "layout"
             for key, plan in stages:
                 values, levels, picture = ready.get(key) or plan()
                 hm = self.stages[key]
