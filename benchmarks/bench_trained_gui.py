@@ -229,12 +229,13 @@ class Turns:
     """The event loop run by hand: each turn timed, the longest kept."""
 
     def __init__(self, app):
-        self.app, self.longest = app, 0.0
+        self.app, self.longest, self.longest_cpu = app, 0.0, 0.0
 
     def turn(self) -> None:
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.thread_time()
         self.app.processEvents()
         self.longest = max(self.longest, time.perf_counter() - start)
+        self.longest_cpu = max(self.longest_cpu, time.thread_time() - cpu)  # the turn's own work, busy machine or not
 
     def until(self, condition, timeout: float = 60.0) -> float:
         """Turn until ``condition()``; the time it became true."""
@@ -356,12 +357,12 @@ def main() -> int:
     # -- loading, as a person chooses the model in the model box -------------------------------
     combo = window.findChild(QtWidgets.QComboBox, "modelCombo")
     index = next(i for i in range(combo.count()) if combo.itemText(i).startswith("all-MiniLM"))
-    turns.longest = 0.0
+    turns.longest = turns.longest_cpu = 0.0
     stalls.start()
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.thread_time()
     combo.setCurrentIndex(index)
     combo.activated.emit(index)
-    turns.longest = time.perf_counter() - start
+    turns.longest, turns.longest_cpu = time.perf_counter() - start, time.thread_time() - cpu
     turns.until(lambda: room.studio is not None)
     turns.settle(busy)
     load_stall = stalls.stop()
@@ -370,7 +371,8 @@ def main() -> int:
     except StaleError as exc:
         painted, stale = time.perf_counter(), f" (left stale: {exc})"
     print(f"all-MiniLM-L6-v2 chosen in the model box → its first views painted: {ms(painted - start)}{stale}; "
-          f"longest GUI-thread turn {ms(turns.longest)}, longest stall {ms(load_stall)} (target ≤ 50 ms)")
+          f"longest GUI-thread turn {ms(turns.longest)} ({ms(turns.longest_cpu)} of CPU in the longest), "
+          f"longest stall {ms(load_stall)} (target ≤ 50 ms)")
     ok = load_stall <= 0.05
 
     model = room.studio.model
