@@ -134,6 +134,8 @@ class AnimationExport(QtCore.QObject):
                     self.progressed.emit(self.total, self.total, "Encoding the last frames…")
         except (ExportError, ValueError) as exc:
             self._fail(str(exc))
+        except Exception as exc:  # a figure that cannot be drawn: said, nothing written, the window goes on
+            self._fail(f"a frame could not be drawn ({type(exc).__name__}: {exc})")
 
     def _start_writer(self) -> None:
         from ...animation import write_animation
@@ -141,9 +143,16 @@ class AnimationExport(QtCore.QObject):
 
         count, timing, path = self.source.count, self.timing, self.path
 
+        job_box = []
+
         def frames():
             while True:
-                item = self.frames.get()
+                try:
+                    item = self.frames.get(timeout=0.5)
+                except queue.Empty:
+                    if job_box and job_box[0].cancelled():  # cancelled while no frame was coming
+                        return
+                    continue
                 if item is _END:
                     return
                 if item is _FAILED:
@@ -157,6 +166,7 @@ class AnimationExport(QtCore.QObject):
         self.job = Job(write, controls=True, on_result=self._written, on_error=self._refused,
                        on_cancel=self._cancelled_late,
                        on_progress=self._encoded)
+        job_box.append(self.job)
         self.job.submit()
 
     def _cancelled_late(self) -> None:

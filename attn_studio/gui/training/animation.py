@@ -15,7 +15,7 @@ from PySide6 import QtCore, QtWidgets
 from ..files.animation_frames import Control, fit_into, image_array
 from ..files.figures import Panel, done_with, render_panel
 from ..files.sheet import lay_out_offscreen
-from ..qt import pg
+from ..qt.pg import pg
 from .figures import page_figure, run_title
 from .runner import Snapshot
 
