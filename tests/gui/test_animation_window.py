@@ -206,3 +206,30 @@ def test_the_dialog_proposes_the_range_and_refuses_a_bad_one(qtbot, tmp_path):
     dialog.accept()
     assert dialog.request is not None and dialog.request.control.key == "causal"
     assert (dialog.request.start, dialog.request.stop) == (0.0, 1.0)
+
+
+def test_a_trained_models_heatmaps_over_its_layers(window, monkeypatch, tmp_path, qtbot, minilm):
+    from attn_studio.trained import TrainedStudio
+
+    w = window
+    w.trained.room.set_studio(TrainedStudio(minilm))
+    qtbot.waitUntil(lambda: w.studio.is_trained and not w.drawing(), timeout=60_000)
+    try:
+        settle(w)
+        start = (w.studio.state, w.studio.can_undo)
+        hover(w.findChild(QtWidgets.QSpinBox, "layerSpin"))
+        target = tmp_path / "layers.gif"
+        answer = Answer(lambda controls: AnimationRequest(controls[0], 1, minilm.layers, minilm.layers,
+                                                          Timing(2, 0, True), target))
+        monkeypatch.setattr(animation_dialog, "ask", answer)
+        export = w.animation.export_dialog()
+        assert export is not None and export.wait(300) and export.result[0], export and export.result
+        control = answer.asked[0][1][0]
+        assert (control.key, control.high) == ("layer", minilm.layers)
+        count, _, delays, frames = decode_gif(target)
+        assert count == minilm.layers and delays == [500] * count
+        assert not np.array_equal(frames[0], frames[-1])
+        assert (w.studio.state, w.studio.can_undo) == start
+    finally:
+        w.trained.room.use_toy()
+        settle(w)

@@ -20,7 +20,8 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from ...matrices import ExportError
 from . import animation_dialog
 from .animation_export import AnimationExport, ProgressDialog
-from .animation_frames import VIEW_ATTRS, Control, FrameMaker, SweepError, cell_control, toy_controls
+from .animation_frames import (TRAINED_VIEWS, VIEW_ATTRS, Control, FrameMaker, SweepError, cell_control, toy_controls,
+                               trained_controls)
 
 # The Model panel's fields -> the control an animation sweeps.
 FIELD_CONTROLS = {"temperature": "temperature", "d_head": "d_head", "heads": "heads", "d_model": "d_model",
@@ -47,6 +48,9 @@ class PointedControl(QtCore.QObject):
                 table.viewport().setMouseTracking(True)  # a cell is known by hovering it, no click needed
                 self._watch(table.viewport(), ("table", table_key, table))
                 self._watch(table, ("table", table_key, table))
+        layer = window.findChild(QtWidgets.QSpinBox, "layerSpin")  # a trained model's layer (the Model panel)
+        if layer is not None:
+            self._watch(layer, "layer")
         pipeline = getattr(window, "pipeline_view", None)
         if pipeline is not None:
             self._watch(pipeline, "step")
@@ -77,6 +81,10 @@ class PointedControl(QtCore.QObject):
 def view_controls(window, panel: str, pointed) -> list[Control]:
     """The controls an animation of ``panel`` can sweep, the pointed one first."""
     state = window.studio.state
+    if getattr(window.studio, "is_trained", False):
+        controls = trained_controls(state)
+        first = next((c for c in controls if c.key == pointed), None)
+        return ([first] if first else []) + [c for c in controls if c is not first]
     steps = 0
     if panel == "steps":
         steps = len(getattr(window.pipeline_view.model, "steps", ()) or ())
@@ -141,9 +149,9 @@ class AnimationActions(QtCore.QObject):
             self.show_message("Export animation: choose the Attention, Step by step, Heads → output, Compare, "
                               "Geometry or Positions tab, or a training panel, first")
             return None
-        if getattr(self.window.studio, "is_trained", False):
-            self.show_message("Animations of a trained model's views are made with attn-studio export --animate; "
-                              "in the window, choose “Toy model (editable)” first")
+        if getattr(self.window.studio, "is_trained", False) and panel not in TRAINED_VIEWS:
+            self.show_message("A trained model's Attention, Step by step and Heads → output views are animated "
+                              "in the window; its other views with attn-studio export --animate")
             return None
         controls = view_controls(self.window, panel, self.pointed.last)
         path = self.folder / f"{panel}-{controls[0].key.replace(':', '-')}.gif"

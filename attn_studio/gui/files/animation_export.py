@@ -32,7 +32,12 @@ MAX_FPS = 60.0
 MAX_HOLD = 60.0
 PIECE_BUDGET = 0.015  # seconds of preparation per turn of the event loop
 QUEUED_FRAMES = 3     # frames drawn ahead of the encoder, at most (memory: 3 frames)
-_END, _FAILED = object(), object()
+_END, _FAILED, _CANCELLED = object(), object(), object()
+
+
+class _Stopped(Exception):
+    """Raised into the writer when the frames stop coming (Cancel, or a frame that failed): it then
+    removes its temporary file and writes nothing."""
 
 
 def check_animation_path(path) -> Path:
@@ -151,12 +156,14 @@ class AnimationExport(QtCore.QObject):
                     item = self.frames.get(timeout=0.5)
                 except queue.Empty:
                     if job_box and job_box[0].cancelled():  # cancelled while no frame was coming
-                        return
+                        raise _Stopped("cancelled")
                     continue
+                if item is _CANCELLED or (job_box and job_box[0].cancelled()):
+                    raise _Stopped("cancelled")  # an end of the frames would be written as a shorter file
+                if item is _FAILED:
+                    raise _Stopped("the frames could not be drawn")
                 if item is _END:
                     return
-                if item is _FAILED:
-                    raise ExportError("the frames could not be drawn")
                 yield item
 
         def write(progress, cancelled):
@@ -189,7 +196,7 @@ class AnimationExport(QtCore.QObject):
             self._end(False, "Cancelled: nothing was written")
             return
         self.job.quit()
-        self._unblock(_END)
+        self._unblock(_CANCELLED)
 
     def _fail(self, message: str) -> None:
         self.timer.stop()

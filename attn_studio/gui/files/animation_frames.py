@@ -119,6 +119,22 @@ def toy_controls(state, steps: int = 0) -> list[Control]:
     return out
 
 
+# A trained model's views an animation draws in the window, and what it sweeps there.
+TRAINED_VIEWS = ("heatmaps", "steps", "outputs")
+
+
+def trained_controls(state) -> list[Control]:
+    """What an animation of a trained model's view sweeps: the layer, the head, the query token."""
+    out = [Control("layer", "layer", "int", 1, state.layers, state.layer_index + 1, *_whole_range(1, state.layers))]
+    if state.heads > 1:
+        out.append(Control("head", "head shown", "int", 1, state.heads, state.head_index + 1,
+                           *_whole_range(1, state.heads)))
+    n = len(state.query_tokens)
+    if n > 1:
+        out.append(Control("query", "query token", "int", 1, n, state.query_index + 1, *_whole_range(1, n)))
+    return out
+
+
 def cell_control(state, table: str, row: int, col: int) -> Control | None:
     """The control of one cell of X or of the shown head's W_Q / W_K / W_V, or None when there is no such cell."""
     if table not in CELL_TABLES:
@@ -153,6 +169,8 @@ def apply_value(studio, control: Control, value) -> None:
             studio.set_embedding(words[row], col, float(value))
         else:
             studio.set_weight(table, state.head_index, row, col, float(value))
+    elif key == "layer":
+        studio.select(layer=int(value) - 1)
     elif key == "query":
         studio.select(query=int(value) - 1)
     elif key == "head":
@@ -236,11 +254,18 @@ class FrameMaker:
         if panel not in VIEW_ATTRS:
             raise SweepError(f"the {panel} view cannot be animated in the window; choose Attention, Step by step, "
                              "Heads → output, Compare, Geometry or Positions")
-        if getattr(window.studio, "is_trained", False):
-            raise SweepError("animations of a trained model's views are made with attn-studio export --animate; "
-                             "in the window, choose “Toy model (editable)” first")
+        trained = bool(getattr(window.studio, "is_trained", False))
+        if trained and panel not in TRAINED_VIEWS:
+            raise SweepError("a trained model's Attention, Step by step and Heads → output views are animated in "
+                             "the window; its other views with attn-studio export --animate")
         self.panel, self.control, self.values, self.scale = panel, control, list(values), float(scale)
-        self.studio = StudioProxy(Studio(window.studio.state))
+        if trained:
+            from ...trained import TrainedStudio
+
+            target = window.studio.target  # its model, shared; its run computed once more, here, for the export
+            self.studio = StudioProxy(TrainedStudio(target.model, target.state))
+        else:
+            self.studio = StudioProxy(Studio(window.studio.state))
         source = getattr(window, VIEW_ATTRS[panel])
         self.view = type(source)(self.studio)
         self.view.setAttribute(QtCore.Qt.WA_DontShowOnScreen, True)
@@ -253,7 +278,8 @@ class FrameMaker:
         # find_panel reads a window: this one has the export's studio and view, and nothing else. Its
         # view is drawn by the frame (with the animation's levels), not again by find_panel.
         self.window = SimpleNamespace(studio=self.studio, render_view=lambda v: None,
-                                      variance_plot=window.variance_plot, trained=None, training=None,
+                                      variance_plot=window.variance_plot, training=None,
+                                      trained=SimpleNamespace(is_trained=True, room=self) if trained else None,
                                       **{VIEW_ATTRS[panel]: self.view})
         self.levels: dict[str, tuple[float, float]] = {}
         self.frame_size: QtCore.QSize | None = None
@@ -328,5 +354,5 @@ class FrameMaker:
         discard(self.view)
 
 
-__all__ = ["Control", "FrameMaker", "SweepError", "MAX_FRAMES", "toy_controls", "cell_control", "apply_value",
+__all__ = ["Control", "FrameMaker", "SweepError", "MAX_FRAMES", "toy_controls", "trained_controls", "cell_control", "apply_value",
            "image_array", "fit_into", "ExportError"]
