@@ -282,6 +282,7 @@ class FrameMaker:
                                       trained=SimpleNamespace(is_trained=True, room=self) if trained else None,
                                       **{VIEW_ATTRS[panel]: self.view})
         self.levels: dict[str, tuple[float, float]] = {}
+        self.tips: list = []  # the geometry's arrow tips at every value
         self.frame_size: QtCore.QSize | None = None
         self.count = self.preparing = len(self.values)  # a frame source (animation_export)
         self.prepare = self.measure
@@ -297,8 +298,11 @@ class FrameMaker:
         self.view.render()
 
     def measure(self, i: int) -> None:
-        """Value ``i``'s colour levels, joined into the animation's."""
+        """Value ``i``'s colour levels (and the geometry's arrows), joined into the animation's."""
         self._set(i)
+        drawing = getattr(self.view, "drawing", None) if self.panel == "geometry" else None
+        if drawing is not None and np.size(drawing.tips):
+            self.tips.append(np.asarray(drawing.tips, dtype=np.float64).reshape(-1, 2))
         for name, hm in _heatmaps(self.view).items():
             if hm.data is None:
                 continue
@@ -328,6 +332,11 @@ class FrameMaker:
         from .figures import done_with
 
         panel = find_panel(self.window, self.panel)
+        if self.tips:  # the geometry's plane framed for every arrow of the animation, not this frame's
+            from ..views.geometry import frame
+
+            x_range, y_range = frame(np.vstack(self.tips))
+            panel.widget.plot.setRange(xRange=x_range, yRange=y_range, padding=0)
         try:
             return render_panel(panel, self.scale, self.title(i))
         finally:
