@@ -233,3 +233,16 @@ def test_a_trained_models_heatmaps_over_its_layers(window, monkeypatch, tmp_path
     finally:
         w.trained.room.use_toy()
         settle(w)
+
+
+def test_the_control_last_under_the_pointer_is_proposed_first(window):
+    from attn_studio.gui.files.animation_actions import view_controls
+
+    w = window
+    for widget, panel, key, proposed in ((w.causal_check, "heatmaps", "causal", (0, 1, 2)),
+                                         (w.query_combo, "heatmaps", "query", (1, 6, 6)),
+                                         (w.pipeline_view, "steps", "step", (1, 9, 9)),
+                                         (w.d_model_spin, "compare", "d_model", (1, 16, 16))):
+        hover(widget)
+        first = view_controls(w, panel, w.animation.pointed.last)[0]
+        assert (first.key, (first.start, first.stop, first.frames)) == (key, proposed)

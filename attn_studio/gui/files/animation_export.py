@@ -236,7 +236,7 @@ class AnimationExport(QtCore.QObject):
         deadline = time.monotonic() + timeout
         while self.running and time.monotonic() < deadline:
             QtWidgets.QApplication.processEvents(QtCore.QEventLoop.AllEvents, 50)
-            QtCore.QThread.msleep(1)  # not a busy loop: the writer's thread needs the other core
+            time.sleep(0.001)  # not a busy loop: the writer's thread needs the other core
             if self.job is not None and self.job.done():
                 self.job.deliver()
         return not self.running

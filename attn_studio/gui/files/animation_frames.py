@@ -115,7 +115,7 @@ def toy_controls(state, steps: int = 0) -> list[Control]:
         out.append(Control("head", "head shown", "int", 1, state.heads, state.head_index + 1,
                            *_whole_range(1, state.heads)))
     if steps > 1:
-        out.append(Control("step", "step (step by step)", "int", 1, steps, 1, *_whole_range(1, steps)))
+        out.append(Control("step", "step", "int", 1, steps, 1, *_whole_range(1, steps)))
     return out
 
 
