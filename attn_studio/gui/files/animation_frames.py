@@ -241,6 +241,15 @@ def fit_into(image: QtGui.QImage, size: QtCore.QSize) -> QtGui.QImage:
     return canvas
 
 
+def _run(pieces):
+    """Run a generator of pieces to its end; its return value."""
+    try:
+        while True:
+            next(pieces)
+    except StopIteration as end:
+        return end.value
+
+
 class FrameMaker:
     """The frames of one animation of ``window``'s view ``panel`` over ``control``'s ``values``.
 
@@ -284,8 +293,10 @@ class FrameMaker:
         self.levels: dict[str, tuple[float, float]] = {}
         self.tips: list = []  # the geometry's arrow tips at every value
         self.frame_size: QtCore.QSize | None = None
-        self.count = self.preparing = len(self.values)  # a frame source (animation_export)
-        self.prepare = self.measure
+        # A frame source (animation_export): every value measured, then the sample frames drawn.
+        self.count = len(self.values)
+        self.preparing = len(self.values) + len(self.samples())
+        self.prepare = self._prepare
 
     def _set(self, i: int) -> None:
         value = self.values[i]
@@ -325,12 +336,14 @@ class FrameMaker:
             base = base.replace(f" · T={format_setting(self.studio.state.temperature)}", "")
         return f"{base} · {self.control.label} = {self.control.text(self.values[i])}"
 
-    def image(self, i: int) -> QtGui.QImage:
-        """Frame ``i`` as drawn, at its own size."""
-        self._set(i)
-        self._fix_levels()
+    def image_pieces(self, i: int):
+        """Draw frame ``i`` at its own size in three pieces (the view, its figure, the picture), a
+        generator that pauses between them: the window answers between pieces. It returns the QImage."""
         from .figures import done_with
 
+        self._set(i)
+        self._fix_levels()
+        yield
         panel = find_panel(self.window, self.panel)
         if self.tips:  # the geometry's plane framed for every arrow of the animation, not this frame's
             from ..views.geometry import frame
@@ -338,23 +351,48 @@ class FrameMaker:
             x_range, y_range = frame(np.vstack(self.tips))
             panel.widget.plot.setRange(xRange=x_range, yRange=y_range, padding=0)
         try:
+            yield
             return render_panel(panel, self.scale, self.title(i))
         finally:
             done_with(panel)
 
+    def image(self, i: int) -> QtGui.QImage:
+        """Frame ``i`` as drawn, at its own size."""
+        return _run(self.image_pieces(i))
+
+    def samples(self) -> list[int]:
+        """The frames whose sizes decide the animation's: the first, middle and last."""
+        return sorted({0, len(self.values) // 2, len(self.values) - 1})
+
+    def _prepare(self, i: int) -> None:
+        # Every value's levels first, then the sample frames' sizes (one per piece of preparation).
+        n = len(self.values)
+        if i < n:
+            self.measure(i)
+            return
+        image = self.image(self.samples()[i - n])
+        w, h = image.width(), image.height()
+        if self.frame_size is not None:
+            w, h = max(w, self.frame_size.width()), max(h, self.frame_size.height())
+        self.frame_size = QtCore.QSize(w + w % 2, h + h % 2)
+
     def size(self) -> QtCore.QSize:
         """The frames' one size: the largest of the first, middle and last figures, with even sides."""
+        n = len(self.values)
         if self.frame_size is None:
-            w = h = 0
-            for i in sorted({0, len(self.values) // 2, len(self.values) - 1}):
-                image = self.image(i)
-                w, h = max(w, image.width()), max(h, image.height())
-            self.frame_size = QtCore.QSize(w + w % 2, h + h % 2)
+            for k in range(len(self.samples())):
+                self._prepare(n + k)
         return self.frame_size
+
+    def frame_pieces(self, i: int):
+        """Frame ``i`` as an (H, W, 3) uint8 array of the animation's one size, drawn in pieces
+        (:meth:`image_pieces`); the generator returns the array."""
+        image = yield from self.image_pieces(i)
+        return image_array(fit_into(image, self.size()))
 
     def frame(self, i: int) -> np.ndarray:
         """Frame ``i`` as an (H, W, 3) uint8 array of the animation's one size."""
-        return image_array(fit_into(self.image(i), self.size()))
+        return _run(self.frame_pieces(i))
 
     def close(self) -> None:
         """Let go of the export's view (now, on the GUI thread)."""
