@@ -214,7 +214,7 @@ def _draw_and_write(window, args, sweeps, frames, folder_fmt, size, panel_name, 
 
     drawer = SweepFrames(window, len(frames), set_frame, make_panel, title_of,
                          views=level_views(window, panel_name), scale=args.scale, size=size,
-                         reshapes="heads" in names or panel_name == "window")
+                         reshapes="heads" in names or panel_name == "window", quiet=panel_name != "window")
     advance, bar = _progress_bar(2 * len(frames), "frames")
     try:
         try:

@@ -26,7 +26,7 @@ from typing import Callable, Iterator
 import numpy as np
 from PySide6 import QtCore, QtGui
 
-from ..views.heatmap import Heatmap, label_colour_bar
+from ..views.heatmap import SHOWN_MARK, Heatmap, label_colour_bar
 from ..widgets import settle
 from . import figures
 from .figures import MARGIN, TITLE_PAD_BOTTOM, TITLE_PAD_TOP, ExportError, Panel, done_with
@@ -61,12 +61,13 @@ class SweepFrames:
     the frame's title (called after ``set_frame(i)``). ``views`` are the views whose heatmaps'
     colour levels are kept over the sweep. ``scale`` multiplies the figure's size; ``size``
     (width, height) instead fits the figure into frames of that many pixels, centred on white.
-    ``reshapes``: the figure's shape changes with the value (measure every frame).
+    ``reshapes``: the figure's shape changes with the value (measure every frame). ``quiet``: the
+    window is not repainted while the frames are drawn (False when the figure is the window itself).
     """
 
     def __init__(self, window, count: int, set_frame: Callable[[int], None], make_panel: Callable[[], Panel],
                  title_of: Callable[[int], str], *, views=(), scale: float = 1.0,
-                 size: tuple[int, int] | None = None, reshapes: bool = False):
+                 size: tuple[int, int] | None = None, reshapes: bool = False, quiet: bool = True):
         self.window = window
         self.count = int(count)
         self.set_frame = set_frame
@@ -76,10 +77,13 @@ class SweepFrames:
         self.scale = float(scale)
         self.size = size
         self.reshapes = reshapes
+        self.quiet = quiet
         self.levels: dict[int, tuple[float, float]] = {}
         self.titles: list[str] = []
         self.panel_size = QtCore.QSize(0, 0)
         self.prepared = False
+        self._kept: Panel | None = None
+        self._follows: list[bool] = []
 
     # -- pass 1 ------------------------------------------------------------------------
     def _go(self, i: int) -> None:
@@ -92,6 +96,16 @@ class SweepFrames:
                 cancelled: Callable[[], bool] | None = None) -> bool:
         """Pass 1: the levels, titles and sizes over the whole sweep; False if cancelled."""
         measure = set(range(self.count)) if self.reshapes else {0, self.count - 1}
+        quiet = self.quiet and self.window.updatesEnabled()
+        if quiet:
+            self.window.setUpdatesEnabled(False)
+        try:
+            return self._prepare(measure, progress, cancelled)
+        finally:
+            if quiet:
+                self.window.setUpdatesEnabled(True)
+
+    def _prepare(self, measure, progress, cancelled) -> bool:
         for i in range(self.count):
             if cancelled is not None and cancelled():
                 return False
@@ -138,8 +152,43 @@ class SweepFrames:
         return math.ceil(w * self.scale), math.ceil(h * self.scale)
 
     # -- pass 2 ------------------------------------------------------------------------
+    def _reusable(self, panel: Panel) -> bool:
+        """True when ``panel`` is a sheet of the window's own heatmaps that later frames can refill
+        (the figure's shape does not change): its heatmaps take the next frame's numbers instead of a
+        new sheet being built a frame (building one costs most of a frame's time)."""
+        heatmaps = getattr(panel.widget, "heatmaps", None)
+        return (not self.reshapes and bool(heatmaps)
+                and all(id(getattr(hm, "source", None)) in self.levels for hm in heatmaps))
+
+    def _refill(self, panel: Panel) -> Panel:
+        """The kept sheet with each heatmap showing its source's numbers now, at the sweep's levels."""
+        for hm, follows in zip(panel.widget.heatmaps, self._follows):
+            src, data = hm.source, hm.source.data
+            if data is None or data.values.shape != hm.data.values.shape:
+                raise ExportError("the figure changed its shape during the sweep")
+            if follows:
+                title = src.title
+                hm.set_title(title[: -len(SHOWN_MARK)] if title.endswith(SHOWN_MARK) else title)
+            hm.set_data(data.values, masked=data.masked, row_labels=list(hm.data.row_labels),
+                        col_labels=list(hm.data.col_labels), levels=self.levels[id(src)],
+                        selected_row=hm.data.selected_row)
+        return panel
+
+    def _keep(self, panel: Panel) -> None:
+        self._kept = panel
+        self._follows = [hm.title == (hm.source.title[: -len(SHOWN_MARK)] if hm.source.title.endswith(SHOWN_MARK)
+                                      else hm.source.title) for hm in panel.widget.heatmaps]
+
+    def release(self) -> None:
+        """Free the sheet kept between frames (after the last frame, or when the drawing stops)."""
+        if self._kept is not None:
+            done_with(self._kept)
+            self._kept = None
+
     def _fixed_panel(self) -> Panel:
         """The panel now, its heatmaps and colour bars at the sweep's levels."""
+        if self._kept is not None:
+            return self._refill(self._kept)
         panel = self.make_panel()
         sheet = panel.widget
         heatmaps = getattr(sheet, "heatmaps", None)
@@ -176,17 +225,32 @@ class SweepFrames:
     def _frames(self, draw, progress, cancelled):
         if not self.prepared:
             raise ExportError("the frames are drawn after prepare()")
-        for i in range(self.count):
-            if cancelled is not None and cancelled():
-                return
-            self._go(i)
-            panel = self._fixed_panel()
-            try:
-                yield draw(self._layout(panel, self.titles[i]))
-            finally:
-                done_with(panel)
-            if progress is not None:
-                progress(i + 1, self.count)
+        window = self.window
+        # The window's own views need not be painted while the frames are drawn (each frame's figure
+        # is drawn from their numbers): about half of a frame's time went to repainting them.
+        quiet = self.quiet and window.updatesEnabled()
+        if quiet:
+            window.setUpdatesEnabled(False)
+        try:
+            for i in range(self.count):
+                if cancelled is not None and cancelled():
+                    return
+                self._go(i)
+                panel = self._fixed_panel()
+                keep = panel is self._kept or (self._kept is None and self._reusable(panel))
+                if keep and self._kept is None:
+                    self._keep(panel)
+                try:
+                    yield draw(self._layout(panel, self.titles[i]))
+                finally:
+                    if not keep:
+                        done_with(panel)
+                if progress is not None:
+                    progress(i + 1, self.count)
+        finally:
+            self.release()
+            if quiet:
+                window.setUpdatesEnabled(True)
 
     def images(self, progress=None, cancelled=None) -> Iterator[np.ndarray]:
         """Pass 2: each frame as an ``H×W×3`` ``uint8`` array, all of :meth:`pixel_size`."""
