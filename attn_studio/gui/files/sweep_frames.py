@@ -54,7 +54,7 @@ def _heatmaps_in(view) -> list[Heatmap]:
 
 
 class SweepFrames:
-    """The frames of one sweep of one panel of ``window``.
+    """The frames of one sweep of one panel of ``window`` (None: the figures need no window).
 
     ``count`` frames; ``set_frame(i)`` puts the window at frame ``i``'s values (the caller's
     sweep); ``make_panel()`` returns the figure's :class:`Panel` as it is now; ``title_of(i)``
@@ -88,6 +88,8 @@ class SweepFrames:
     # -- pass 1 ------------------------------------------------------------------------
     def _go(self, i: int) -> None:
         self.set_frame(i)
+        if self.window is None:  # figures drawn from numbers alone (a training run's snapshots)
+            return
         settle(self.window)
         for view in self.views:
             self.window.render_view(view)
@@ -96,7 +98,7 @@ class SweepFrames:
                 cancelled: Callable[[], bool] | None = None) -> bool:
         """Pass 1: the levels, titles and sizes over the whole sweep; False if cancelled."""
         measure = set(range(self.count)) if self.reshapes else {0, self.count - 1}
-        quiet = self.quiet and self.window.updatesEnabled()
+        quiet = self.quiet and self.window is not None and self.window.updatesEnabled()
         if quiet:
             self.window.setUpdatesEnabled(False)
         try:
@@ -228,7 +230,7 @@ class SweepFrames:
         window = self.window
         # The window's own views need not be painted while the frames are drawn (each frame's figure
         # is drawn from their numbers): about half of a frame's time went to repainting them.
-        quiet = self.quiet and window.updatesEnabled()
+        quiet = self.quiet and window is not None and window.updatesEnabled()
         if quiet:
             window.setUpdatesEnabled(False)
         try:
