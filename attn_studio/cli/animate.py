@@ -143,8 +143,8 @@ def animate_main(args) -> int:
         sweeps, frames, folder_fmt, size = _check_before_qt(args)
         trained = _trained_source(args)
         # The still export's checks of the source and panel (the output is checked above instead).
-        out, fmt, args.out, args.fmt = args.out, args.fmt, "frame.png", None
-        scale = args.scale
+        out, fmt, scale = args.out, args.fmt, args.scale
+        args.out, args.fmt, args.scale = "frame.png", None, None  # a still's scale is 1 to 8; a frame's 0.25 to 4
         try:
             state, preset, panel_name, _ = _check_export_args(args, trained)
         finally:
