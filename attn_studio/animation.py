@@ -25,6 +25,7 @@ from __future__ import annotations
 import io
 import math
 import os
+import re
 import shutil
 import struct
 import tempfile
@@ -203,6 +204,11 @@ def write_frames(frames: Iterable, folder, fmt: str, *, total: int | None = None
             for name in written:
                 os.replace(staging / name, folder / name)
             shutil.rmtree(staging, ignore_errors=True)
+            # Frames of a longer earlier export of the same name would read as this one's: gone.
+            numbered = re.compile(rf"^{re.escape(stem)}_\d{{4,}}\.{fmt}$")
+            for old in folder.iterdir():
+                if numbered.match(old.name) and old.name not in written and old.is_file():
+                    old.unlink()
         return [folder / name for name in written]
     except _Cancelled:
         shutil.rmtree(staging, ignore_errors=True)

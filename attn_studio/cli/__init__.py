@@ -145,7 +145,7 @@ def _draw_training_figures(name, exp, folder):
     return write_figures_offscreen(name, exp, folder)
 
 
-def _animate_training(name, exp, steps, path, fps, hold, frames, progress):
+def _animate_training(name, exp, steps, path, fps, hold, frames, progress, scale=1.0):
     """``attn-studio train NAME --animate FILE``: the run played to ``frames`` steps, its figure at each
     written as an animation (Qt only now, offscreen); returns the frames written."""
     os.environ["QT_QPA_PLATFORM"] = "offscreen"
@@ -164,7 +164,7 @@ def _animate_training(name, exp, steps, path, fps, hold, frames, progress):
     from ..gui.training.run_frames import RunFrames, frame_steps, play_run
 
     runs = play_run(exp, frame_steps(steps, frames), progress=progress)
-    drawer = RunFrames(name, runs)
+    drawer = RunFrames(name, runs, scale=scale)
     drawer.prepare()
     return write_animation(drawer.images(), path, fps=fps, hold=hold, total=len(runs))
 

@@ -155,8 +155,11 @@ def animate_main(args) -> int:
         return fail(exc)
     from .export import headless_window
 
-    with headless_window(args, state, preset, trained) as window:
-        return _draw_and_write(window, args, sweeps, frames, folder_fmt, size, panel_name, trained is not None)
+    try:
+        with headless_window(args, state, preset, trained) as window:
+            return _draw_and_write(window, args, sweeps, frames, folder_fmt, size, panel_name, trained is not None)
+    except KeyboardInterrupt:  # Ctrl+C: the writer has removed its temporary file
+        return fail("stopped: nothing was written", code=130)
 
 
 def _draw_and_write(window, args, sweeps, frames, folder_fmt, size, panel_name, is_trained) -> int:

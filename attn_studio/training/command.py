@@ -58,6 +58,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--fps", type=float, default=10.0, help="with --animate: frames a second (default 10)")
     parser.add_argument("--hold", type=float, default=2.0,
                         help="with --animate: seconds the last frame stays (default 2)")
+    parser.add_argument("--scale", type=float, default=1.0,
+                        help="with --animate: the frames' size, times the figure's own (0.25 to 4, default 1)")
     return parser
 
 
@@ -70,7 +72,7 @@ def main(argv: list[str], draw_figures=None, animate_figures=None) -> int:
     """Entry point of ``attn-studio train``; returns the exit code (2 for a bad command line).
 
     ``draw_figures(name, exp, folder) -> paths`` draws the PNG of ``--png`` (the panel's figure of
-    the run); ``animate_figures(name, exp, steps, path, fps, hold, progress) -> frames`` plays the run
+    the run); ``animate_figures(name, exp, steps, path, fps, hold, frames, progress, scale=) -> frames written`` plays the run
     to each of ``steps`` and writes the figure at each as an animation (``--animate``). The window's
     side provides both (this package never imports Qt).
     """
@@ -144,6 +146,8 @@ def _check_animation(args, steps: int) -> None:
         check_frame_count(args.frames)
     except AnimationError as exc:
         raise TrainingError(str(exc)) from None
+    if not 0.25 <= args.scale <= 4:
+        raise TrainingError(f"--scale of an animation is 0.25 to 4, not {args.scale:g}")
     if args.frames < 2 or args.frames > steps + 1:
         raise TrainingError(f"--frames must be 2 to {steps + 1} (steps 0 to {steps}), got {args.frames}")
 
@@ -157,7 +161,7 @@ def _animate(args, exp, steps: int, animate_figures) -> int:
             bar.update(step - bar.n)
         try:
             count = animate_figures(args.experiment, exp, steps, args.animate, args.fps, args.hold, args.frames,
-                                    progress)
+                                    progress, scale=args.scale)
         except KeyboardInterrupt:
             return _fail("stopped: nothing was written", 130)
         except (TrainingError, ValueError) as exc:
