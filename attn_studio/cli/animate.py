@@ -145,10 +145,12 @@ def animate_main(args) -> int:
         # The still export's checks of the source and panel (the output is checked above instead).
         out, fmt, scale = args.out, args.fmt, args.scale
         args.out, args.fmt, args.scale = "frame.png", None, None  # a still's scale is 1 to 8; a frame's 0.25 to 4
+        # A training panel's still needs --steps; its animation plays the run by --animate steps=FROM:TO.
+        args.steps = 1 if any(text.strip().lower().startswith("steps") for text in args.animate) else 0
         try:
             state, preset, panel_name, _ = _check_export_args(args, trained)
         finally:
-            args.out, args.fmt, args.scale = out, fmt, scale
+            args.out, args.fmt, args.scale, args.steps = out, fmt, scale, 0
     except UsageError as exc:
         return fail(exc)
     except ValueError as exc:  # the text refused by the model (too long for its positions...)
@@ -271,7 +273,44 @@ def _training_view(window, args, panel_name):
 
 
 def _animate_training(window, args, sweep, frames, folder_fmt, size, panel_name, view) -> int:
-    """``--animate steps=FROM:TO`` on a training panel: the run played forward, a frame at each step asked."""
-    from ..gui.window.training_frames import animate_run
+    """``--animate steps=FROM:TO`` on a training panel: a copy of the panel's run (its settings, step 0)
+    played forward headless, its page figure at each step asked (``gui/training/run_frames.py``)."""
+    import copy
 
-    return animate_run(window, args, [f[0] for f in frames], folder_fmt, size, view)
+    from ..animation import AnimationError, write_animation, write_frames
+    from ..gui.files.figures import ExportError
+    from ..gui.training.run_frames import RunFrames, play_run
+    from ..training.experiment import TrainingError
+
+    panel = window.present.training_panel(view)
+    if panel is None:
+        return fail(f"--animate steps plays a training panel's run; {view!r} is not one")
+    panel.wait_built()
+    key = next((k for k, p in window.training.tab.panels.items() if p is panel), None)
+    exp = copy.deepcopy(panel.runner.snapshot().exp)
+    if key is None or exp is None:
+        return fail(f"the run of {view!r} is not ready")
+    steps = [int(v[0]) for v in frames]
+    advance, bar = _progress_bar(steps[-1] + 2 * len(steps), "steps, then frames")
+    try:
+        runs = play_run(exp, steps, progress=lambda step: advance(step))
+        drawer = RunFrames(key, runs, scale=args.scale, size=size)
+        drawer.prepare(progress=lambda i, n: advance(steps[-1] + i))
+
+        def drawn(i, _total=None):
+            advance(steps[-1] + len(steps) + i)
+
+        if folder_fmt is None:
+            count = write_animation(drawer.images(progress=drawn), args.out, fps=args.fps, hold=args.hold,
+                                    loop=True if args.loop is None else args.loop, total=len(runs))
+        else:
+            source = drawer.svgs(progress=drawn) if folder_fmt == "svg" else drawer.images(progress=drawn)
+            count = len(write_frames(source, args.out, folder_fmt, total=len(runs)))
+    except (AnimationError, ExportError, TrainingError) as exc:
+        return fail(exc)
+    except OSError as exc:
+        return fail(f"cannot write {args.out}: {exc.strerror or exc}", code=1)
+    finally:
+        bar.close()
+    print(f"{PROG}: wrote {args.out} ({count} frames, steps {steps[0]} to {steps[-1]})")
+    return 0

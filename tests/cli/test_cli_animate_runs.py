@@ -120,3 +120,16 @@ def test_lecture_video_refusals(tmp_path, capfd, small_lecture):
                     "--out", str(tmp_path / "l.mp4"))
     assert done.returncode == 2
     assert sorted(p.name for p in tmp_path.iterdir()) == before
+
+
+def test_export_a_training_panel_as_the_run_goes(tmp_path, capfd):
+    out = tmp_path / "run.png"
+    done = run_here(capfd, "export", "--view", "Training: Why √dₖ", "--panel", "window", "--animate", "steps=0:20:3",
+                    "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    assert "(3 frames, steps 0 to 20)" in done.stdout
+    with Image.open(out) as im:
+        assert im.is_animated and im.n_frames == 3
+    done = run_here(capfd, "export", "--panel", "heatmaps", "--animate", "steps=0:20:3", "--out", str(tmp_path / "x.gif"))
+    assert done.returncode == 2 and "training" in done.stderr
+    assert [p.name for p in tmp_path.iterdir()] == ["run.png"]
