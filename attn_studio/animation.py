@@ -357,10 +357,10 @@ def _ffmpeg(frames: _checked_frames, tmp, *, fps, hold, codec, container, params
 
 def _mp4(frames, tmp, *, fps, hold, loop):
     # CRF 20: figures stay crisp (text, 1 px grid lines); +faststart puts the index first so
-    # a browser or slide starts playing before the whole file has arrived.
+    # a browser or slide starts playing before the whole file has arrived. The High profile (the
+    # level follows from the frame size) is what PowerPoint, Keynote and browsers decode.
     return _ffmpeg(frames, tmp, fps=fps, hold=hold, codec="libx264", container="mp4",
-                   params=["-crf", "20", "-preset", "veryfast", "-movflags", "+faststart",
-                           "-profile:v", "high", "-level", "4.1"])
+                   params=["-crf", "20", "-preset", "veryfast", "-movflags", "+faststart", "-profile:v", "high"])
 
 
 def _webm(frames, tmp, *, fps, hold, loop):
