@@ -221,3 +221,30 @@ def test_an_interrupted_export_leaves_the_old_file_and_no_temporary(tmp_path, ca
     assert len(drawn) == 3
     assert out.read_bytes() == b"last week's animation"
     assert [p.name for p in tmp_path.iterdir()] == ["talk.mp4"]
+
+
+def test_the_readme_animations_have_their_commands_and_stay_under_5_mb():
+    """Each GIF of the README is made by the command beside it (its frame count is that command's),
+    and stays small enough for a README (< 5 MB)."""
+    import shlex
+    from pathlib import Path
+
+    from attn_studio.sweeps import frames_of, parse
+
+    readme = Path(__file__).resolve().parents[2] / "README.md"
+    text = readme.read_text(encoding="utf-8")
+    gifs = re.findall(r"!\[[^\]]*\]\((docs/[^)]+\.gif)\)", text)
+    assert len(gifs) >= 2
+    for gif in gifs:
+        commands = [c for c in re.findall(r"`(attn-studio (?:export|train) [^`]*)`", text) if gif in c]
+        assert commands, f"{gif} has no command beside it"
+        words = shlex.split(commands[0])
+        path = readme.parent / gif
+        assert path.is_file() and path.stat().st_size < 5 * 2**20, gif
+        if words[1] == "export":
+            sweeps = [parse(words[i + 1]) for i, w in enumerate(words) if w == "--animate"]
+            expected = len(frames_of(sweeps))
+        else:
+            expected = int(words[words.index("--frames") + 1])
+        with Image.open(path) as im:
+            assert im.n_frames == expected, gif
