@@ -46,12 +46,25 @@ def minilm_argv(out: Path) -> list[str]:
             "--out", str(out)]
 
 
+CPU_TIMES: list[float] = []  # CPU seconds of each run: this process and its encoder (ffmpeg)
+
+
+def _cpu() -> float:
+    import resource
+
+    me, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + children.ru_utime + children.ru_stime
+
+
 def run(argv: list[str]) -> float:
+    """Wall seconds of one command run (its CPU seconds appended to ``CPU_TIMES``): on a shared,
+    loaded machine the CPU time says what the run costs, the wall time what this machine gave it."""
     from attn_studio.cli import main
 
-    t0 = time.perf_counter()
+    c0, t0 = _cpu(), time.perf_counter()
     code = main(argv)
     elapsed = time.perf_counter() - t0
+    CPU_TIMES.append(_cpu() - c0)
     if code != 0:
         raise SystemExit(f"the command failed (exit {code}): attn-studio {' '.join(argv)}")
     return elapsed
@@ -59,10 +72,13 @@ def run(argv: list[str]) -> float:
 
 def report(name: str, times: list[float], target: float | None) -> None:
     t = np.asarray(times)
+    cpu = np.asarray(CPU_TIMES[-len(times):])
     median, p95 = float(np.median(t)), float(np.percentile(t, 95))
     verdict = "" if target is None else ("  ok" if median <= target else f"  OVER the {target:g} s target")
     print(f"{name:<34} median {median:6.2f} s   p95 {p95:6.2f} s   {1000 * median / FRAMES:5.0f} ms/frame"
           f"   ({len(t)} runs){verdict}", flush=True)
+    print(f"{'':<34} CPU    {float(np.median(cpu)):6.2f} s   p95 {float(np.percentile(cpu, 95)):6.2f} s   "
+          f"(load average now {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)", flush=True)
 
 
 def check_file(path: Path) -> str:
