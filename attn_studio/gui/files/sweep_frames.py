@@ -83,6 +83,7 @@ class SweepFrames:
         self.panel_size = QtCore.QSize(0, 0)
         self.prepared = False
         self._kept: Panel | None = None
+        self._canvas: tuple[int, int, float] | None = None
         self._follows: list[bool] = []
 
     # -- pass 1 ------------------------------------------------------------------------
@@ -129,6 +130,7 @@ class SweepFrames:
                 progress(i + 1, self.count)
         if self.panel_size.isEmpty():
             raise ExportError("the panel has no size; show it and try again")
+        self._canvas = None
         self.prepared = True
         return True
 
@@ -138,6 +140,12 @@ class SweepFrames:
 
     def canvas(self) -> tuple[int, int, float]:
         """(width, height) of the page every frame is drawn on, in logical pixels, and the title band's height."""
+        if self.prepared and self._canvas is not None:
+            return self._canvas  # measured once: every title's height is asked of the font (a profile's 4 %)
+        self._canvas = self._measure_canvas()
+        return self._canvas
+
+    def _measure_canvas(self) -> tuple[int, int, float]:
         width = self.panel_size.width() + 2 * MARGIN
         metrics = QtGui.QFontMetricsF(self._title_font())
         flags = int(QtCore.Qt.AlignHCenter | QtCore.Qt.TextWordWrap)
