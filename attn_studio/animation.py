@@ -25,6 +25,7 @@ from __future__ import annotations
 import io
 import math
 import os
+import re
 import shutil
 import struct
 import tempfile
@@ -203,6 +204,11 @@ def write_frames(frames: Iterable, folder, fmt: str, *, total: int | None = None
             for name in written:
                 os.replace(staging / name, folder / name)
             shutil.rmtree(staging, ignore_errors=True)
+            # Frames of a longer earlier export of the same name would read as this one's: gone.
+            numbered = re.compile(rf"^{re.escape(stem)}_\d{{4,}}\.{fmt}$")
+            for old in folder.iterdir():
+                if numbered.match(old.name) and old.name not in written and old.is_file():
+                    old.unlink()
         return [folder / name for name in written]
     except _Cancelled:
         shutil.rmtree(staging, ignore_errors=True)
@@ -351,10 +357,10 @@ def _ffmpeg(frames: _checked_frames, tmp, *, fps, hold, codec, container, params
 
 def _mp4(frames, tmp, *, fps, hold, loop):
     # CRF 20: figures stay crisp (text, 1 px grid lines); +faststart puts the index first so
-    # a browser or slide starts playing before the whole file has arrived.
+    # a browser or slide starts playing before the whole file has arrived. The High profile (the
+    # level follows from the frame size) is what PowerPoint, Keynote and browsers decode.
     return _ffmpeg(frames, tmp, fps=fps, hold=hold, codec="libx264", container="mp4",
-                   params=["-crf", "20", "-preset", "veryfast", "-movflags", "+faststart",
-                           "-profile:v", "high", "-level", "4.1"])
+                   params=["-crf", "20", "-preset", "veryfast", "-movflags", "+faststart", "-profile:v", "high"])
 
 
 def _webm(frames, tmp, *, fps, hold, loop):
@@ -400,11 +406,12 @@ def _gif(frames: _checked_frames, tmp, *, fps, hold, loop):
     if not stored:
         raise AnimationError("an animation needs at least one frame")
     palette = _global_palette(np.concatenate(samples))
+    cache: dict = {}
     h, w = shape[:2]
     # The file is written here, frame by frame, rather than by Pillow's save_all, which would
     # merge two identical frames into one (the frame count would no longer be the one asked
     # for) and give every frame after the first a colour table of its own.
-    header = (b"GIF89a" + struct.pack("<HHBBB", w, h, 0xF7, 0, 0) + bytes(palette.getpalette()[:768]))
+    header = b"GIF89a" + struct.pack("<HHBBB", w, h, 0xF7, 0, 0) + palette.tobytes()
     if loop:
         header += b"!\xff\x0bNETSCAPE2.0\x03\x01" + struct.pack("<H", 0) + b"\x00"
     with open(tmp, "wb") as out:
@@ -412,7 +419,8 @@ def _gif(frames: _checked_frames, tmp, *, fps, hold, loop):
         shown = 0  # hundredths of a second shown so far: delays rounded without drifting
         for index, data in enumerate(stored):
             frame = np.frombuffer(zlib.decompress(data), np.uint8).reshape(h, w, 3)
-            image = Image.fromarray(frame, "RGB").quantize(palette=palette, dither=Image.Dither.NONE)
+            image = Image.fromarray(_indexed(frame, palette, cache), "P")
+            image.putpalette(palette.tobytes())
             end = (index + 1) / fps + (hold if index == len(stored) - 1 else 0.0)
             delay = max(1, int(round(end * 100)) - shown)
             shown += delay
@@ -423,31 +431,62 @@ def _gif(frames: _checked_frames, tmp, *, fps, hold, loop):
     return len(stored)
 
 
-def _global_palette(pixels: np.ndarray):
-    """A 256-colour palette image for every colour of the animation (exact when ≤ 256)."""
+def _pack(pixels: np.ndarray) -> np.ndarray:
+    """RGB triples as one 24-bit number each (a colour's key)."""
+    return (pixels[..., 0].astype(np.uint32) << 16) | (pixels[..., 1].astype(np.uint32) << 8) | pixels[..., 2]
+
+
+def _global_palette(pixels: np.ndarray) -> np.ndarray:
+    """The animation's one palette (``256×3`` ``uint8``): every colour when there are at most 256, else
+    median cut over the colours, each weighted by the square root of how often it appears (so a
+    colour bar's gradient, a few pixels of each colour, keeps its steps beside the white page)."""
     from PIL import Image
 
-    packed = (pixels[:, 0].astype(np.uint32) << 16) | (pixels[:, 1].astype(np.uint32) << 8) | pixels[:, 2]
-    colours, counts = np.unique(packed, return_counts=True)
+    colours, counts = np.unique(_pack(pixels), return_counts=True)
+    rgb_of = lambda keys: np.stack([(keys >> 16) & 255, (keys >> 8) & 255, keys & 255], axis=1).astype(np.uint8)
     if len(colours) <= 256:
-        rgb = np.stack([(colours >> 16) & 255, (colours >> 8) & 255, colours & 255], axis=1).astype(np.uint8)
+        palette = rgb_of(colours)
     else:
-        # Median cut over the sampled pixels, weighted by how often each colour appears;
-        # a 1-pixel-high strip of the samples is what Pillow quantises.
-        strip = Image.fromarray(pixels.reshape(1, -1, 3), "RGB")
+        weights = np.ceil(np.sqrt(counts)).astype(np.int64)
+        weighted = np.repeat(rgb_of(colours), weights, axis=0)
+        strip = Image.fromarray(weighted.reshape(1, -1, 3), "RGB")
         quantised = strip.quantize(colors=256, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE)
-        rgb = np.asarray(quantised.getpalette()[: 256 * 3], np.uint8).reshape(-1, 3)
-        # Keep the figure's pure white and black exact (page and text) whatever median cut did.
+        palette = np.asarray(quantised.getpalette()[: 256 * 3], np.uint8).reshape(-1, 3)
+        # The page's white and the text's black stay exact whatever median cut averaged them with.
         for colour in ((255, 255, 255), (0, 0, 0)):
             key = (colour[0] << 16) | (colour[1] << 8) | colour[2]
-            if np.isin(key, colours) and not (rgb == colour).all(axis=1).any():
-                nearest = int(np.argmin(((rgb.astype(int) - colour) ** 2).sum(axis=1)))
-                rgb[nearest] = colour
-    flat = np.zeros(256 * 3, np.uint8)
-    flat[: rgb.size] = rgb.reshape(-1)
-    palette = Image.new("P", (1, 1))
-    palette.putpalette(flat.tolist())
-    return palette
+            if np.isin(key, colours) and not (palette == colour).all(axis=1).any():
+                nearest = int(np.argmin(((palette.astype(int) - colour) ** 2).sum(axis=1)))
+                palette[nearest] = colour
+    out = np.zeros((256, 3), np.uint8)
+    out[: len(palette)] = palette
+    return out
+
+
+def _indexed(frame: np.ndarray, palette: np.ndarray, cache: dict) -> np.ndarray:
+    """Each pixel's index of its nearest palette colour (exact nearest, unlike Pillow's quick
+    lookup, which maps a near-white to white's neighbour); ``cache`` keeps colours seen before."""
+    keys = _pack(frame).reshape(-1)
+    unique, inverse = np.unique(keys, return_inverse=True)
+    index = np.empty(len(unique), np.uint8)
+    todo = []
+    for n, key in enumerate(unique.tolist()):
+        found = cache.get(key)
+        if found is None:
+            todo.append(n)
+        else:
+            index[n] = found
+    if todo:
+        todo = np.asarray(todo)
+        rgb = np.stack([(unique[todo] >> 16) & 255, (unique[todo] >> 8) & 255, unique[todo] & 255], axis=1)
+        pal = palette.astype(np.int32)
+        for start in range(0, len(todo), 4096):  # bounded memory: 4096 colours × 256 at a time
+            chunk = rgb[start:start + 4096].astype(np.int32)
+            dist = ((chunk[:, None, :] - pal[None, :, :]) ** 2).sum(axis=2)
+            best = dist.argmin(axis=1).astype(np.uint8)
+            index[todo[start:start + 4096]] = best
+            cache.update(zip(unique[todo[start:start + 4096]].tolist(), best.tolist()))
+    return index[inverse].reshape(frame.shape[:2])
 
 
 # ---------------------------------------------------------------------------------------

@@ -208,6 +208,13 @@ def test_numbered_frames_png_and_svg(tmp_path):
     svgs = write_frames(['<svg xmlns="http://www.w3.org/2000/svg"><text>d_k = 1</text></svg>'] * 2,
                         tmp_path / "frames", "svg")
     assert svgs[1].read_text().count("<text>d_k = 1</text>") == 1
+    # Written again with fewer frames: the folder holds this export's frames, none of the last one's.
+    (tmp_path / "frames" / "notes.txt").write_text("mine")
+    write_frames(frames[:2], tmp_path / "frames", "png")
+    assert sorted(p.name for p in (tmp_path / "frames").iterdir()) == [
+        "frame_0001.png", "frame_0001.svg", "frame_0002.png", "frame_0002.svg", "notes.txt"]
+    for name in ("frame_0001.svg", "frame_0002.svg", "notes.txt"):
+        (tmp_path / "frames" / name).unlink()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["frames"]  # the staging folder is gone
 
     def interrupted():
