@@ -6,7 +6,6 @@ nothing is written; a training panel's run as an animation. The dialog is answer
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -80,7 +79,7 @@ def test_a_gif_of_the_weights_as_the_temperature_goes_from_0_2_to_5(window, monk
     count, size, delays, frames = decode_gif(target)
     assert count == 12
     assert all(f.shape == frames[0].shape for f in frames) and size == (frames[0].shape[1], frames[0].shape[0])
-    assert size[0] % 2 == 0 and size[1] % 2 == 0 and size[0] > 600
+    assert size == export.source.sweep.pixel_size() and size[0] > 600
     assert delays == [100] * 12  # 10 frames a second
     assert not np.array_equal(frames[0], frames[-1])  # the weights flatten
     assert before(w) == start  # the window's value, document and Undo as they were
@@ -246,3 +245,23 @@ def test_the_control_last_under_the_pointer_is_proposed_first(window):
         hover(widget)
         first = view_controls(w, panel, w.animation.pointed.last)[0]
         assert (first.key, (first.start, first.stop, first.frames)) == (key, proposed)
+
+
+def test_an_mp4_of_the_causal_mask_switching_on(window, monkeypatch, tmp_path):
+    import imageio_ffmpeg
+
+    w = window
+    start = before(w)
+    hover(w.causal_check)
+    target = tmp_path / "causal.mp4"
+    monkeypatch.setattr(animation_dialog, "ask", Answer(
+        lambda controls: AnimationRequest(controls[0], 0, 1, 4, Timing(fps=2, hold=0, loop=True), target)))
+    export = w.animation.export_dialog()
+    assert export is not None and export.wait(180) and export.result[0], export and export.result
+    reader = imageio_ffmpeg.read_frames(str(target))
+    meta = next(reader)
+    frames = list(reader)
+    width, height = meta["size"]
+    assert len(frames) == 4 and meta["fps"] == 2
+    assert width % 2 == 0 and height % 2 == 0
+    assert before(w) == start and not w.causal_check.isChecked()

@@ -9,7 +9,7 @@ the file atomically; Cancel stops the drawing and tells the writer, which then w
 A frame source is anything with ``count`` (frames), ``preparing`` (units of work before the first
 frame), ``prepare(i)``, ``frame(i) -> (H, W, 3) uint8`` (or ``frame_pieces(i)``, a generator that
 draws it a piece per turn of the event loop and returns it) and ``close()``:
-``animation_frames.FrameMaker`` (a view over a control) and ``training.animation.RunFrames`` (a
+``animation_frames.FrameMaker`` (a view over a control) and ``training.animation.RunReplay`` (a
 training run replayed) are the two.
 """
 

@@ -5,9 +5,10 @@ current state into a studio of its own and draws the view's figure from a view o
 class as the tab's, its settings copied), so that a sweep of the temperature from 0.2 to 5 leaves the
 temperature, the document and Undo exactly as they were, and the window stays live while it runs.
 
-Every frame is the figure ``find_panel`` draws for the page, titled with the value, all of one size
-(the largest of the first, middle and last figures; a frame larger than that is fitted into it), with
-each heatmap's colour levels fixed over the whole animation (the extremes are found first).
+Every frame is the figure ``find_panel`` draws for the page, titled with the value, all of one size,
+each heatmap's colour levels fixed over the whole animation. The extremes, the titles and the figure's
+size are found first, a value per piece of work on the GUI thread; the frames are then drawn by
+:class:`~.sweep_frames.SweepFrames`, as ``attn-studio export --animate`` draws them.
 """
 
 from __future__ import annotations
@@ -25,14 +26,17 @@ from ...matrices import ExportError
 from ...state import StateError
 from ...studio import Studio
 from ..bridge import StudioProxy
-from .figures import render_panel
+from .figures import _source_rect, done_with, render_panel
 from .panels import find_panel, setting_title
+from .sweep_frames import SweepFrames
 
 MAX_FRAMES = 1000  # the writer's limit: an animation a slide can hold
 MIN_FRAMES = 2
 
 # The tables whose cells can be swept, as the Numbers panel names them, and how a cell is called.
 CELL_TABLES = {"embeddings": "X", "w_q": "W_Q", "w_k": "W_K", "w_v": "W_V"}
+# Controls that change the figure's shape (more heads, wider vectors): every frame's size is measured.
+RESHAPING = ("heads", "d_head", "d_model")
 # The view on screen (its export panel name) -> the attribute of the window that holds the view.
 VIEW_ATTRS = {"heatmaps": "heatmap_view", "steps": "pipeline_view", "outputs": "heads_summary_view",
               "compare": "compare_view", "geometry": "geometry_view", "positions": "positional_view"}
@@ -292,8 +296,14 @@ class FrameMaker:
                                       **{VIEW_ATTRS[panel]: self.view})
         self.levels: dict[str, tuple[float, float]] = {}
         self.tips: list = []  # the geometry's arrow tips at every value
-        self.frame_size: QtCore.QSize | None = None
-        # A frame source (animation_export): every value measured, then the sample frames drawn.
+        # The frames themselves are the command line's: levels, titles and size filled in by the
+        # preparation here (a piece per turn of the event loop), each frame then one piece.
+        self.reshapes = control.key in RESHAPING
+        self.sweep = SweepFrames(None, len(self.values), self._set_fixed, self._panel, self.title,
+                                 views=[self.view], scale=self.scale, reshapes=self.reshapes, quiet=False)
+        self._frames = None
+        self._next = 0
+        # A frame source (animation_export): every value measured, then the sample figures' sizes.
         self.count = len(self.values)
         self.preparing = len(self.values) + len(self.samples())
         self.prepare = self._prepare
@@ -320,6 +330,9 @@ class FrameMaker:
             lo, hi = (float(v) for v in hm.levels)
             old = self.levels.get(name)
             self.levels[name] = (lo, hi) if old is None else (min(old[0], lo), max(old[1], hi))
+            self.sweep.levels[id(hm)] = self.levels[name]
+        if len(self.sweep.titles) == i:
+            self.sweep.titles.append(self.title(i))
 
     def _fix_levels(self) -> None:
         for name, hm in _heatmaps(self.view).items():
@@ -337,19 +350,12 @@ class FrameMaker:
         return f"{base} · {self.control.label} = {self.control.text(self.values[i])}"
 
     def image_pieces(self, i: int):
-        """Draw frame ``i`` at its own size in three pieces (the view, its figure, the picture), a
-        generator that pauses between them: the window answers between pieces. It returns the QImage."""
-        from .figures import done_with
-
+        """Draw frame ``i``'s figure alone, at its own size, in three pieces (the view, its figure,
+        the picture), a generator that pauses between them; it returns the QImage."""
         self._set(i)
         self._fix_levels()
         yield
-        panel = find_panel(self.window, self.panel)
-        if self.tips:  # the geometry's plane framed for every arrow of the animation, not this frame's
-            from ..views.geometry import frame
-
-            x_range, y_range = frame(np.vstack(self.tips))
-            panel.widget.plot.setRange(xRange=x_range, yRange=y_range, padding=0)
+        panel = self._panel()
         try:
             yield
             return render_panel(panel, self.scale, self.title(i))
@@ -361,43 +367,69 @@ class FrameMaker:
         return _run(self.image_pieces(i))
 
     def samples(self) -> list[int]:
-        """The frames whose sizes decide the animation's: the first, middle and last."""
+        """The frames whose figures' sizes decide the animation's: the first, middle and last (every one
+        when the figure changes its shape with the value: heads, d_k, d_model)."""
+        if self.reshapes:
+            return list(range(len(self.values)))
         return sorted({0, len(self.values) // 2, len(self.values) - 1})
 
+    def _set_fixed(self, i: int) -> None:
+        self._set(i)
+        self._fix_levels()
+
     def _prepare(self, i: int) -> None:
-        # Every value's levels first, then the sample frames' sizes (one per piece of preparation).
+        # Every value's levels and title first, then the sizes of the sample frames' figures (one per
+        # piece of preparation); then the frames are the command line's (files.sweep_frames).
         n = len(self.values)
         if i < n:
             self.measure(i)
             return
-        image = self.image(self.samples()[i - n])
-        w, h = image.width(), image.height()
-        if self.frame_size is not None:
-            w, h = max(w, self.frame_size.width()), max(h, self.frame_size.height())
-        self.frame_size = QtCore.QSize(w + w % 2, h + h % 2)
+        self._set(self.samples()[i - n])
+        self._fix_levels()
+        panel = self._panel()
+        try:
+            self.sweep.panel_size = self.sweep.panel_size.expandedTo(_source_rect(panel).size())
+        finally:
+            done_with(panel)
+        if i == self.preparing - 1:
+            self.sweep.prepared = True
+
+    def _panel(self):
+        """The figure of the export's view as it is now (the geometry's plane framed for the whole animation)."""
+        panel = find_panel(self.window, self.panel)
+        if self.tips:
+            from ..views.geometry import frame
+
+            x_range, y_range = frame(np.vstack(self.tips))
+            panel.widget.plot.setRange(xRange=x_range, yRange=y_range, padding=0)
+        return panel
 
     def size(self) -> QtCore.QSize:
-        """The frames' one size: the largest of the first, middle and last figures, with even sides."""
-        n = len(self.values)
-        if self.frame_size is None:
-            for k in range(len(self.samples())):
-                self._prepare(n + k)
-        return self.frame_size
-
-    def frame_pieces(self, i: int):
-        """Frame ``i`` as an (H, W, 3) uint8 array of the animation's one size, drawn in pieces
-        (:meth:`image_pieces`); the generator returns the array."""
-        image = yield from self.image_pieces(i)
-        return image_array(fit_into(image, self.size()))
+        """The frames' one size in pixels (after the preparation)."""
+        if not self.sweep.prepared:
+            for i in range(self.preparing):
+                self._prepare(i)
+        return QtCore.QSize(*self.sweep.pixel_size())
 
     def frame(self, i: int) -> np.ndarray:
-        """Frame ``i`` as an (H, W, 3) uint8 array of the animation's one size."""
-        return _run(self.frame_pieces(i))
+        """Frame ``i`` (frames come in order, after the preparation) as an (H, W, 3) uint8 array: the
+        sweep's frame, drawn as the command line draws it (a sheet refilled frame after frame, the
+        title in a band as tall as the tallest, every heatmap at the animation's levels)."""
+        self.size()
+        if self._frames is None:
+            self._frames = self.sweep.images()
+        if i != self._next:
+            raise ExportError("an animation's frames are drawn in order")
+        self._next += 1
+        return next(self._frames)
 
     def close(self) -> None:
-        """Let go of the export's view (now, on the GUI thread)."""
+        """Let go of the export's figures and view (now, on the GUI thread)."""
         from ..widgets import discard
 
+        if self._frames is not None:
+            self._frames.close()  # its kept sheet is freed
+        self.sweep.release()
         discard(self.view)
 
 

@@ -38,7 +38,7 @@ def _plots(figure) -> list:
     return plots
 
 
-class RunFrames:
+class RunReplay:
     """A frame source (``files.animation_export``) of ``panel``'s run at each of ``steps``."""
 
     preparing = 1
@@ -84,4 +84,4 @@ class RunFrames:
             self.figure = None
 
 
-__all__ = ["RunFrames", "steps_control"]
+__all__ = ["RunReplay", "steps_control"]

@@ -410,7 +410,7 @@ class LabPanel(QtWidgets.QWidget):
         """Ask for an animation of this run (a frame every k steps, from 0 to the last step taken) and
         start writing it; returns the export, or None."""
         from ..files import animation_actions, animation_dialog
-        from .animation import RunFrames, steps_control
+        from .animation import RunReplay, steps_control
 
         if self.animation is not None and self.animation.running:
             self.show_message("An animation of this run is being written; wait for it or cancel it first")
@@ -433,7 +433,7 @@ class LabPanel(QtWidgets.QWidget):
         values = request.control.values(request.start, request.stop, request.frames)
         window = self.window()
         status = window.statusBar().showMessage if isinstance(window, QtWidgets.QMainWindow) else (lambda *a: None)
-        self.animation = animation_actions.run_export(self, RunFrames(self, values, request.scale), request,
+        self.animation = animation_actions.run_export(self, RunReplay(self, values, request.scale), request,
                                                       self.show_message, status, f"Animating {self.title}…")
         return self.animation
 
