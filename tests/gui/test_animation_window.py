@@ -135,6 +135,10 @@ def test_a_range_outside_the_limits_or_an_unwritable_path_is_said_and_nothing_wr
             lambda controls, start=start, path=path: AnimationRequest(controls[0], start, 5.0, 10, Timing(), path)))
         assert w.animation.export_dialog() is None
         assert said in w.message_label.text(), w.message_label.text()
+    monkeypatch.setattr(animation_dialog, "ask", Answer(
+        lambda controls: AnimationRequest(controls[0], 0.2, 5.0, 10, Timing(fps=55), tmp_path / "fast.gif")))
+    assert w.animation.export_dialog() is None
+    assert "a GIF plays at most 50 frames a second" in w.message_label.text()
     assert list(tmp_path.iterdir()) == []
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from PySide6 import QtWidgets
 
+from ...animation import MAX_GIF_FPS
 from ...formatting import format_setting
 from ...matrices import ExportError
 from .animation_export import ANIMATION_FORMATS, MAX_FPS, MAX_HOLD, Timing, check_animation_path, check_timing
@@ -44,7 +45,10 @@ def check_request(request: AnimationRequest) -> AnimationRequest:
     except SweepError as exc:
         raise ExportError(str(exc)) from None
     check_timing(request.timing.fps, request.timing.hold)
-    check_animation_path(request.path)
+    path = check_animation_path(request.path)
+    if path.suffix.lower() == ".gif" and request.timing.fps > MAX_GIF_FPS:
+        raise ExportError(f"a GIF plays at most {MAX_GIF_FPS:g} frames a second (browsers slow faster ones "
+                          f"down); choose {MAX_GIF_FPS:g} or fewer, or MP4")
     if request.scale not in SCALES:
         raise ExportError(f"the frames are drawn at 1× or 2×, not {request.scale:g}×")
     return request

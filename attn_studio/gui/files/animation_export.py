@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 import os
 import queue
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -97,6 +98,15 @@ class AnimationExport(QtCore.QObject):
         self.result: tuple[bool, str] | None = None
         self._cancelled = False
         self._pieces = self._pieces_value = None  # the frame being drawn, piece by piece
+        # Set when no more frames will come (Cancel, a failure, the window or the application gone):
+        # the writer waiting for a frame then stops and writes nothing.
+        self.stopped = threading.Event()
+        stopped = self.stopped
+        if parent is not None:
+            parent.destroyed.connect(lambda *_: stopped.set())  # a Python event: safe once Qt's side is gone
+        app = QtCore.QCoreApplication.instance()
+        if app is not None:
+            app.aboutToQuit.connect(self.cancel)
         self.timer = QtCore.QTimer(self)
         self.timer.setInterval(0)
         self.timer.timeout.connect(self._piece)
@@ -168,8 +178,8 @@ class AnimationExport(QtCore.QObject):
                 try:
                     item = self.frames.get(timeout=0.5)
                 except queue.Empty:
-                    if job_box and job_box[0].cancelled():  # cancelled while no frame was coming
-                        raise _Stopped("cancelled")
+                    if self.stopped.is_set() or (job_box and job_box[0].cancelled()):
+                        raise _Stopped("cancelled")  # no frame is coming any more
                     continue
                 if item is _CANCELLED or (job_box and job_box[0].cancelled()):
                     raise _Stopped("cancelled")  # an end of the frames would be written as a shorter file
@@ -204,6 +214,7 @@ class AnimationExport(QtCore.QObject):
         if not self.running or self._cancelled:
             return
         self._cancelled = True
+        self.stopped.set()
         self.timer.stop()
         if self.job is None:
             self._end(False, "Cancelled: nothing was written")
@@ -212,6 +223,7 @@ class AnimationExport(QtCore.QObject):
         self._unblock(_CANCELLED)
 
     def _fail(self, message: str) -> None:
+        self.stopped.set()
         self.timer.stop()
         if self.job is None:
             self._end(False, message)
