@@ -7,8 +7,7 @@ through a short queue to ``animation.write_animation``, which runs as a ``qt.wor
 the file atomically; Cancel stops the drawing and tells the writer, which then writes nothing.
 
 A frame source is anything with ``count`` (frames), ``preparing`` (units of work before the first
-frame), ``prepare(i)``, ``frame(i) -> (H, W, 3) uint8`` (or ``frame_pieces(i)``, a generator that
-draws it a piece per turn of the event loop and returns it) and ``close()``:
+frame), ``prepare(i)``, ``frame(i) -> (H, W, 3) uint8`` (frames asked in order) and ``close()``:
 ``animation_frames.FrameMaker`` (a view over a control) and ``training.animation.RunReplay`` (a
 training run replayed) are the two.
 """
@@ -97,7 +96,6 @@ class AnimationExport(QtCore.QObject):
         self.job = None
         self.result: tuple[bool, str] | None = None
         self._cancelled = False
-        self._pieces = self._pieces_value = None  # the frame being drawn, piece by piece
         # Set when no more frames will come (Cancel, a failure, the window or the application gone):
         # the writer waiting for a frame then stops and writes nothing.
         self.stopped = threading.Event()
@@ -141,18 +139,7 @@ class AnimationExport(QtCore.QObject):
                     self.timer.setInterval(10)  # the encoder is behind: wait for it, the window stays live
                     return
                 self.timer.setInterval(0)
-                if self._pieces is None:
-                    pieces = getattr(self.source, "frame_pieces", None)
-                    self._pieces = pieces(self.drawn) if pieces is not None else iter(())
-                    if pieces is None:
-                        self._pieces_value = self.source.frame(self.drawn)
-                try:
-                    next(self._pieces)  # one piece of the frame per turn of the event loop
-                    return
-                except StopIteration as end:
-                    frame = end.value if end.value is not None else self._pieces_value
-                self._pieces = self._pieces_value = None
-                self.frames.put(frame)
+                self.frames.put(self.source.frame(self.drawn))  # one frame per turn of the event loop
                 self.drawn += 1
                 self.progressed.emit(self.source.preparing + self.drawn, self.total,
                                      f"Frame {self.drawn} of {self.source.count}")

@@ -245,22 +245,14 @@ def fit_into(image: QtGui.QImage, size: QtCore.QSize) -> QtGui.QImage:
     return canvas
 
 
-def _run(pieces):
-    """Run a generator of pieces to its end; its return value."""
-    try:
-        while True:
-            next(pieces)
-    except StopIteration as end:
-        return end.value
-
-
 class FrameMaker:
     """The frames of one animation of ``window``'s view ``panel`` over ``control``'s ``values``.
 
-    Work in small pieces on the GUI thread (widgets live there): :meth:`measure` ``(i)`` finds the
-    colour levels at value ``i`` (call it for every value first), :meth:`size` fixes the frame size,
-    :meth:`frame` ``(i)`` draws frame ``i`` as an (H, W, 3) array. ``SweepError`` for a value the
-    studio refuses (d_k 256 with 16 heads over the budget...), naming the value.
+    A frame source of ``animation_export``, worked in small pieces on the GUI thread (widgets live
+    there): ``prepare(i)`` for i below ``preparing`` (every value's colour levels and title, then the
+    sample figures' sizes), then :meth:`frame` ``(i)`` in order, each an (H, W, 3) array of
+    :meth:`size`. ``SweepError`` for a value the studio refuses (d_k 256 with 16 heads over the
+    budget...), naming the value.
     """
 
     def __init__(self, window, panel: str, control: Control, values: list, scale: float = 1.0):
@@ -349,22 +341,15 @@ class FrameMaker:
             base = base.replace(f" · T={format_setting(self.studio.state.temperature)}", "")
         return f"{base} · {self.control.label} = {self.control.text(self.values[i])}"
 
-    def image_pieces(self, i: int):
-        """Draw frame ``i``'s figure alone, at its own size, in three pieces (the view, its figure,
-        the picture), a generator that pauses between them; it returns the QImage."""
+    def image(self, i: int) -> QtGui.QImage:
+        """Frame ``i``'s figure alone, at its own size (one value's figure, as a check)."""
         self._set(i)
         self._fix_levels()
-        yield
         panel = self._panel()
         try:
-            yield
             return render_panel(panel, self.scale, self.title(i))
         finally:
             done_with(panel)
-
-    def image(self, i: int) -> QtGui.QImage:
-        """Frame ``i`` as drawn, at its own size."""
-        return _run(self.image_pieces(i))
 
     def samples(self) -> list[int]:
         """The frames whose figures' sizes decide the animation's: the first, middle and last (every one
