@@ -248,3 +248,12 @@ def test_the_readme_animations_have_their_commands_and_stay_under_5_mb():
             expected = int(words[words.index("--frames") + 1])
         with Image.open(path) as im:
             assert im.n_frames == expected, gif
+
+
+def test_the_whole_window_keeps_its_colour_bars_over_the_sweep(tmp_path, capfd):
+    frames = tmp_path / "window"
+    done = run_here(capfd, "export", "--preset", "animal", "--panel", "window", "--animate", "temperature=0.5:2:3",
+                    "--out", str(frames), "--format", "svg")
+    assert done.returncode == 0, done.stderr
+    whole = [[t for t in svg_texts(f) if re.fullmatch(r"[−-]?\d+", t)] for f in sorted(frames.iterdir())]
+    assert len(whole) == 3 and whole[0] == whole[1] == whole[2]  # the bars' and axes' whole-number labels

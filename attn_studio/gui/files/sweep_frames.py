@@ -38,7 +38,8 @@ MAX_FRAME_SIDE = 3840
 
 def level_views(window, panel_name: str) -> list:
     """The window's views whose heatmaps ``panel_name``'s figure is drawn from (their levels are fixed)."""
-    key = "heatmaps" if panel_name.startswith("head:") else panel_name
+    # The whole window: its Attention view's heatmaps are the ones whose scales show.
+    key = "heatmaps" if panel_name.startswith("head:") or panel_name == "window" else panel_name
     attr = VIEW_OF.get(key)
     view = getattr(window, attr, None) if attr else None
     return [view] if view is not None else []
@@ -94,6 +95,23 @@ class SweepFrames:
         settle(self.window)
         for view in self.views:
             self.window.render_view(view)
+            if self.prepared and not self.quiet:
+                self._fix_in_place(view)
+
+    def _fix_in_place(self, view) -> None:
+        """The window itself is the figure: its own heatmaps and colour bars at the sweep's levels."""
+        bars = getattr(view, "stage_bars", {})
+        stages = getattr(view, "stages", {})
+        for hm in _heatmaps_in(view):
+            fixed, data = self.levels.get(id(hm)), hm.data
+            if fixed is None or data is None or tuple(hm.levels) == fixed:
+                continue
+            hm.set_data(data.values, masked=data.masked, row_labels=list(data.row_labels),
+                        col_labels=list(data.col_labels), levels=fixed, selected_row=data.selected_row)
+            bar = next((bars.get(key) for key, stage in stages.items() if stage is hm), None)
+            if bar is not None:
+                bar.setLevels(values=fixed)  # its ticks are the window's own, drawn for these levels
+        settle(self.window)
 
     def prepare(self, progress: Callable[[int, int], None] | None = None,
                 cancelled: Callable[[], bool] | None = None) -> bool:
