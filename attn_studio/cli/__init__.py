@@ -64,13 +64,16 @@ def main(argv: list[str] | None = None) -> int:
     if argv and argv[0] == "export" and "--lecture" in argv:  # a lecture's hand-out: one page a scene
         os.environ["QT_QPA_PLATFORM"] = "offscreen"
         from ..gui import MainWindow
+        from ..gui.lecture.lecture_video import is_video, lecture_video_command
+        if is_video(argv[1:]):  # the lecture as a video: a page a scene, each held --hold seconds
+            return lecture_video_command(argv[1:], PROG, MainWindow)
         from ..gui.lecture.handout import handout_command
         return handout_command(argv[1:], PROG, MainWindow)
     if argv and argv[0] == "export":
         return export_main(argv[1:])
     if argv and argv[0] == "train":  # the training lab, headless (Qt only for --png)
         from ..training.command import main as train_main
-        return train_main(argv[1:], draw_figures=_draw_training_figures)
+        return train_main(argv[1:], draw_figures=_draw_training_figures, animate_figures=_animate_training)
     if argv and argv[0] == "heads":
         return heads_main(argv[1:])
     try:
@@ -140,6 +143,30 @@ def _draw_training_figures(name, exp, folder):
     os.environ["QT_QPA_PLATFORM"] = "offscreen"
     from ..gui.training.figures import write_figures_offscreen
     return write_figures_offscreen(name, exp, folder)
+
+
+def _animate_training(name, exp, steps, path, fps, hold, frames, progress, scale=1.0):
+    """``attn-studio train NAME --animate FILE``: the run played to ``frames`` steps, its figure at each
+    written as an animation (Qt only now, offscreen); returns the frames written."""
+    os.environ["QT_QPA_PLATFORM"] = "offscreen"
+    from PySide6 import QtCore, QtWidgets
+
+    from .basics import QUIET_QT_MESSAGES
+
+    def on_message(kind, context, message):  # the offscreen platform's notices say nothing to the user
+        if kind not in (QtCore.QtMsgType.QtDebugMsg, QtCore.QtMsgType.QtInfoMsg) and \
+                not any(quiet in message for quiet in QUIET_QT_MESSAGES):
+            print(f"{PROG}: Qt: {message}", file=sys.stderr)
+
+    QtCore.qInstallMessageHandler(on_message)
+    app = QtWidgets.QApplication.instance() or QtWidgets.QApplication([PROG])  # noqa: F841 (kept alive)
+    from ..animation import write_animation
+    from ..gui.training.run_frames import RunFrames, frame_steps, play_run
+
+    runs = play_run(exp, frame_steps(steps, frames), progress=progress)
+    drawer = RunFrames(name, runs, scale=scale)
+    drawer.prepare()
+    return write_animation(drawer.images(), path, fps=fps, hold=hold, total=len(runs))
 
 
 COMMANDS = ("export", "train", "heads")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from contextlib import contextmanager
 
 from .basics import (
     DEFAULT_SCALE, EXPORT_SIZE, MAX_STEPS, PROG, QUIET_QT_MESSAGES, SIZE_RANGE, Parser, UsageError, fail, written,
@@ -67,7 +68,22 @@ def export_parser() -> argparse.ArgumentParser:
     parser.add_argument("--width", type=int, default=EXPORT_SIZE[0], help="window width in pixels (default 1600)")
     parser.add_argument("--height", type=int, default=EXPORT_SIZE[1], help="window height in pixels (default 900)")
     parser.add_argument("--title", default=None, help='the figure title (default: the setting; "" for none)')
-    parser.add_argument("--out", required=True, metavar="FILE", help="the file to write (.png, .svg or .pdf)")
+    parser.add_argument("--out", required=True, metavar="FILE",
+                        help="the file to write (.png, .svg or .pdf); with --animate .gif, .mp4, .webm or .png "
+                             "(APNG), or a folder for numbered frames (--format png or svg)")
+    animate = parser.add_argument_group("animations")
+    animate.add_argument("--animate", action="append", metavar="NAME=FROM:TO[:FRAMES]",
+                         help="write the panel as an animation over this range: d_k, temperature, heads, "
+                              "cell=X[r,c] (or W_Q/W_K/W_V[r,c]), scale=off:on, causal=off:on, query, step, layer, "
+                              "or steps with a training view; repeat to nest (the first changes slowest)")
+    animate.add_argument("--fps", type=float, default=None, help="with --animate: frames a second (default 5)")
+    animate.add_argument("--hold", type=float, default=None,
+                         help="with --animate: seconds the last frame stays (default 1)")
+    animate.add_argument("--loop", action=argparse.BooleanOptionalAction, default=None,
+                         help="with --animate: a GIF or APNG plays forever (default) or once (--no-loop)")
+    animate.add_argument("--size", metavar="WxH", default=None,
+                         help="with --animate: every frame this many pixels (the figure fitted, centred on "
+                              "white), e.g. 1280x720; default the figure's own size times --scale (1)")
     return parser
 
 
@@ -227,6 +243,13 @@ def export_main(argv: list[str]) -> int:
     """``attn-studio export ...``: draw the window offscreen and write one figure. Returns the exit code."""
     try:
         args = export_parser().parse_args(argv)
+        if args.animate:
+            from .animate import animate_main
+
+            return animate_main(args)
+        for flag in ("fps", "hold", "loop", "size"):
+            if getattr(args, flag) is not None:
+                raise UsageError(f"--{flag} goes with --animate NAME=FROM:TO")
         matrix_fmt = _matrix_format(args)
         if matrix_fmt is not None:
             _check_png_only(args, matrix_fmt)
@@ -239,6 +262,32 @@ def export_main(argv: list[str]) -> int:
     except ValueError as exc:  # the text refused by the model (too long for its positions...)
         return fail(exc)
 
+    with headless_window(args, state, preset, trained) as window:
+        from ..gui.files.figures import ExportError, done_with, export_figure, find_panel, show_panel
+        from ..gui.widgets import settle
+
+        def write() -> None:
+            panel = _picture(window, args, panel_name)
+            if panel is None:
+                panel = find_panel(window, panel_name)
+                show_panel(panel)
+                settle(window)
+                panel = find_panel(window, panel_name)  # after showing: the head canvases may have changed
+            if panel.name == "stage":
+                from ..gui.window.picture import write_screen
+
+                write_screen(panel, args.out)
+            else:
+                export_figure(panel, args.out, fmt=fmt, scale=args.scale, dpi=args.dpi, title=args.title)
+                done_with(panel)
+
+        return written(args.out, write, ExportError)
+
+
+@contextmanager
+def headless_window(args, state, preset: str, trained):
+    """The window, offscreen, at ``args.width`` × ``args.height``, showing ``state`` (or the ``trained``
+    studio); closed and deleted, with Qt's messages put back, when the block ends."""
     # Headless by design: a figure must come out the same on a server, in CI, over ssh.
     os.environ["QT_QPA_PLATFORM"] = "offscreen"
     from PySide6 import QtCore, QtWidgets
@@ -256,7 +305,6 @@ def export_main(argv: list[str]) -> int:
     app.setOrganizationName("Attention Studio")
 
     from ..gui import MainWindow
-    from ..gui.files.figures import ExportError, done_with, export_figure, find_panel, show_panel
     from ..gui.qt.worker import collect_on_gui_thread
     from ..gui.widgets import settle
     from ..studio import Studio
@@ -276,23 +324,7 @@ def export_main(argv: list[str]) -> int:
         window.resize(args.width, args.height)
         window.show()
         settle(window)
-
-        def write() -> None:
-            panel = _picture(window, args, panel_name)
-            if panel is None:
-                panel = find_panel(window, panel_name)
-                show_panel(panel)
-                settle(window)
-                panel = find_panel(window, panel_name)  # after showing: the head canvases may have changed
-            if panel.name == "stage":
-                from ..gui.window.picture import write_screen
-
-                write_screen(panel, args.out)
-            else:
-                export_figure(panel, args.out, fmt=fmt, scale=args.scale, dpi=args.dpi, title=args.title)
-                done_with(panel)
-
-        return written(args.out, write, ExportError)
+        yield window
     finally:
         if window is not None:
             # Closed as a person closes it: its training runs and jobs end, else a run played for --steps

@@ -46,9 +46,20 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--steps", type=int, default=None,
                         help=f"optimiser steps, 1 to {MAX_STEPS:,} (default: enough to see the effect; "
                              + ", ".join(f"{name} {default_steps(name)}" for name in EXPERIMENTS) + ")")
-    parser.add_argument("--out", required=True, metavar="DIR", help="the folder for the tables (made if missing)")
+    parser.add_argument("--out", default=None, metavar="DIR",
+                        help="the folder for the tables (made if missing); needed unless --animate is given")
     parser.add_argument("--png", action="store_true",
                         help="also draw the panel's figure as NAME.png, as the window exports it (needs Qt, no display)")
+    parser.add_argument("--animate", metavar="FILE", default=None,
+                        help="write the panel's figure as the run goes, as an animation (.gif, .mp4, .webm or "
+                             ".png): the curves drawing themselves (needs Qt, no display)")
+    parser.add_argument("--frames", type=int, default=60,
+                        help="with --animate: frames over the run, from step 0 to the last (default 60)")
+    parser.add_argument("--fps", type=float, default=10.0, help="with --animate: frames a second (default 10)")
+    parser.add_argument("--hold", type=float, default=2.0,
+                        help="with --animate: seconds the last frame stays (default 2)")
+    parser.add_argument("--scale", type=float, default=1.0,
+                        help="with --animate: the frames' size, times the figure's own (0.25 to 4, default 1)")
     return parser
 
 
@@ -57,11 +68,13 @@ def _fail(message, code: int = 2) -> int:
     return code
 
 
-def main(argv: list[str], draw_figures=None) -> int:
+def main(argv: list[str], draw_figures=None, animate_figures=None) -> int:
     """Entry point of ``attn-studio train``; returns the exit code (2 for a bad command line).
 
     ``draw_figures(name, exp, folder) -> paths`` draws the PNG of ``--png`` (the panel's figure of
-    the run); the window's side provides it (this package never imports Qt).
+    the run); ``animate_figures(name, exp, steps, path, fps, hold, frames, progress, scale=) -> frames written`` plays the run
+    to each of ``steps`` and writes the figure at each as an animation (``--animate``). The window's
+    side provides both (this package never imports Qt).
     """
     try:
         args = _parser().parse_args(argv)
@@ -72,9 +85,20 @@ def main(argv: list[str], draw_figures=None) -> int:
         steps = check_steps(args.steps if args.steps is not None else default_steps(args.experiment))
         if args.png and draw_figures is None:
             raise TrainingError("--png needs the figures of the window's side: run it as attn-studio train")
-        prepare_folder(args.out)
+        if args.out is None and args.animate is None:
+            raise TrainingError("give --out DIR for the run's tables, or --animate FILE for its animation")
+        if args.png and args.out is None:
+            raise TrainingError("--png draws the figure into the --out folder: give --out DIR")
+        if args.animate is not None:
+            if animate_figures is None:
+                raise TrainingError("--animate needs the figures of the window's side: run it as attn-studio train")
+            _check_animation(args, steps)
+        if args.out is not None:
+            prepare_folder(args.out)
     except TrainingError as exc:
         return _fail(exc)
+    if args.animate is not None:
+        return _animate(args, exp, steps, animate_figures)
 
     from tqdm import tqdm  # the terminal's progress bar; only this command needs it
 
@@ -110,3 +134,45 @@ def main(argv: list[str], draw_figures=None) -> int:
     for path in written.values():
         print(f"  wrote {path}")
     return 130 if stopped else 0
+
+
+def _check_animation(args, steps: int) -> None:
+    """Refuse, before training, an animation that cannot be written (target, rate, hold, frames)."""
+    from ..animation import AnimationError, check_fps, check_frame_count, check_hold, check_target
+
+    try:
+        check_target(args.animate)
+        args.fps, args.hold = check_fps(args.fps), check_hold(args.hold)
+        check_frame_count(args.frames)
+    except AnimationError as exc:
+        raise TrainingError(str(exc)) from None
+    if not 0.25 <= args.scale <= 4:
+        raise TrainingError(f"--scale of an animation is 0.25 to 4, not {args.scale:g}")
+    if args.frames < 2 or args.frames > steps + 1:
+        raise TrainingError(f"--frames must be 2 to {steps + 1} (steps 0 to {steps}), got {args.frames}")
+
+
+def _animate(args, exp, steps: int, animate_figures) -> int:
+    """``train NAME --animate FILE``: the run played with a bar, its figure every k steps, then written."""
+    from tqdm import tqdm
+
+    with tqdm(total=steps, unit="step", desc=f"{args.experiment}", file=sys.stderr, disable=None) as bar:
+        def progress(step):
+            bar.update(step - bar.n)
+        try:
+            count = animate_figures(args.experiment, exp, steps, args.animate, args.fps, args.hold, args.frames,
+                                    progress, scale=args.scale)
+        except KeyboardInterrupt:
+            return _fail("stopped: nothing was written", 130)
+        except (TrainingError, ValueError) as exc:
+            return _fail(exc)
+        except OSError as exc:
+            return _fail(f"cannot write {args.animate}: {exc.strerror or exc}", 1)
+    if args.out is not None:
+        try:
+            for path in write_report(exp, args.out, figures=figure_data(exp)).values():
+                print(f"  wrote {path}")
+        except (TrainingError, OSError) as exc:
+            return _fail(exc, 1)
+    print(f"{PROG}: wrote {args.animate} ({count} frames, steps 0 to {exp.step_count})")
+    return 0

@@ -24,7 +24,7 @@ QT_FREE = [
     "attn_studio.engine", "attn_studio.state", "attn_studio.schema", "attn_studio.studio", "attn_studio.changes",
     "attn_studio.pretrained.edits", "attn_studio.schema.cells", "attn_studio.trained.changes", "attn_studio.scenes",
     "attn_studio.session", "attn_studio.recovery", "attn_studio.session_json", "attn_studio.pretrained", "attn_studio.explain", "attn_studio.formatting",
-    "attn_studio.matrices", "attn_studio.limits",
+    "attn_studio.matrices", "attn_studio.limits", "attn_studio.animation", "attn_studio.sweeps",
     *sorted(f"attn_studio.engine.{m.name}" for m in pkgutil.iter_modules(attn_studio.engine.__path__)),
 ]
 

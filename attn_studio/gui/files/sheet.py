@@ -166,6 +166,7 @@ class FigureSheet(pg.GraphicsLayoutWidget):
         src = tile.source
         data = _windowed(src.data, tile.rows, tile.cols)
         hm = Heatmap(shown_title(tile), src._cmap_name)
+        hm.source = src  # the window's heatmap it shows: an animation keeps that one's colour scale fixed
         if self.snug:
             for axis in (hm.left_axis, hm.bottom_axis):
                 axis.slack, axis.slack_px = 0.0, 0.0  # neighbouring labels' boxes never overlap

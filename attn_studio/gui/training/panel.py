@@ -33,6 +33,7 @@ from .runner import SPEEDS, Runner
 
 __all__ = ["LabPanel", "CurvePlot", "COLOURS", "SMOOTH", "smoothed", "peaks", "thinned"]
 
+MAX_RECORDED = 2000  # extras kept for an animation of the run
 DRAW_INTERVAL_MS = 80  # at most 12.5 redraws a second, whatever the step rate
 LEARNING_RATES = (1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 1e-1)
 
@@ -98,6 +99,12 @@ class LabPanel(QtWidgets.QWidget):
         # at most a third of its time drawing and the worker keeps the interpreter the rest of the time.
         self._interval_ms = float(DRAW_INTERVAL_MS)
         self._stale = True
+        # What the worker measured beyond the history (extras), by step, as the run played: an animation
+        # of the run replays them (training/animation.py). Kept for one run, at most MAX_RECORDED.
+        self.recorded: dict[int, dict] = {}
+        self.recorded_exp = None
+        self.runner.changed.connect(self._record)
+        self.animation = None  # the animation of this run being written, if any
         self.draw_count = 0  # whole figures drawn so far (the tests check that a run is drawn, not every step)
 
     # -------------------------------------------------------------------- controls
@@ -149,6 +156,7 @@ class LabPanel(QtWidgets.QWidget):
         menu = QtWidgets.QMenu(self.export_button)
         menu.addAction("Figure as PNG, SVG or PDF…", self.export_figure_dialog)
         menu.addAction("History as CSV…", self.export_csv_dialog)
+        menu.addAction("Animation of this run…", self.export_animation_dialog).setObjectName("trainingAnimation")
         self.export_button.setMenu(menu)
         # The step count and Export stay together at the right end, wrapped or not.
         row.addWidget(group(self.step_label, self.export_button, spacing=6))
@@ -256,6 +264,19 @@ class LabPanel(QtWidgets.QWidget):
         """What the panel shows beyond the history, measured on the worker thread (the figure's
         ``measure``)."""
         return self.figure_class.measure(exp, inputs, heavy)
+
+    # -------------------------------------------------------------------- recording
+    def _record(self) -> None:
+        snap = self.runner.snapshot()
+        if snap.exp is None:
+            return
+        if snap.exp is not self.recorded_exp:  # a new run, or a reset: its own record
+            self.recorded, self.recorded_exp = {}, snap.exp
+        last = self.recorded.get(max(self.recorded)) if self.recorded else None
+        if snap.extras and snap.extras is not last:
+            self.recorded[snap.steps] = snap.extras
+            if len(self.recorded) > MAX_RECORDED:  # every other one goes: the record stays spread over the run
+                self.recorded = dict(sorted(self.recorded.items())[1::2])
 
     # -------------------------------------------------------------------- drawing
     def _schedule_draw(self):
@@ -384,6 +405,37 @@ class LabPanel(QtWidgets.QWidget):
                                                         "CSV (*.csv)")
         if path:
             self._guarded(self.export_csv, path)
+
+    def export_animation_dialog(self):
+        """Ask for an animation of this run (a frame every k steps, from 0 to the last step taken) and
+        start writing it; returns the export, or None."""
+        from ..files import animation_actions, animation_dialog
+        from .animation import RunReplay, steps_control
+
+        if self.animation is not None and self.animation.running:
+            self.show_message("An animation of this run is being written; wait for it or cancel it first")
+            return None
+        snap = self.wait_built()
+        if snap.exp is None or snap.steps < 1:
+            self.show_message("Train first: an animation of the run has a frame every k steps, from step 0 "
+                              "to the last step taken")
+            return None
+        path = Path.home() / f"{self.experiment_name}-run.gif"
+        request = animation_dialog.ask(self, f"{self.title} as the run goes", [steps_control(snap.steps)], path)
+        if request is None:
+            return None
+        try:
+            animation_dialog.check_request(request)
+        except figures.ExportError as exc:
+            self.show_message(str(exc))
+            return None
+        self.clear_message()
+        values = request.control.values(request.start, request.stop, request.frames)
+        window = self.window()
+        status = window.statusBar().showMessage if isinstance(window, QtWidgets.QMainWindow) else (lambda *a: None)
+        self.animation = animation_actions.run_export(self, RunReplay(self, values, request.scale), request,
+                                                      self.show_message, status, f"Animating {self.title}…")
+        return self.animation
 
     def _guarded(self, action, path):
         try:

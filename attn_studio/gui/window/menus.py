@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from PySide6 import QtGui
 
+from ..files.animation_actions import AnimationActions
 from ..lecture.mode import keys as lecture_keys
 from . import help
 
@@ -27,6 +28,8 @@ def build_menus(w) -> None:
     w.save_action, w.open_action = w.files.save_action, w.files.open_action
     file_menu.addSeparator()
     file_menu.addMenu(w.export_actions.export_menu)
+    w.animation = AnimationActions(w, w.show_message, w._status)  # File → Export animation…
+    file_menu.addAction(w.animation.action)
     file_menu.addSeparator()
     add_action(file_menu, "&Quit", w.close, keys.Quit)
     w.edit.fill_edit_menu(bar.addMenu("&Edit"))
