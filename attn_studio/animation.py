@@ -379,6 +379,7 @@ def _webm(frames, tmp, *, fps, hold, loop):
 # a figure's colours are in large flat areas, so every other pixel misses none of them.
 _PALETTE_STRIDE = 2
 _PALETTE_SAMPLE_LIMIT = 4_000_000
+_GIF_RAW_BUDGET = 512 << 20  # bytes of frames kept uncompressed while a GIF waits for its palette
 
 
 def _gif(frames: _checked_frames, tmp, *, fps, hold, loop):
@@ -390,11 +391,17 @@ def _gif(frames: _checked_frames, tmp, *, fps, hold, loop):
     stored = []
     samples = []
     sampled = 0
+    raw_bytes = 0
     shape = None
     for frame in frames:
         shape = frame.shape
-        # Kept compressed until the palette is known (a figure compresses 20–100×).
-        stored.append(zlib.compress(frame.tobytes(), 1))
+        # Kept until the palette is known: as they are up to a memory budget (compressing and
+        # decompressing cost a third of a GIF's time), compressed past it (a figure compresses 20–100×).
+        if raw_bytes + frame.nbytes <= _GIF_RAW_BUDGET:
+            stored.append(frame.copy())  # a copy: a caller may draw the next frame into the same array
+            raw_bytes += frame.nbytes
+        else:
+            stored.append(zlib.compress(frame.tobytes(), 1))
         sample = frame[::_PALETTE_STRIDE, ::_PALETTE_STRIDE].reshape(-1, 3)
         samples.append(sample)
         sampled += len(sample)
@@ -406,7 +413,7 @@ def _gif(frames: _checked_frames, tmp, *, fps, hold, loop):
     if not stored:
         raise AnimationError("an animation needs at least one frame")
     palette = _global_palette(np.concatenate(samples))
-    cache: dict = {}
+    nearest = _NearestColour(palette)
     h, w = shape[:2]
     # The file is written here, frame by frame, rather than by Pillow's save_all, which would
     # merge two identical frames into one (the frame count would no longer be the one asked
@@ -418,8 +425,8 @@ def _gif(frames: _checked_frames, tmp, *, fps, hold, loop):
         out.write(header)
         shown = 0  # hundredths of a second shown so far: delays rounded without drifting
         for index, data in enumerate(stored):
-            frame = np.frombuffer(zlib.decompress(data), np.uint8).reshape(h, w, 3)
-            image = Image.fromarray(_indexed(frame, palette, cache), "P")
+            frame = data if isinstance(data, np.ndarray) else np.frombuffer(zlib.decompress(data), np.uint8).reshape(h, w, 3)
+            image = Image.fromarray(nearest(frame), "P")
             image.putpalette(palette.tobytes())
             end = (index + 1) / fps + (hold if index == len(stored) - 1 else 0.0)
             delay = max(1, int(round(end * 100)) - shown)
@@ -463,30 +470,28 @@ def _global_palette(pixels: np.ndarray) -> np.ndarray:
     return out
 
 
-def _indexed(frame: np.ndarray, palette: np.ndarray, cache: dict) -> np.ndarray:
-    """Each pixel's index of its nearest palette colour (exact nearest, unlike Pillow's quick
-    lookup, which maps a near-white to white's neighbour); ``cache`` keeps colours seen before."""
-    keys = _pack(frame).reshape(-1)
-    unique, inverse = np.unique(keys, return_inverse=True)
-    index = np.empty(len(unique), np.uint8)
-    todo = []
-    for n, key in enumerate(unique.tolist()):
-        found = cache.get(key)
-        if found is None:
-            todo.append(n)
-        else:
-            index[n] = found
-    if todo:
-        todo = np.asarray(todo)
-        rgb = np.stack([(unique[todo] >> 16) & 255, (unique[todo] >> 8) & 255, unique[todo] & 255], axis=1)
-        pal = palette.astype(np.int32)
-        for start in range(0, len(todo), 4096):  # bounded memory: 4096 colours × 256 at a time
-            chunk = rgb[start:start + 4096].astype(np.int32)
-            dist = ((chunk[:, None, :] - pal[None, :, :]) ** 2).sum(axis=2)
-            best = dist.argmin(axis=1).astype(np.uint8)
-            index[todo[start:start + 4096]] = best
-            cache.update(zip(unique[todo[start:start + 4096]].tolist(), best.tolist()))
-    return index[inverse].reshape(frame.shape[:2])
+class _NearestColour:
+    """Each 24-bit colour's index of its nearest palette colour, looked up in a table of every colour
+    (16 MB), filled as colours are first seen: exact nearest (Pillow's quick lookup maps a near-white to
+    white's neighbour), and a frame costs one lookup per pixel instead of a sort of its pixels."""
+
+    def __init__(self, palette: np.ndarray):
+        self.palette = palette.astype(np.int32)
+        self.table = np.zeros(1 << 24, np.uint8)
+        self.known = np.zeros(1 << 24, bool)
+
+    def __call__(self, frame: np.ndarray) -> np.ndarray:
+        keys = _pack(frame).reshape(-1)
+        new = keys[~self.known[keys]]
+        if new.size:
+            new = np.unique(new)
+            rgb = np.stack([(new >> 16) & 255, (new >> 8) & 255, new & 255], axis=1).astype(np.int32)
+            for start in range(0, len(new), 4096):  # bounded memory: 4096 colours × 256 at a time
+                chunk = rgb[start:start + 4096]
+                dist = ((chunk[:, None, :] - self.palette[None, :, :]) ** 2).sum(axis=2)
+                self.table[new[start:start + 4096]] = dist.argmin(axis=1).astype(np.uint8)
+            self.known[new] = True
+        return self.table[keys].reshape(frame.shape[:2])
 
 
 # ---------------------------------------------------------------------------------------

@@ -219,7 +219,8 @@ def _draw_and_write(window, args, sweeps, frames, folder_fmt, size, panel_name, 
 
     drawer = SweepFrames(window, len(frames), set_frame, make_panel, title_of,
                          views=level_views(window, panel_name), scale=args.scale, size=size,
-                         reshapes="heads" in names or panel_name == "window", quiet=panel_name != "window")
+                         reshapes="heads" in names or panel_name == "window", quiet=panel_name != "window",
+                         refill=_model_refill(window, studio) if is_trained and panel_name == "model" else None)
     advance, bar = _progress_bar(2 * len(frames), "frames")
     try:
         try:
@@ -249,6 +250,46 @@ def _draw_and_write(window, args, sweeps, frames, folder_fmt, size, panel_name, 
     print(f"{PROG}: wrote {out} ({count} frames, {width}×{height}"
           + (f", {args.fps:g} fps" if folder_fmt is None else "") + ")")
     return 0
+
+
+def _model_refill(window, studio):
+    """A trained model's page refilled in place for the next frame: each head's weights (and the mean or
+    rollout) of the layer shown now, as ``files.trained_figures.model_figure`` draws them, put into the
+    figure built for the first frame (building the page again cost about a second a frame)."""
+    import numpy as np
+
+    from ..formatting import format_number
+
+    def refill(panel) -> bool:
+        room = window.trained.room
+        room.render_shown(force=True)
+        view, layer = room.model_view, studio.state.layer_index
+        data = view.data
+        if data is None:
+            return False
+        norm = view.norm_check.isChecked() and data.run is not None
+        attentions = view.norms() if norm else np.asarray(data.attentions)
+        top = (float(attentions.max()) or 1.0) if norm else 1.0
+        heads = attentions.shape[1]
+        matrices, titles = [], []
+        for h in range(heads):
+            scale = float(data.head_scale[layer, h])
+            mark = " · silenced" if scale == 0 else (f" · ×{format_number(scale, 2)}" if scale != 1 else "")
+            matrices.append(attentions[layer, h])
+            titles.append(f"head {h + 1}{mark}")
+        matrices.append(np.asarray(data.summary[layer]) * top)
+        titles.append(f"rollout to layer {layer + 1}" if data.rollout else "mean over heads")
+        heatmaps = panel.widget.heatmaps
+        if len(heatmaps) != len(matrices) or any(hm.data.values.shape != m.shape for hm, m in zip(heatmaps, matrices)):
+            return False
+        for hm, matrix, title in zip(heatmaps, matrices, titles):
+            d = hm.data
+            hm.set_title(title)
+            hm.set_data(np.asarray(matrix, np.float64), masked=d.masked, row_labels=list(d.row_labels),
+                        col_labels=list(d.col_labels), levels=(0.0, top), selected_row=d.selected_row)
+        return True
+
+    return refill
 
 
 def _label(sweep, value, studio, pipeline) -> str:

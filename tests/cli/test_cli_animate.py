@@ -257,3 +257,26 @@ def test_the_whole_window_keeps_its_colour_bars_over_the_sweep(tmp_path, capfd):
     assert done.returncode == 0, done.stderr
     whole = [[t for t in svg_texts(f) if re.fullmatch(r"[−-]?\d+", t)] for f in sorted(frames.iterdir())]
     assert len(whole) == 3 and whole[0] == whole[1] == whole[2]  # the bars' and axes' whole-number labels
+
+
+def test_a_trained_models_layers_frame_k_is_the_still_export_of_layer_k(tmp_path, capfd):
+    from attn_studio.pretrained import default_model_zip
+
+    if default_model_zip() is None:
+        pytest.skip("all-MiniLM-L6-v2 is not installed")
+    text = "The animal didn't cross the street because it was too tired."
+    frames = tmp_path / "layers"
+    done = run_here(capfd, "export", "--model", "all-MiniLM-L6-v2", "--text", text, "--panel", "model",
+                    "--animate", "layer=2:4", "--out", str(frames), "--format", "png")
+    assert done.returncode == 0, done.stderr
+    still = tmp_path / "still.png"
+    done = run_here(capfd, "export", "--model", "all-MiniLM-L6-v2", "--text", text, "--panel", "model",
+                    "--layer", "3", "--scale", "1", "--out", str(still))
+    assert done.returncode == 0, done.stderr
+    frame = np.asarray(Image.open(frames / "frame_0002.png").convert("RGB")).astype(int)
+    page = np.asarray(Image.open(still).convert("RGB")).astype(int)
+    assert frame.shape[1] == page.shape[1]
+    # Below the titles (the frame's states the layer swept), the figure is the still's, pixel for pixel.
+    h = min(frame.shape[0], page.shape[0]) - 120
+    assert np.abs(frame[-h:] - page[-h:]).max() == 0
+    assert np.abs(frame[-h:] - np.asarray(Image.open(frames / "frame_0001.png").convert("RGB")).astype(int)[-h:]).mean() > 1

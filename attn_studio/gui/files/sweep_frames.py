@@ -64,11 +64,15 @@ class SweepFrames:
     (width, height) instead fits the figure into frames of that many pixels, centred on white.
     ``reshapes``: the figure's shape changes with the value (measure every frame). ``quiet``: the
     window is not repainted while the frames are drawn (False when the figure is the window itself).
+    ``refill(panel)``: for a figure drawn from numbers of its own (a trained model's page), puts the
+    current frame's numbers into the figure built for the first frame and returns True, so that one
+    figure serves every frame.
     """
 
     def __init__(self, window, count: int, set_frame: Callable[[int], None], make_panel: Callable[[], Panel],
                  title_of: Callable[[int], str], *, views=(), scale: float = 1.0,
-                 size: tuple[int, int] | None = None, reshapes: bool = False, quiet: bool = True):
+                 size: tuple[int, int] | None = None, reshapes: bool = False, quiet: bool = True,
+                 refill: Callable[[Panel], bool] | None = None):
         self.window = window
         self.count = int(count)
         self.set_frame = set_frame
@@ -79,6 +83,7 @@ class SweepFrames:
         self.size = size
         self.reshapes = reshapes
         self.quiet = quiet
+        self.refill = refill  # the caller's way to put a frame's numbers into the kept figure (False: it cannot)
         self.levels: dict[int, tuple[float, float]] = {}
         self.titles: list[str] = []
         self.panel_size = QtCore.QSize(0, 0)
@@ -181,6 +186,8 @@ class SweepFrames:
 
     # -- pass 2 ------------------------------------------------------------------------
     def _reusable(self, panel: Panel) -> bool:
+        if self.refill is not None:
+            return not self.reshapes
         """True when ``panel`` is a sheet of the window's own heatmaps that later frames can refill
         (the figure's shape does not change): its heatmaps take the next frame's numbers instead of a
         new sheet being built a frame (building one costs most of a frame's time)."""
@@ -190,6 +197,10 @@ class SweepFrames:
 
     def _refill(self, panel: Panel) -> Panel:
         """The kept sheet with each heatmap showing its source's numbers now, at the sweep's levels."""
+        if self.refill is not None:
+            if not self.refill(panel):
+                raise ExportError("the figure changed its shape during the sweep")
+            return panel
         for hm, follows in zip(panel.widget.heatmaps, self._follows):
             src, data = hm.source, hm.source.data
             if data is None or data.values.shape != hm.data.values.shape:
@@ -204,6 +215,8 @@ class SweepFrames:
 
     def _keep(self, panel: Panel) -> None:
         self._kept = panel
+        if self.refill is not None:
+            return
         self._follows = [hm.title == (hm.source.title[: -len(SHOWN_MARK)] if hm.source.title.endswith(SHOWN_MARK)
                                       else hm.source.title) for hm in panel.widget.heatmaps]
 
