@@ -29,7 +29,9 @@ Every file is rendered to bytes first and then written atomically
 
 from __future__ import annotations
 
+import contextlib
 import math
+import time
 from pathlib import Path
 
 import numpy as np
@@ -40,6 +42,7 @@ from ...matrices import ExportError, check_output_path, write_output
 from ..qt.pg import ExportMode
 from ..widgets import discard
 from ..views.heatmap import exporting
+from ..views.token_axis import registered_heatmaps as heatmap_registry
 from .panels import (  # noqa: F401 (the names the window and the command line have always used)
     PANELS, TRAINED_PANELS, TRAINING_PANELS, Panel, check_panel_name, find_panel, setting_title, show_panel,
     training_panel,
@@ -161,8 +164,11 @@ def _scenes(panel: Panel) -> list[QtWidgets.QGraphicsScene]:
     return scenes
 
 
-def _paint_figure(painter: QtGui.QPainter, layout: _Layout, pen_scale: float) -> None:
-    """Draw the page of ``layout`` with ``painter`` (in logical pixels)."""
+def _paint_figure(painter: QtGui.QPainter, layout: _Layout, pen_scale: float,
+                  band: QtCore.QRectF | None = None, held: bool = False) -> None:
+    """Draw the page of ``layout`` with ``painter`` (in logical pixels); ``band`` (page pixels): only the
+    panel's part that reaches into it is drawn (the painter is clipped to it: a figure painted band by band);
+    ``held``: the caller holds the panel in export mode (:class:`BandedImage`)."""
     panel = layout.panel
     painter.setRenderHint(QtGui.QPainter.Antialiasing, True)
     painter.setRenderHint(QtGui.QPainter.TextAntialiasing, True)
@@ -177,11 +183,27 @@ def _paint_figure(painter: QtGui.QPainter, layout: _Layout, pen_scale: float) ->
         painter.drawText(layout.title_rect, int(QtCore.Qt.AlignHCenter | QtCore.Qt.AlignTop | QtCore.Qt.TextWordWrap),
                          layout.title)
         painter.restore()
-    with exporting(keep_query=panel.name == "window"), ExportMode(_scenes(panel), pen_scale):
+    with contextlib.ExitStack() as modes:
+        if not held:
+            modes.enter_context(exporting(keep_query=panel.name == "window"))
+            modes.enter_context(ExportMode(_scenes(panel), pen_scale))
         painter.save()
         # QGraphicsView (pyqtgraph) overrides render() to draw its scene; QWidget.render draws the widget.
-        QtWidgets.QWidget.render(panel.widget, painter, layout.panel_pos, QtGui.QRegion(layout.source))
+        source = _band_source(layout, band)
+        # The region's top left lands on the offset given.
+        offset = layout.panel_pos + (source.topLeft() - layout.source.topLeft())
+        QtWidgets.QWidget.render(panel.widget, painter, offset, QtGui.QRegion(source))
         painter.restore()
+
+
+def _band_source(layout: _Layout, band: QtCore.QRectF | None) -> QtCore.QRect:
+    """The part of the panel (widget coordinates) that ``band`` (page pixels) shows, a pixel more each side."""
+    source = layout.source
+    if band is None:
+        return source
+    top = math.floor(band.top()) - layout.panel_pos.y() + source.top() - 2
+    bottom = math.ceil(band.bottom()) - layout.panel_pos.y() + source.top() + 2
+    return QtCore.QRect(source.left(), top, source.width(), bottom - top).intersected(source)
 
 
 def _logical_dpi(widget) -> int:
@@ -216,6 +238,105 @@ def render_panel(panel, scale: float = 2.0, title: str | None = None) -> QtGui.Q
     finally:
         painter.end()
     return image
+
+
+class BandedImage:
+    """The figure :func:`render_panel` draws, painted band by band: each :meth:`step` paints the next
+    rows of the image and returns, so that the window's event loop runs between bands.
+
+    Every pixel is painted once, by the band whose rows hold it, with the transform the whole figure
+    is painted with: the image is the one :func:`render_panel` makes (tests compare them pixel for
+    pixel). A band's height follows the time the last ones took (``budget`` seconds a step)."""
+
+    def __init__(self, panel, scale: float = 2.0, title: str | None = None, budget: float = 0.025):
+        scale = _check_scale(scale)
+        self.panel = _as_panel(panel)
+        self.layout = _Layout(self.panel, title)
+        self.scale, self.budget = scale, budget
+        width, height = math.ceil(self.layout.width * scale), math.ceil(self.layout.height * scale)
+        if width * height * 4 > MAX_IMAGE_BYTES:
+            raise ExportError(f"a {width}×{height} image is too large; choose a smaller scale")
+        self.image = QtGui.QImage(width, height, QtGui.QImage.Format_ARGB32_Premultiplied)
+        if self.image.isNull():
+            raise ExportError(f"not enough memory for a {width}×{height} image; choose a smaller scale")
+        dots = round(_logical_dpi(self.layout.panel.widget) / 0.0254)
+        self.image.setDotsPerMeterX(dots)
+        self.image.setDotsPerMeterY(dots)
+        self.done_rows = 0
+        # A band starts on a whole page pixel: Qt turns the painter's clip into whole pixels of the page
+        # when the panel's widget is drawn, so a band starting between two would lose its first row. With
+        # a scale of whole numbers (the menu's) any page row will do; else the nearest that falls on a
+        # device row, and with none such the figure is one band.
+        sy = height / self.layout.height
+        page_rows = next((n for n in range(1, 65) if abs(n * sy - round(n * sy)) < 1e-7), None)
+        self.step_rows = round(page_rows * sy) if page_rows else height
+        self.rows = max(self.step_rows, 128 - 128 % self.step_rows)  # the first band; then from the time taken
+        self.tops: list[int] = []  # the first row of each band painted
+        # A figure made for the page (a sheet, offscreen) stays in export mode from its first band to its
+        # last: nothing on screen paints it. Parts of the window itself are put back after each band.
+        widget = self.panel.widget
+        self._offscreen = widget.parent() is None and widget.testAttribute(QtCore.Qt.WA_DontShowOnScreen)
+        self._held: contextlib.ExitStack | None = None
+
+    def _hold(self) -> None:
+        scenes = _scenes(self.panel)
+        own = [h for h in heatmap_registry() if shiboken6.isValid(h.plot) and h.plot.scene() in scenes]
+        self._held = contextlib.ExitStack()
+        self._held.enter_context(ExportMode(scenes, self.scale))
+        for heatmap in own:  # their labels and titles as a figure shows them (what exporting() redraws)
+            heatmap.redraw_marks()
+
+    def close(self) -> None:
+        """Put the panel back out of export mode (done, or given up half way)."""
+        if self._held is not None:
+            held, self._held = self._held, None
+            held.close()
+
+    @property
+    def progress(self) -> float:
+        """The share of the image painted (0 to 1)."""
+        return self.done_rows / max(self.image.height(), 1)
+
+    def done(self) -> bool:
+        return self.done_rows >= self.image.height()
+
+    def step(self) -> bool:
+        """Paint the next band; True once the whole image is painted."""
+        if self.done():
+            return True
+        image, layout = self.image, self.layout
+        top = self.done_rows
+        rows = min(self.rows, image.height() - top)
+        self.tops.append(top)
+        start = time.perf_counter()
+        if self._offscreen and self._held is None:
+            self._hold()
+        painter = QtGui.QPainter(image)
+        try:
+            device_band = QtCore.QRect(0, top, image.width(), rows)
+            # What QImage.fill(white) does for the whole image in render_panel, for these rows.
+            painter.setCompositionMode(QtGui.QPainter.CompositionMode_Source)
+            painter.fillRect(device_band, QtGui.QColor(255, 255, 255))
+            painter.setCompositionMode(QtGui.QPainter.CompositionMode_SourceOver)
+            painter.setClipRect(device_band)
+            sx, sy = image.width() / layout.width, image.height() / layout.height
+            painter.scale(sx, sy)
+            band = QtCore.QRectF(0, top / sy, layout.width, rows / sy)
+            if self._held is not None:
+                with exporting(keep_query=self.panel.name == "window", heatmaps=()):
+                    _paint_figure(painter, layout, self.scale, band, held=True)
+            else:
+                _paint_figure(painter, layout, self.scale, band)
+        finally:
+            painter.end()
+        self.done_rows = top + rows
+        if self.done():
+            self.close()
+        spent = max(time.perf_counter() - start, 1e-4)
+        # The next band as tall as the budget allows at this band's pace (never more than twice as tall).
+        self.rows = int(max(8, min(2 * rows, rows * self.budget / spent)))
+        self.rows = max(self.rows - self.rows % self.step_rows, self.step_rows)
+        return self.done()
 
 
 def _opaque(image: QtGui.QImage) -> bool:
@@ -438,10 +559,15 @@ def _plain_mime_data() -> QtCore.QMimeData:
 def copy_figure(panel, scale: float = 2.0, title: str | None = None) -> None:
     """Put the figure on the clipboard: the image (PNG) and its SVG (``image/svg+xml``)."""
     image = render_panel(panel, scale, title)
+    put_on_clipboard(image, encode_png(image, _check_scale(scale) * BASE_DPI), _svg_bytes(panel, title))
+
+
+def put_on_clipboard(image: QtGui.QImage, png: bytes, svg: bytes) -> None:
+    """Put a figure on the clipboard: its ``image``, the same as PNG bytes, and its SVG."""
     mime = _plain_mime_data()
     mime.setImageData(image)
-    mime.setData("image/png", QtCore.QByteArray(encode_png(image, _check_scale(scale) * BASE_DPI)))
-    mime.setData(SVG_MIME, QtCore.QByteArray(_svg_bytes(panel, title)))
+    mime.setData("image/png", QtCore.QByteArray(png))
+    mime.setData(SVG_MIME, QtCore.QByteArray(svg))
     QtWidgets.QApplication.clipboard().setMimeData(mime)
 
 

@@ -157,6 +157,7 @@ class FigureSheet(pg.GraphicsLayoutWidget):
                 if tile.bar and not block.shared_bar:
                     sub.addItem(self._bar(hm), row=r, col=2 * c + 1)
                     self._row_bars.append(hm)
+                breathe()
             if block.shared_bar:
                 sub.addItem(self._bar(self.heatmaps[-1]), row=0, col=2 * columns, rowspan=rows_used)
 
@@ -408,6 +409,34 @@ def fits_slide(figure_width_px: float, smallest_text_px: float) -> bool:
 
 FIGURE_MARGINS = 20  # px the figure code adds around a panel (figures.MARGIN on both sides)
 SLIDE_ROOM = slide_width_limit() - FIGURE_MARGINS  # px: the widest a panel may be for its ticks to keep 9 pt
+
+
+# -- building a figure while the window stays live ------------------------------------------
+
+_breath: list = []  # the window's export in progress: what lets its event loop run between a figure's parts
+
+
+def breathe() -> None:
+    """Between two parts of a figure being built (a heatmap and its colour bar): while the window
+    exports (:func:`breathing`), its event loop runs a turn here, so that building a large figure
+    never holds the window for long; else nothing."""
+    if _breath:
+        _breath[-1]()
+
+
+class breathing:
+    """While building a figure for the window's export: ``turn()`` is called at every :func:`breathe`."""
+
+    def __init__(self, turn):
+        self.turn = turn
+
+    def __enter__(self):
+        _breath.append(self.turn)
+        return self
+
+    def __exit__(self, *exc):
+        _breath.remove(self.turn)
+        return False
 
 
 def slide_sheet(arrangements) -> FigureSheet:
