@@ -175,6 +175,9 @@ def _paint_figure(painter: QtGui.QPainter, layout: _Layout, pen_scale: float,
     # Not SmoothPixmapTransform: a heatmap drawn as an image of one pixel a cell would be blurred
     # across its cells' borders when scaled up (the Heads tab's maps in a picture of the window).
     painter.setRenderHint(QtGui.QPainter.SmoothPixmapTransform, False)
+    if band is not None:
+        painter.save()
+        painter.setClipRect(band)  # the page and its title, in this band's rows only
     painter.fillRect(QtCore.QRectF(0, 0, layout.width, layout.height), QtCore.Qt.white)
     if layout.title:
         painter.save()
@@ -183,13 +186,17 @@ def _paint_figure(painter: QtGui.QPainter, layout: _Layout, pen_scale: float,
         painter.drawText(layout.title_rect, int(QtCore.Qt.AlignHCenter | QtCore.Qt.AlignTop | QtCore.Qt.TextWordWrap),
                          layout.title)
         painter.restore()
+    if band is not None:
+        painter.restore()
+    source = _band_source(layout, band)
+    if source.isEmpty():
+        return  # a band of the title or the margins (an empty region would draw the whole widget)
     with contextlib.ExitStack() as modes:
         if not held:
             modes.enter_context(exporting(keep_query=panel.name == "window"))
             modes.enter_context(ExportMode(_scenes(panel), pen_scale))
         painter.save()
         # QGraphicsView (pyqtgraph) overrides render() to draw its scene; QWidget.render draws the widget.
-        source = _band_source(layout, band)
         # The region's top left lands on the offset given.
         offset = layout.panel_pos + (source.topLeft() - layout.source.topLeft())
         QtWidgets.QWidget.render(panel.widget, painter, offset, QtGui.QRegion(source))
@@ -197,12 +204,16 @@ def _paint_figure(painter: QtGui.QPainter, layout: _Layout, pen_scale: float,
 
 
 def _band_source(layout: _Layout, band: QtCore.QRectF | None) -> QtCore.QRect:
-    """The part of the panel (widget coordinates) that ``band`` (page pixels) shows, a pixel more each side."""
+    """The part of the panel (widget coordinates) that ``band`` (page pixels, whole ones) shows.
+
+    The widget is drawn clipped to this region alone, as the whole figure is drawn clipped to its whole
+    source: a second clip of another kind on top would make Qt draw a scaled image (a heatmap's cells)
+    another way, rounding its rows differently."""
     source = layout.source
     if band is None:
         return source
-    top = math.floor(band.top()) - layout.panel_pos.y() + source.top() - 2
-    bottom = math.ceil(band.bottom()) - layout.panel_pos.y() + source.top() + 2
+    top = round(band.top()) - layout.panel_pos.y() + source.top()
+    bottom = round(band.bottom()) - layout.panel_pos.y() + source.top()
     return QtCore.QRect(source.left(), top, source.width(), bottom - top).intersected(source)
 
 
@@ -270,12 +281,17 @@ class BandedImage:
         sy = height / self.layout.height
         page_rows = next((n for n in range(1, 65) if abs(n * sy - round(n * sy)) < 1e-7), None)
         self.step_rows = round(page_rows * sy) if page_rows else height
+        # A figure made for the page (a sheet, a plot drawn again offscreen) stays in export mode from its
+        # first band to its last: nothing on screen paints it. A part of the window itself (the whole
+        # window) is painted in one piece: it may change between two turns of the event loop.
+        top = self.panel.widget.window()
+        self._offscreen = top.testAttribute(QtCore.Qt.WA_DontShowOnScreen)
+        if not self._offscreen or _dashed(_scenes(self.panel)):
+            # A dashed line cut by a band's edge starts its dashes again there (Qt's dash stroker skips
+            # what lies outside the clip): a figure with one (a √d_k plot's theory) is painted in one piece.
+            self.step_rows = height
         self.rows = max(self.step_rows, 128 - 128 % self.step_rows)  # the first band; then from the time taken
         self.tops: list[int] = []  # the first row of each band painted
-        # A figure made for the page (a sheet, offscreen) stays in export mode from its first band to its
-        # last: nothing on screen paints it. Parts of the window itself are put back after each band.
-        widget = self.panel.widget
-        self._offscreen = widget.parent() is None and widget.testAttribute(QtCore.Qt.WA_DontShowOnScreen)
         self._held: contextlib.ExitStack | None = None
 
     def _hold(self) -> None:
@@ -318,15 +334,14 @@ class BandedImage:
             painter.setCompositionMode(QtGui.QPainter.CompositionMode_Source)
             painter.fillRect(device_band, QtGui.QColor(255, 255, 255))
             painter.setCompositionMode(QtGui.QPainter.CompositionMode_SourceOver)
-            painter.setClipRect(device_band)
             sx, sy = image.width() / layout.width, image.height() / layout.height
             painter.scale(sx, sy)
             band = QtCore.QRectF(0, top / sy, layout.width, rows / sy)
             if self._held is not None:
                 with exporting(keep_query=self.panel.name == "window", heatmaps=()):
                     _paint_figure(painter, layout, self.scale, band, held=True)
-            else:
-                _paint_figure(painter, layout, self.scale, band)
+            else:  # the whole figure at once, as render_panel paints it
+                _paint_figure(painter, layout, self.scale)
         finally:
             painter.end()
         self.done_rows = top + rows
@@ -337,6 +352,20 @@ class BandedImage:
         self.rows = int(max(8, min(2 * rows, rows * self.budget / spent)))
         self.rows = max(self.rows - self.rows % self.step_rows, self.step_rows)
         return self.done()
+
+
+def _dashed(scenes) -> bool:
+    """True when an item of ``scenes`` draws a dashed or dotted line."""
+    plain = (QtCore.Qt.SolidLine, QtCore.Qt.NoPen)
+    for scene in scenes:
+        for item in scene.items():
+            pens = [getattr(item, "opts", {}).get(k) for k in ("pen", "shadowPen")] if isinstance(
+                getattr(item, "opts", None), dict) else []
+            pen = getattr(item, "pen", None)
+            pens.append(pen() if callable(pen) and isinstance(item, QtWidgets.QAbstractGraphicsShapeItem) else pen)
+            if any(isinstance(p, QtGui.QPen) and p.style() not in plain for p in pens):
+                return True
+    return False
 
 
 def _opaque(image: QtGui.QImage) -> bool:
