@@ -168,9 +168,13 @@ class FigureExport(QtCore.QObject):
         if self.ok is None:
             loop = QtCore.QEventLoop()
             self.ended.connect(loop.quit)
-            QtCore.QTimer.singleShot(int(timeout * 1000), loop.quit)
+            limit = QtCore.QTimer(loop)  # goes with the loop: never fires on a loop that is gone
+            limit.setSingleShot(True)
+            limit.timeout.connect(loop.quit)
+            limit.start(int(timeout * 1000))
             if self.ok is None:
                 loop.exec()
+            self.ended.disconnect(loop.quit)
         return self.ok is not None
 
     def _end(self, ok: bool, message: str) -> None:

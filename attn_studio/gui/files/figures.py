@@ -259,7 +259,7 @@ class BandedImage:
     is painted with: the image is the one :func:`render_panel` makes (tests compare them pixel for
     pixel). A band's height follows the time the last ones took (``budget`` seconds a step)."""
 
-    def __init__(self, panel, scale: float = 2.0, title: str | None = None, budget: float = 0.025):
+    def __init__(self, panel, scale: float = 2.0, title: str | None = None, budget: float = 0.035):
         scale = _check_scale(scale)
         self.panel = _as_panel(panel)
         self.layout = _Layout(self.panel, title)
@@ -349,7 +349,7 @@ class BandedImage:
             self.close()
         spent = max(time.thread_time() - start, 1e-4)
         # The next band as tall as the budget allows at this band's pace (never more than twice as tall).
-        self.rows = int(max(32, min(2 * rows, rows * self.budget / spent)))
+        self.rows = int(max(64, min(2 * rows, rows * self.budget / spent)))
         self.rows = max(self.rows - self.rows % self.step_rows, self.step_rows)
         return self.done()
 
