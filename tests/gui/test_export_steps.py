@@ -146,3 +146,19 @@ def test_closing_the_window_during_an_export_does_not_crash(fresh_window, tmp_pa
     # The file is whole (written atomically) when it is there at all.
     if out.exists():
         assert not QtGui.QImage(str(out)).isNull()
+
+
+def test_a_png_compressed_on_the_worker_has_the_pixels_and_dpi_of_qts_own(window):
+    # Made with NumPy and zlib, which let go of Python's lock while they work (Qt's encoder holds it).
+    image = figures.render_panel(export.find_panel(window, "compare"), 2.0)
+    data = figures.png_off_the_gui_thread(image, 192)
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and data[25] == 2  # RGB, no alpha: the figure is opaque
+    back = QtGui.QImage.fromData(data)
+    assert round(back.dotsPerMeterX() * 0.0254) == 192
+    assert (pixels(back) == pixels(image)).all()
+    qt = QtGui.QImage.fromData(figures.encode_png(QtGui.QImage(image), 192))
+    assert (pixels(back) == pixels(qt)).all()
+    # A transparent pixel: written by Qt, with its alpha.
+    see_through = QtGui.QImage(image)
+    see_through.setPixelColor(3, 2, QtGui.QColor(0, 0, 0, 0))
+    assert figures.png_off_the_gui_thread(see_through, 96)[25] == 6

@@ -117,7 +117,7 @@ class FigureExport(QtCore.QObject):
             yield from self._on_worker(Job, write_output, self.path, svg if self.kind == "svg" else pdf)
             self._end(True, f"Exported {self.name} as {self.kind.upper()} to {self.path}")
         else:
-            png = yield from self._on_worker(Job, figures.encode_png, image, dpi)
+            png = yield from self._on_worker(Job, figures.png_off_the_gui_thread, image, dpi)
             figures.put_on_clipboard(image, png, svg)
             self._end(True, "Figure copied")
 

@@ -154,6 +154,7 @@ class FigureSheet(pg.GraphicsLayoutWidget):
                 hm = self._heatmap(tile, sizes, rows_shown=not shared or c == 0,
                                    cols_shown=not shared or i + columns >= len(tiles))
                 sub.addItem(hm.plot, row=r, col=2 * c)
+                breathe()
                 if tile.bar and not block.shared_bar:
                     sub.addItem(self._bar(hm), row=r, col=2 * c + 1)
                     self._row_bars.append(hm)
@@ -167,6 +168,7 @@ class FigureSheet(pg.GraphicsLayoutWidget):
         src = tile.source
         data = _windowed(src.data, tile.rows, tile.cols)
         hm = Heatmap(shown_title(tile), src._cmap_name)
+        breathe()
         if self.snug:
             for axis in (hm.left_axis, hm.bottom_axis):
                 axis.slack, axis.slack_px = 0.0, 0.0  # neighbouring labels' boxes never overlap
@@ -319,7 +321,9 @@ def lay_out_offscreen(widget: QtWidgets.QWidget, size: QtCore.QSize | None = Non
 def heatmap_sheet(blocks: list[Block]) -> FigureSheet:
     """A :class:`FigureSheet` of ``blocks``, laid out for its content."""
     sheet = FigureSheet(blocks)
+    breathe()
     sheet.lay_out()
+    breathe()
     return sheet
 
 
@@ -446,6 +450,7 @@ def slide_sheet(arrangements) -> FigureSheet:
     for blocks in arrangements:
         if sheet is not None:
             discard(sheet)  # now, while whole (see widgets.discard)
+            breathe()
         sheet = heatmap_sheet(blocks)
         if sheet.width() <= SLIDE_ROOM:
             break
