@@ -290,7 +290,7 @@ class BandedImage:
             # A dashed line cut by a band's edge starts its dashes again there (Qt's dash stroker skips
             # what lies outside the clip): a figure with one (a √d_k plot's theory) is painted in one piece.
             self.step_rows = height
-        self.rows = max(self.step_rows, 128 - 128 % self.step_rows)  # the first band; then from the time taken
+        self.rows = max(self.step_rows, 64 - 64 % self.step_rows)  # the first band; then from the time taken
         self.tops: list[int] = []  # the first row of each band painted
         self._held: contextlib.ExitStack | None = None
 
@@ -324,9 +324,10 @@ class BandedImage:
         top = self.done_rows
         rows = min(self.rows, image.height() - top)
         self.tops.append(top)
+        if self._offscreen and self._held is None and self.step_rows < image.height():
+            self._hold()  # a piece of its own: every item of the figure is put in export mode
+            return False
         start = time.thread_time()  # the work, not the waits for a core on a busy machine
-        if self._offscreen and self._held is None:
-            self._hold()
         painter = QtGui.QPainter(image)
         try:
             device_band = QtCore.QRect(0, top, image.width(), rows)
@@ -337,6 +338,8 @@ class BandedImage:
             sx, sy = image.width() / layout.width, image.height() / layout.height
             painter.scale(sx, sy)
             band = QtCore.QRectF(0, top / sy, layout.width, rows / sy)
+            if self._offscreen and self._held is None:  # one band: held for it alone
+                self._hold()
             if self._held is not None:
                 with exporting(keep_query=self.panel.name == "window", heatmaps=()):
                     _paint_figure(painter, layout, self.scale, band, held=True)
