@@ -83,7 +83,9 @@ class FigureExport(QtCore.QObject):
             self._end(False, f"the figure could not be drawn: {exc}")
             return
         if waiting is None:
-            QtCore.QTimer.singleShot(0, self._turn)
+            # The next piece after a millisecond, not at once: a zero timer re-armed from its own
+            # turn can run again before the window's other timers that are due.
+            QtCore.QTimer.singleShot(1, self._turn)
 
     def _work(self):
         """The pieces: each ``yield`` lets the event loop run; a yielded worker job is waited for."""
