@@ -426,7 +426,7 @@ def _busy(w) -> bool:
     """Work the window is still doing: drawing in steps, a change computing, a model loading."""
     room = w.trained.room
     return bool(w.drawing() or w.studio.computing() or room.worker.is_busy()
-                or w.controls.typing_timer.isActive() or w.export_actions.writing)
+                or w.controls.typing_timer.isActive() or w.export_actions.busy())
 
 
 def _settle(w) -> tuple[float, float]:

@@ -36,12 +36,13 @@ class ExportActions(QtCore.QObject):
         self.show_message, self.status = show_message, status
         self.png_scale = 2.0
         self.writing: set = set()  # PNGs being compressed and written off the GUI thread
+        self.exports: list = []  # figures being exported or copied in steps (export_job), the first one running
         self.export_menu = QtWidgets.QMenu("&Export", window)
         self.export_menu.setObjectName("exportMenu")
         self.export_menu.aboutToShow.connect(self._fill_export_menu)
         self.copy_figure_action = QtGui.QAction("Copy &figure of this view", window)
         self.copy_figure_action.setShortcut(QtGui.QKeySequence("Ctrl+Shift+C"))
-        self.copy_figure_action.triggered.connect(self.copy_current_figure)
+        self.copy_figure_action.triggered.connect(lambda: self.copy_current_figure(wait=False))
         window.addAction(self.copy_figure_action)
 
     def _fill_export_menu(self):
@@ -122,7 +123,9 @@ class ExportActions(QtCore.QObject):
     def export_panel_dialog(self, name: str) -> bool:
         """Ask for a file and export panel ``name`` (PNG at the chosen scale, SVG or PDF)."""
         try:
-            export.find_panel(self.window, name)  # refuse an unknown panel before asking for a file
+            # An unknown name is refused before a file is asked for; the figure itself is built once the
+            # file is chosen, in steps (a large one takes a second to build).
+            export.check_panel_name(name)
         except export.ExportError as exc:
             self.show_message(str(exc))
             return False
@@ -143,9 +146,10 @@ class ExportActions(QtCore.QObject):
         """Export panel ``name`` to ``path``; the format follows the file name (a training lab panel
         also writes its history to a ``.csv`` file).
 
-        ``background``: a PNG is painted now and compressed and written off the GUI thread (a trained
-        model's 12 heads at 2× are 25 million pixels: 0.75 s of zlib); the status line says when the
-        file is there, or why not. Without it the file is written when this returns."""
+        ``background`` (File → Export): the figure is built and painted in pieces across event-loop
+        turns and the file compressed and written on a worker (``export_job``), so that the window
+        never freezes; the status line says how far it is, then when the file is there, or why not.
+        Without it the file is written when this returns."""
         if name in export.TRAINING_PANELS and str(path).lower().endswith(".csv"):
             try:
                 export.export_history(self.window, name, path)
@@ -154,13 +158,18 @@ class ExportActions(QtCore.QObject):
                 return False
             self.status(f"Saved the history of {name} as CSV to {path}", 5000)
             return True
+        if background:
+            try:
+                fmt = export.figure_format(path)
+                self._queue(name, fmt, path, scale or self.png_scale)
+            except export.ExportError as exc:
+                self.show_message(str(exc))
+                return False
+            return True
         try:
             panel = export.find_panel(self.window, name)
             export.show_panel(panel)
             QtWidgets.QApplication.processEvents()
-            if background and export.figure_format(path) == "png":
-                self._write_png_later(name, panel, path, scale or self.png_scale)
-                return True
             fmt = export.export_figure(panel, path, scale=scale or self.png_scale)
             export.done_with(panel)
         except export.ExportError as exc:
@@ -169,41 +178,59 @@ class ExportActions(QtCore.QObject):
         self.status(f"Exported {name} as {fmt.upper()} to {path}", 5000)
         return True
 
-    def _write_png_later(self, name: str, panel, path, scale: float) -> None:
-        """Paint ``panel`` now (widgets live on the GUI thread); compress and write it through the worker."""
-        from ..qt.worker import Job
+    def _queue(self, name: str, kind: str, path, scale: float):
+        """Export (or copy, ``kind`` "copy") a figure in steps, after the ones already under way."""
+        from .export_job import FigureExport
 
-        path = export.check_output_path(path)
-        image = export.render_panel(panel, scale)
-        export.done_with(panel)
-        self.status(f"Writing {name} to {path}…", 0)
-        window = self.window
-        job = Job(export.write_png_image, image, path, scale * export.BASE_DPI,
-                  on_result=lambda _: self.status(f"Exported {name} as PNG to {path}", 5000),
-                  on_error=lambda exc: self.show_message(f"cannot write {path}: {exc}"),
-                  on_end=lambda: self.writing.discard(job),
-                  current=lambda: shiboken6.isValid(window))  # a window closed meanwhile: the file is written all the same
-        self.writing.add(job)
-        job.submit()
+        job = FigureExport(self.window, name, kind, path, scale, status=self.status,
+                           on_end=lambda ok, message: self._export_ended(job, ok, message))
+        self.exports.append(job)
+        if len(self.exports) == 1:
+            job.start()
+        else:
+            self.status(f"{name} waits for the export under way", 3000)
+        return job
+
+    def _export_ended(self, job, ok: bool, message: str) -> None:
+        if job in self.exports:
+            self.exports.remove(job)
+        if shiboken6.isValid(self.window) and message:
+            if ok:
+                self.status(message, 5000)
+            else:
+                self.show_message(message)
+        if self.exports:
+            self.exports[0].start()
+
+    def busy(self) -> bool:
+        """True while a figure is being exported or copied, or a PNG written, in the background."""
+        return bool(self.exports or self.writing)
 
     def wait_written(self, timeout: float = 30.0) -> bool:
-        """Wait until every PNG being written in the background is on disk (and said so)."""
+        """Wait until every figure being exported in the background is on disk (and said so); the event
+        loop runs meanwhile."""
+        for job in list(self.exports):
+            if not job.wait(timeout):
+                return False
         for job in list(self.writing):
             if not job.wait(timeout):
                 return False
             job.deliver()
         return True
 
-    def copy_current_figure(self) -> None:
-        """Copy the view on screen to the clipboard, as an image (and SVG)."""
+    def copy_current_figure(self, wait: bool = True) -> bool:
+        """Copy the view on screen to the clipboard, as an image (and SVG), built and painted in steps
+        across event-loop turns (the window stays live). ``wait``: return once it is on the clipboard
+        (the event loop runs meanwhile); else at once (Copy figure from the menu). False if it failed."""
         try:
-            panel = export.find_panel(self.window, self.current_panel_name())
-            export.copy_figure(panel, scale=self.png_scale)
-            export.done_with(panel)
+            job = self._queue(self.current_panel_name(), "copy", None, self.png_scale)
         except export.ExportError as exc:
             self.show_message(str(exc))
-            return
-        self.status("Figure copied", 3000)
+            return False
+        if wait:
+            job.wait()
+            return bool(job.ok)
+        return True
 
     def export_arrays_dialog(self) -> bool:
         """Ask for a file and save every array of the model to it (.npz)."""

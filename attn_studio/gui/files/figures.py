@@ -29,7 +29,9 @@ Every file is rendered to bytes first and then written atomically
 
 from __future__ import annotations
 
+import contextlib
 import math
+import time
 from pathlib import Path
 
 import numpy as np
@@ -40,6 +42,7 @@ from ...matrices import ExportError, check_output_path, write_output
 from ..qt.pg import ExportMode
 from ..widgets import discard
 from ..views.heatmap import exporting
+from ..views.token_axis import registered_heatmaps as heatmap_registry
 from .panels import (  # noqa: F401 (the names the window and the command line have always used)
     PANELS, TRAINED_PANELS, TRAINING_PANELS, Panel, check_panel_name, find_panel, setting_title, show_panel,
     training_panel,
@@ -161,14 +164,20 @@ def _scenes(panel: Panel) -> list[QtWidgets.QGraphicsScene]:
     return scenes
 
 
-def _paint_figure(painter: QtGui.QPainter, layout: _Layout, pen_scale: float) -> None:
-    """Draw the page of ``layout`` with ``painter`` (in logical pixels)."""
+def _paint_figure(painter: QtGui.QPainter, layout: _Layout, pen_scale: float,
+                  band: QtCore.QRectF | None = None, held: bool = False) -> None:
+    """Draw the page of ``layout`` with ``painter`` (in logical pixels); ``band`` (page pixels): only the
+    panel's part that reaches into it is drawn (the painter is clipped to it: a figure painted band by band);
+    ``held``: the caller holds the panel in export mode (:class:`BandedImage`)."""
     panel = layout.panel
     painter.setRenderHint(QtGui.QPainter.Antialiasing, True)
     painter.setRenderHint(QtGui.QPainter.TextAntialiasing, True)
     # Not SmoothPixmapTransform: a heatmap drawn as an image of one pixel a cell would be blurred
     # across its cells' borders when scaled up (the Heads tab's maps in a picture of the window).
     painter.setRenderHint(QtGui.QPainter.SmoothPixmapTransform, False)
+    if band is not None:
+        painter.save()
+        painter.setClipRect(band)  # the page and its title, in this band's rows only
     painter.fillRect(QtCore.QRectF(0, 0, layout.width, layout.height), QtCore.Qt.white)
     if layout.title:
         painter.save()
@@ -177,11 +186,35 @@ def _paint_figure(painter: QtGui.QPainter, layout: _Layout, pen_scale: float) ->
         painter.drawText(layout.title_rect, int(QtCore.Qt.AlignHCenter | QtCore.Qt.AlignTop | QtCore.Qt.TextWordWrap),
                          layout.title)
         painter.restore()
-    with exporting(keep_query=panel.name == "window"), ExportMode(_scenes(panel), pen_scale):
+    if band is not None:
+        painter.restore()
+    source = _band_source(layout, band)
+    if source.isEmpty():
+        return  # a band of the title or the margins (an empty region would draw the whole widget)
+    with contextlib.ExitStack() as modes:
+        if not held:
+            modes.enter_context(exporting(keep_query=panel.name == "window"))
+            modes.enter_context(ExportMode(_scenes(panel), pen_scale))
         painter.save()
         # QGraphicsView (pyqtgraph) overrides render() to draw its scene; QWidget.render draws the widget.
-        QtWidgets.QWidget.render(panel.widget, painter, layout.panel_pos, QtGui.QRegion(layout.source))
+        # The region's top left lands on the offset given.
+        offset = layout.panel_pos + (source.topLeft() - layout.source.topLeft())
+        QtWidgets.QWidget.render(panel.widget, painter, offset, QtGui.QRegion(source))
         painter.restore()
+
+
+def _band_source(layout: _Layout, band: QtCore.QRectF | None) -> QtCore.QRect:
+    """The part of the panel (widget coordinates) that ``band`` (page pixels, whole ones) shows.
+
+    The widget is drawn clipped to this region alone, as the whole figure is drawn clipped to its whole
+    source: a second clip of another kind on top would make Qt draw a scaled image (a heatmap's cells)
+    another way, rounding its rows differently."""
+    source = layout.source
+    if band is None:
+        return source
+    top = round(band.top()) - layout.panel_pos.y() + source.top()
+    bottom = round(band.bottom()) - layout.panel_pos.y() + source.top()
+    return QtCore.QRect(source.left(), top, source.width(), bottom - top).intersected(source)
 
 
 def _logical_dpi(widget) -> int:
@@ -216,6 +249,126 @@ def render_panel(panel, scale: float = 2.0, title: str | None = None) -> QtGui.Q
     finally:
         painter.end()
     return image
+
+
+class BandedImage:
+    """The figure :func:`render_panel` draws, painted band by band: each :meth:`step` paints the next
+    rows of the image and returns, so that the window's event loop runs between bands.
+
+    Every pixel is painted once, by the band whose rows hold it, with the transform the whole figure
+    is painted with: the image is the one :func:`render_panel` makes (tests compare them pixel for
+    pixel). A band's height follows the time the last ones took (``budget`` seconds a step)."""
+
+    def __init__(self, panel, scale: float = 2.0, title: str | None = None, budget: float = 0.035):
+        scale = _check_scale(scale)
+        self.panel = _as_panel(panel)
+        self.layout = _Layout(self.panel, title)
+        self.scale, self.budget = scale, budget
+        width, height = math.ceil(self.layout.width * scale), math.ceil(self.layout.height * scale)
+        if width * height * 4 > MAX_IMAGE_BYTES:
+            raise ExportError(f"a {width}×{height} image is too large; choose a smaller scale")
+        self.image = QtGui.QImage(width, height, QtGui.QImage.Format_ARGB32_Premultiplied)
+        if self.image.isNull():
+            raise ExportError(f"not enough memory for a {width}×{height} image; choose a smaller scale")
+        dots = round(_logical_dpi(self.layout.panel.widget) / 0.0254)
+        self.image.setDotsPerMeterX(dots)
+        self.image.setDotsPerMeterY(dots)
+        self.done_rows = 0
+        # A band starts on a whole page pixel: Qt turns the painter's clip into whole pixels of the page
+        # when the panel's widget is drawn, so a band starting between two would lose its first row. With
+        # a scale of whole numbers (the menu's) any page row will do; else the nearest that falls on a
+        # device row, and with none such the figure is one band.
+        sy = height / self.layout.height
+        page_rows = next((n for n in range(1, 65) if abs(n * sy - round(n * sy)) < 1e-7), None)
+        self.step_rows = round(page_rows * sy) if page_rows else height
+        # A figure made for the page (a sheet, a plot drawn again offscreen) stays in export mode from its
+        # first band to its last: nothing on screen paints it. A part of the window itself (the whole
+        # window) is painted in one piece: it may change between two turns of the event loop.
+        top = self.panel.widget.window()
+        self._offscreen = top.testAttribute(QtCore.Qt.WA_DontShowOnScreen)
+        if not self._offscreen or _dashed(_scenes(self.panel)):
+            # A dashed line cut by a band's edge starts its dashes again there (Qt's dash stroker skips
+            # what lies outside the clip): a figure with one (a √d_k plot's theory) is painted in one piece.
+            self.step_rows = height
+        self.rows = max(self.step_rows, 64 - 64 % self.step_rows)  # the first band; then from the time taken
+        self.tops: list[int] = []  # the first row of each band painted
+        self._held: contextlib.ExitStack | None = None
+
+    def _hold(self) -> None:
+        scenes = _scenes(self.panel)
+        own = [h for h in heatmap_registry() if shiboken6.isValid(h.plot) and h.plot.scene() in scenes]
+        self._held = contextlib.ExitStack()
+        self._held.enter_context(ExportMode(scenes, self.scale))
+        for heatmap in own:  # their labels and titles as a figure shows them (what exporting() redraws)
+            heatmap.redraw_marks()
+
+    def close(self) -> None:
+        """Put the panel back out of export mode (done, or given up half way)."""
+        if self._held is not None:
+            held, self._held = self._held, None
+            held.close()
+
+    @property
+    def progress(self) -> float:
+        """The share of the image painted (0 to 1)."""
+        return self.done_rows / max(self.image.height(), 1)
+
+    def done(self) -> bool:
+        return self.done_rows >= self.image.height()
+
+    def step(self) -> bool:
+        """Paint the next band; True once the whole image is painted."""
+        if self.done():
+            return True
+        image, layout = self.image, self.layout
+        top = self.done_rows
+        rows = min(self.rows, image.height() - top)
+        self.tops.append(top)
+        if self._offscreen and self._held is None and self.step_rows < image.height():
+            self._hold()  # a piece of its own: every item of the figure is put in export mode
+            return False
+        start = time.thread_time()  # the work, not the waits for a core on a busy machine
+        painter = QtGui.QPainter(image)
+        try:
+            device_band = QtCore.QRect(0, top, image.width(), rows)
+            # What QImage.fill(white) does for the whole image in render_panel, for these rows.
+            painter.setCompositionMode(QtGui.QPainter.CompositionMode_Source)
+            painter.fillRect(device_band, QtGui.QColor(255, 255, 255))
+            painter.setCompositionMode(QtGui.QPainter.CompositionMode_SourceOver)
+            sx, sy = image.width() / layout.width, image.height() / layout.height
+            painter.scale(sx, sy)
+            band = QtCore.QRectF(0, top / sy, layout.width, rows / sy)
+            if self._offscreen and self._held is None:  # one band: held for it alone
+                self._hold()
+            if self._held is not None:
+                with exporting(keep_query=self.panel.name == "window", heatmaps=()):
+                    _paint_figure(painter, layout, self.scale, band, held=True)
+            else:  # the whole figure at once, as render_panel paints it
+                _paint_figure(painter, layout, self.scale)
+        finally:
+            painter.end()
+        self.done_rows = top + rows
+        if self.done():
+            self.close()
+        spent = max(time.thread_time() - start, 1e-4)
+        # The next band as tall as the budget allows at this band's pace (never more than twice as tall).
+        self.rows = int(max(64, min(2 * rows, rows * self.budget / spent)))
+        self.rows = max(self.rows - self.rows % self.step_rows, self.step_rows)
+        return self.done()
+
+
+def _dashed(scenes) -> bool:
+    """True when an item of ``scenes`` draws a dashed or dotted line."""
+    plain = (QtCore.Qt.SolidLine, QtCore.Qt.NoPen)
+    for scene in scenes:
+        for item in scene.items():
+            pens = [getattr(item, "opts", {}).get(k) for k in ("pen", "shadowPen")] if isinstance(
+                getattr(item, "opts", None), dict) else []
+            pen = getattr(item, "pen", None)
+            pens.append(pen() if callable(pen) and isinstance(item, QtWidgets.QAbstractGraphicsShapeItem) else pen)
+            if any(isinstance(p, QtGui.QPen) and p.style() not in plain for p in pens):
+                return True
+    return False
 
 
 def _opaque(image: QtGui.QImage) -> bool:
@@ -357,7 +510,70 @@ def png_bytes(panel, scale: float = 2.0, dpi: float | None = None, title: str | 
 def write_png_image(image: QtGui.QImage, path, dpi: float) -> None:
     """Compress ``image`` as PNG and write it to ``path`` atomically: any thread (a QImage is plain
     memory; nothing of a widget is touched)."""
-    write_output(path, encode_png(image, dpi))
+    write_output(path, png_off_the_gui_thread(image, dpi))
+
+
+def _chunk(kind: bytes, data: bytes) -> bytes:
+    import struct
+    import zlib
+
+    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+
+
+def png_off_the_gui_thread(image: QtGui.QImage, dpi: float) -> bytes:
+    """``image`` as PNG bytes that record ``dpi``, made on a worker without holding the GUI thread.
+
+    Qt's own encoder (and its conversion to RGB) keeps Python's lock for the whole time it runs: a
+    40-million-pixel figure held the window 1.5 s while a worker compressed it. Here NumPy reorders the
+    pixels and zlib compresses them, both letting go of the lock while they work. The same pixels as
+    :func:`encode_png` (an opaque figure as RGB, each row filtered against the one above); a figure
+    with transparent pixels goes through :func:`encode_png`."""
+    import struct
+    import zlib
+
+
+    import sys
+
+    if image.format() not in (QtGui.QImage.Format_ARGB32_Premultiplied, QtGui.QImage.Format_ARGB32) \
+            or sys.byteorder != "little":
+        return encode_png(image, dpi)
+    width, height = image.width(), image.height()
+    words = np.frombuffer(image.constBits(), dtype=np.uint32, count=image.sizeInBytes() // 4)
+    words = words.reshape(height, image.bytesPerLine() // 4)[:, :width]
+    # A few hundred rows at a time: each NumPy step is short, so the GUI thread gets the lock between them.
+    block = max(1, 200_000 // max(width, 1))
+    for top in range(0, height, block):
+        if not bool(np.all(words[top:top + block] >= 0xFF000000)):
+            return encode_png(image, dpi)  # transparent pixels: Qt writes them with their alpha
+    pixels = words.view(np.uint8).reshape(height, width, 4)  # 0xAARRGGBB in little-endian memory: B, G, R, A
+    packer = zlib.compressobj(6)
+    parts, previous = [], None
+    for top in range(0, height, block):
+        bgra = pixels[top:top + block]
+        rgb = np.empty((bgra.shape[0], width, 3), dtype=np.uint8)
+        rgb[..., 0], rgb[..., 1], rgb[..., 2] = bgra[..., 2], bgra[..., 1], bgra[..., 0]
+        flat = rgb.reshape(bgra.shape[0], 3 * width)
+        rows = np.empty((bgra.shape[0], 1 + 3 * width), dtype=np.uint8)
+        # Filter "Up": each byte less the one above it (a figure's columns repeat down the page).
+        rows[:, 0] = 2
+        above = np.vstack([previous[None, :], flat[:-1]]) if previous is not None else None
+        if above is None:
+            rows[0, 0] = 0
+            rows[0, 1:] = flat[0]
+            np.subtract(flat[1:], flat[:-1], out=rows[1:, 1:])
+        else:
+            np.subtract(flat, above, out=rows[:, 1:])
+        previous = flat[-1].copy()
+        parts.append(packer.compress(rows.tobytes()))
+    parts.append(packer.flush())
+    dots = round(dpi / 0.0254)
+    return b"".join([
+        b"\x89PNG\r\n\x1a\n",
+        _chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)),
+        _chunk(b"pHYs", struct.pack(">IIB", dots, dots, 1)),
+        _chunk(b"IDAT", b"".join(parts)),
+        _chunk(b"IEND", b""),
+    ])
 
 
 def svg_bytes(panel, title: str | None = None) -> bytes:
@@ -438,10 +654,15 @@ def _plain_mime_data() -> QtCore.QMimeData:
 def copy_figure(panel, scale: float = 2.0, title: str | None = None) -> None:
     """Put the figure on the clipboard: the image (PNG) and its SVG (``image/svg+xml``)."""
     image = render_panel(panel, scale, title)
+    put_on_clipboard(image, encode_png(image, _check_scale(scale) * BASE_DPI), _svg_bytes(panel, title))
+
+
+def put_on_clipboard(image: QtGui.QImage, png: bytes, svg: bytes) -> None:
+    """Put a figure on the clipboard: its ``image``, the same as PNG bytes, and its SVG."""
     mime = _plain_mime_data()
     mime.setImageData(image)
-    mime.setData("image/png", QtCore.QByteArray(encode_png(image, _check_scale(scale) * BASE_DPI)))
-    mime.setData(SVG_MIME, QtCore.QByteArray(_svg_bytes(panel, title)))
+    mime.setData("image/png", QtCore.QByteArray(png))
+    mime.setData(SVG_MIME, QtCore.QByteArray(svg))
     QtWidgets.QApplication.clipboard().setMimeData(mime)
 
 

@@ -154,9 +154,11 @@ class FigureSheet(pg.GraphicsLayoutWidget):
                 hm = self._heatmap(tile, sizes, rows_shown=not shared or c == 0,
                                    cols_shown=not shared or i + columns >= len(tiles))
                 sub.addItem(hm.plot, row=r, col=2 * c)
+                breathe()
                 if tile.bar and not block.shared_bar:
                     sub.addItem(self._bar(hm), row=r, col=2 * c + 1)
                     self._row_bars.append(hm)
+                breathe()
             if block.shared_bar:
                 sub.addItem(self._bar(self.heatmaps[-1]), row=0, col=2 * columns, rowspan=rows_used)
 
@@ -167,6 +169,7 @@ class FigureSheet(pg.GraphicsLayoutWidget):
         data = _windowed(src.data, tile.rows, tile.cols)
         hm = Heatmap(shown_title(tile), src._cmap_name)
         hm.source = src  # the window's heatmap it shows: an animation keeps that one's colour scale fixed
+        breathe()
         if self.snug:
             for axis in (hm.left_axis, hm.bottom_axis):
                 axis.slack, axis.slack_px = 0.0, 0.0  # neighbouring labels' boxes never overlap
@@ -319,7 +322,9 @@ def lay_out_offscreen(widget: QtWidgets.QWidget, size: QtCore.QSize | None = Non
 def heatmap_sheet(blocks: list[Block]) -> FigureSheet:
     """A :class:`FigureSheet` of ``blocks``, laid out for its content."""
     sheet = FigureSheet(blocks)
+    breathe()
     sheet.lay_out()
+    breathe()
     return sheet
 
 
@@ -411,6 +416,34 @@ FIGURE_MARGINS = 20  # px the figure code adds around a panel (figures.MARGIN on
 SLIDE_ROOM = slide_width_limit() - FIGURE_MARGINS  # px: the widest a panel may be for its ticks to keep 9 pt
 
 
+# -- building a figure while the window stays live ------------------------------------------
+
+_breath: list = []  # the window's export in progress: what lets its event loop run between a figure's parts
+
+
+def breathe() -> None:
+    """Between two parts of a figure being built (a heatmap and its colour bar): while the window
+    exports (:func:`breathing`), its event loop runs a turn here, so that building a large figure
+    never holds the window for long; else nothing."""
+    if _breath:
+        _breath[-1]()
+
+
+class breathing:
+    """While building a figure for the window's export: ``turn()`` is called at every :func:`breathe`."""
+
+    def __init__(self, turn):
+        self.turn = turn
+
+    def __enter__(self):
+        _breath.append(self.turn)
+        return self
+
+    def __exit__(self, *exc):
+        _breath.remove(self.turn)
+        return False
+
+
 def slide_sheet(arrangements) -> FigureSheet:
     """The first of ``arrangements`` (each a list of :class:`Block`, the most compact first) whose sheet keeps
     the slide rule (:func:`fits_slide`); the last one when none does."""
@@ -418,6 +451,7 @@ def slide_sheet(arrangements) -> FigureSheet:
     for blocks in arrangements:
         if sheet is not None:
             discard(sheet)  # now, while whole (see widgets.discard)
+            breathe()
         sheet = heatmap_sheet(blocks)
         if sheet.width() <= SLIDE_ROOM:
             break

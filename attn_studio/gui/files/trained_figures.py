@@ -86,6 +86,7 @@ def model_figure(view, layer: int) -> tuple[sheets.FigureSheet, str]:
         mark = " · silenced" if scale == 0 else (f" · ×{format_number(scale, 2)}" if scale != 1 else "")
         tiles.append(data_tile(attentions[layer, h], tokens, tokens, f"head {h + 1}{mark}", levels=(0.0, top),
                                values=False))
+        sheets.breathe()
     last = f"rollout to layer {layer + 1}" if data.rollout else "mean over heads"
     # The view draws the mean's weights on the norms' scale; so does the figure.
     tiles.append(data_tile(np.asarray(data.summary[layer]) * top, tokens, tokens, last, levels=(0.0, top),

@@ -312,6 +312,14 @@ class CellOverlay(pg.GraphicsObject):
         if self.written_cells is not None and self.written_cells.shape == written.shape:
             written &= self.written_cells
         dark = np.asarray(self._dark_text, dtype=bool)
+        if painter.hasClipping():
+            # Only the cells near the clip (a figure painted band by band, one band per event-loop
+            # turn): a value whose cell lies a whole cell outside it cannot reach into it.
+            clip = painter.clipBoundingRect()
+            xs, ys = np.asarray(x).reshape(rows, cols), np.asarray(y).reshape(rows, cols)
+            reach_x, reach_y = abs(cell_w) + 1, abs(transform.mapRect(QtCore.QRectF(0, 0, 1, 1)).height()) + 1
+            written &= ((xs > clip.left() - reach_x) & (xs < clip.right() + reach_x)
+                        & (ys > clip.top() - reach_y) & (ys < clip.bottom() + reach_y))
         # One pen per colour, not one per cell.
         for colour, cells in ((QtGui.QColor(20, 20, 20), written & dark), (QtGui.QColor(255, 255, 255), written & ~dark)):
             painter.setPen(colour)

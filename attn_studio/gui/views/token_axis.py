@@ -47,27 +47,34 @@ def register(heatmap) -> None:
 
 
 @contextlib.contextmanager
-def exporting(keep_query: bool = False):
+def exporting(keep_query: bool = False, heatmaps=None):
     """While a figure is drawn: none of the on-screen-only marks.
 
     Inside this context every heatmap leaves out the selected row's outline and
     the shown head's ``◀``; with ``keep_query`` (the whole window as a figure, whose
     caption says "the outlined row is the query") the query's outline stays.
-    Everything is as it was when the context ends.
+    Everything is as it was when the context ends. ``heatmaps``: only these have their marks
+    drawn again (a figure painted band by band, whose own heatmaps nothing on screen shares);
+    None: every heatmap.
     """
     global _export_depth, _query_kept
     kept = _query_kept
     _export_depth += 1
     _query_kept = bool(keep_query) if _export_depth == 1 else kept
     if _export_depth == 1:
-        _redraw_marks()
+        _redraw_marks(heatmaps)
     try:
         yield
     finally:
         _export_depth -= 1
         _query_kept = kept if _export_depth else False
         if _export_depth == 0:
-            _redraw_marks()
+            _redraw_marks(heatmaps)
+
+
+def registered_heatmaps() -> list:
+    """Every heatmap :func:`exporting` redraws the marks of (those alive)."""
+    return list(_heatmaps)
 
 
 def is_exporting() -> bool:
@@ -80,8 +87,8 @@ def query_outlined() -> bool:
     return _export_depth == 0 or _query_kept
 
 
-def _redraw_marks() -> None:
-    for heatmap in list(_heatmaps):
+def _redraw_marks(heatmaps=None) -> None:
+    for heatmap in list(_heatmaps if heatmaps is None else heatmaps):
         try:
             heatmap.redraw_marks()
         except RuntimeError:  # its Qt items were deleted with their window
