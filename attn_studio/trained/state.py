@@ -201,8 +201,8 @@ class TrainedState:
 
     @property
     def causal(self) -> bool:
-        """True for GPT-2 (a token sees only itself and the tokens before it)."""
-        return self.kind == "gpt2"
+        """True for GPT-2 and a causal lab model (a token sees only itself and the tokens before it)."""
+        return self.kind == "gpt2" or bool(getattr(self.source, "causal", False))
 
     @property
     def positional(self) -> bool:

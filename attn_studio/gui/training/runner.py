@@ -246,9 +246,7 @@ class Runner(QtCore.QObject):
                     if exp is None:
                         continue
                     if kind == "lr":
-                        exp.lr = work[1]
-                        for optimiser in exp.optimisers.values():
-                            optimiser.lr = work[1]
+                        exp.set_lr(work[1])  # a change after step 0 means a saved model names no recipe
                         continue
                     if kind == "inputs":  # a new sequence to show: the light extras are measured on it
                         self._inputs = work[1]
