@@ -509,15 +509,10 @@ def _safetensors_bytes(tensors: dict[str, np.ndarray]) -> bytes:
     return save({name: np.ascontiguousarray(a, dtype=np.float64) for name, a in tensors.items()})
 
 
-def write_lab_folder(folder, config: dict, tensors: dict[str, np.ndarray], names) -> Path:
-    """Write a lab model folder atomically: the three files go into a temporary folder beside
-    ``folder``, which is then renamed. ``folder`` may be new, empty, or a lab model folder (which
-    is replaced); anything else is refused rather than overwritten. ``config`` holds the sizes
-    and switches (see the module docstring; kind and format are added), ``tensors`` the arrays by
-    name, ``names`` the vocabulary. The folder is read back and checked before it replaces
-    anything. Returns the folder."""
+def check_target(folder) -> Path:
+    """``folder`` as a place a lab model may be written: new, empty, or a lab model's folder (which
+    is replaced); :class:`ModelError` for a file or a folder holding other files."""
     folder = Path(folder).expanduser()
-    parent = folder.parent
     if folder.exists() and not folder.is_dir():
         raise ModelError(f"{folder} is a file; choose a folder for the model")
     if folder.is_dir():
@@ -528,6 +523,18 @@ def write_lab_folder(folder, config: dict, tensors: dict[str, np.ndarray], names
         if present and not is_lab_folder(folder):
             raise ModelError(f"{folder} already holds other files ({', '.join(sorted(present)[:3])}); choose a new "
                              "or empty folder (a lab model folder is replaced)")
+    return folder
+
+
+def write_lab_folder(folder, config: dict, tensors: dict[str, np.ndarray], names) -> Path:
+    """Write a lab model folder atomically: the three files go into a temporary folder beside
+    ``folder``, which is then renamed. ``folder`` may be new, empty, or a lab model folder (which
+    is replaced); anything else is refused rather than overwritten. ``config`` holds the sizes
+    and switches (see the module docstring; kind and format are added), ``tensors`` the arrays by
+    name, ``names`` the vocabulary. The folder is read back and checked before it replaces
+    anything. Returns the folder."""
+    folder = check_target(folder)
+    parent = folder.parent
     try:
         parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

@@ -2,6 +2,8 @@
 
     attn-studio train scaling --d-k 64 --seed 0 --steps 1000 --out runs/scaling
     attn-studio train seq2seq --out runs/seq2seq
+    attn-studio train induction --steps 1800 --save models/two-layers
+
 
 A progress bar on the terminal; the run's tables (``history.csv``: one row per step, a column per
 arm and metric; ``accuracy_by_length.csv`` for seq2seq) go into the ``--out`` folder, and with
@@ -17,6 +19,7 @@ import numpy as np
 
 from . import EXPERIMENTS
 from .experiment import TrainingError
+from .lab_models import DEFAULT_ARMS, check_save
 from .report import (MAX_STEPS, check_steps, default_steps, figure_data, make_experiment, prepare_folder,
                      write_report)
 
@@ -46,7 +49,14 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--steps", type=int, default=None,
                         help=f"optimiser steps, 1 to {MAX_STEPS:,} (default: enough to see the effect; "
                              + ", ".join(f"{name} {default_steps(name)}" for name in EXPERIMENTS) + ")")
-    parser.add_argument("--out", required=True, metavar="DIR", help="the folder for the tables (made if missing)")
+    parser.add_argument("--out", metavar="DIR", help="the folder for the tables (made if missing)")
+    parser.add_argument("--save", metavar="DIR",
+                        help="induction and scaling: also save a model of the run as a model folder (config.json, "
+                             "model.safetensors, vocab.json) that the window's Open model folder… and "
+                             "attn-studio export --model open")
+    parser.add_argument("--arm", default=None,
+                        help="with --save: which model (induction: \"two layers\" (default) or \"one layer\"; "
+                             "scaling: \"scaled\" (default) or \"unscaled\")")
     parser.add_argument("--png", action="store_true",
                         help="also draw the panel's figure as NAME.png, as the window exports it (needs Qt, no display)")
     return parser
@@ -72,7 +82,21 @@ def main(argv: list[str], draw_figures=None) -> int:
         steps = check_steps(args.steps if args.steps is not None else default_steps(args.experiment))
         if args.png and draw_figures is None:
             raise TrainingError("--png needs the figures of the window's side: run it as attn-studio train")
-        prepare_folder(args.out)
+        if args.out is None and args.save is None:
+            raise TrainingError("give --out DIR for the tables, --save DIR for the model, or both")
+        if args.png and args.out is None:
+            raise TrainingError("--png writes into the --out folder: give --out DIR")
+        arm = None
+        if args.save is not None:
+            arm = args.arm if args.arm is not None else DEFAULT_ARMS.get(args.experiment, exp.arms[0])
+            if arm not in exp.arms:
+                raise TrainingError(f"--arm must be one of {', '.join(map(repr, exp.arms))} for {args.experiment}, "
+                                    f"got {arm!r}")
+            check_save(exp, arm, args.save)  # before the run: a long run never ends in a refusal
+        elif args.arm is not None:
+            raise TrainingError("--arm goes with --save (which model to save)")
+        if args.out is not None:
+            prepare_folder(args.out)
     except TrainingError as exc:
         return _fail(exc)
 
@@ -89,12 +113,15 @@ def main(argv: list[str], draw_figures=None) -> int:
             exp.run(steps, callback=progress)
         except KeyboardInterrupt:
             stopped = True
-    figures = figure_data(exp)
+    written = {}
     try:
-        written = write_report(exp, args.out, figures=figures)
+        if args.out is not None:
+            written = write_report(exp, args.out, figures=figure_data(exp))
         if args.png:
             for path in draw_figures(args.experiment, exp, args.out):
                 written[path.stem] = path
+        if args.save is not None:
+            written["model"] = exp.save_model(arm, args.save)
     except TrainingError as exc:
         return _fail(exc, 1)
     except OSError as exc:

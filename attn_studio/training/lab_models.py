@@ -30,15 +30,17 @@ from pathlib import Path
 import numpy as np
 
 from ..pretrained import ModelError, cache_root, load_pretrained
-from ..pretrained.lab import check_recipe, write_lab_folder
+from ..pretrained.lab import check_recipe, check_target, write_lab_folder
 from .experiment import Experiment, TrainingError
 
-__all__ = ["INDUCTION_TOKENS", "lab_cache_root", "model_files", "model_name", "recipe", "recipe_folder",
+__all__ = ["DEFAULT_ARMS", "INDUCTION_TOKENS", "check_save", "lab_cache_root", "model_files", "model_name", "recipe", "recipe_folder",
            "save_model", "train_recipe", "experiment_name"]
 
 # The 32 tokens of "Why two layers" as the panel writes them: A-Z, then 0-5.
 INDUCTION_TOKENS = tuple("ABCDEFGHIJKLMNOPQRSTUVWXYZ012345")
 MIN_RECALL_D_K = 8  # the value carries the 8 class scores
+# The model a person means when naming none: the one the lesson is about.
+DEFAULT_ARMS = {"induction": "two layers", "scaling": "scaled"}
 
 
 def experiment_name(exp: Experiment) -> str:
@@ -151,6 +153,16 @@ def save_model(exp: Experiment, arm: str, folder) -> Path:
     config, tensors, names = model_files(exp, arm)
     try:
         return write_lab_folder(folder, config, tensors, names)
+    except ModelError as exc:
+        raise TrainingError(str(exc)) from None
+
+
+def check_save(exp: Experiment, arm: str, folder) -> None:
+    """Refuse now what :func:`save_model` would refuse at the end of a run: an arm that is not a
+    model (seq2seq, d_k under 8), a folder that holds other files. A TrainingError says why."""
+    model_files(exp, arm)
+    try:
+        check_target(folder)
     except ModelError as exc:
         raise TrainingError(str(exc)) from None
 
