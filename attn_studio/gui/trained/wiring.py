@@ -18,6 +18,7 @@ from ...trained import TrainedStudio, resolve_model
 from .model_worker import BUSY_WORDS, LOAD
 from .room import TrainedRoom
 
+TRAINING_WORD = "Training "  # how a lab model's training from its recipe is said, step by step
 FIXED_TIP = "Fixed by the trained model ({model}); choose \"Toy model (editable)\" to change it"
 # The toy controls a trained model has no use for (window attribute names).
 TOY_ONLY_CONTROLS = ("target_sentence_edit", "d_model_spin", "heads_spin", "d_head_spin", "seed_spin",
@@ -194,8 +195,13 @@ class TrainedWiring(QtCore.QObject):
                   if m is not None]
         name = session.model.name
 
+        progress = self.room.worker.progress  # emitted from the worker thread: queued to the GUI thread
+
+        def trained(done: int, total: int) -> None:  # a lab model trained from its recipe, once per machine
+            progress.emit(f"{TRAINING_WORD}{name}: step {done:,} of {total:,}")
+
         def work():
-            return TrainedStudio.from_session(session, resolve_model(session.model, loaded))
+            return TrainedStudio.from_session(session, resolve_model(session.model, loaded, progress=trained))
 
         def opened(studio):
             self.kept_model = studio.model
