@@ -27,6 +27,7 @@ import json
 import math
 import os
 import shutil
+import stat
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -53,7 +54,7 @@ EXAMPLES = ("repeat", "pairs")  # what a model opens on: a stretch twice; key=la
 # A lab model is tiny; far beyond these a config is damaged or hostile.
 LIMITS = {"layers": 12, "heads": 64, "d_model": 4096, "d_head": 4096, "vocab_size": 4096, "n_ctx": 4096,
           "n_out": 4096}
-MAX_PARAMETERS = 50_000_000  # 400 MB of float64: no lab model comes near
+MAX_PARAMETERS = 10_000_000  # 80 MB of float64: the lab's models have some ten thousand
 MAX_FILE_BYTES = 1024 * 1024  # config.json and vocab.json
 MAX_NAME_CHARS = 120
 MAX_TOKEN_CHARS = 16
@@ -317,28 +318,44 @@ class LabModel(TrainedModel):
 # -- reading a folder -----------------------------------------------------------------------
 
 
-def _read_json(path: Path, what: str):
+def _small_file(path: Path, what: str) -> bytes:
+    """The bytes of a small regular file (never a pipe or a device: opening one never blocks)."""
     try:
-        if path.stat().st_size > MAX_FILE_BYTES:
-            raise ModelError(f"{what} is larger than {MAX_FILE_BYTES:,} bytes; it is not a lab model's")
-        return json.loads(path.read_text(encoding="utf-8"))
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError:
         raise ModelError(f"{path.parent} has no {path.name}: a lab model folder holds "
                          f"{', '.join(LAB_FILES)}") from None
-    except ModelError:
-        raise
-    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
-        raise ModelError(f"{what} is not valid JSON ({exc}); save the model again") from None
+    except OSError as exc:
+        raise ModelError(f"{what} cannot be read: {exc.strerror or exc}") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise ModelError(f"{what} is not a regular file")
+        if info.st_size > MAX_FILE_BYTES:
+            raise ModelError(f"{what} is larger than {MAX_FILE_BYTES:,} bytes; it is not a lab model's")
+        data = os.read(fd, MAX_FILE_BYTES + 1)
+        if len(data) > MAX_FILE_BYTES:
+            raise ModelError(f"{what} is larger than {MAX_FILE_BYTES:,} bytes; it is not a lab model's")
+        return data
+    except OSError as exc:
+        raise ModelError(f"{what} cannot be read: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
+
+
+def _read_json(path: Path, what: str):
+    data = _small_file(path, what)
+    try:
+        return json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise ModelError(f"{what} is not valid JSON ({str(exc)[:120]}); save the model again") from None
 
 
 def is_lab_folder(folder: Path) -> bool:
     """True when ``folder``'s config.json says it is a lab model (its kind or its format)."""
-    path = Path(folder) / CONFIG_FILE
     try:
-        if path.stat().st_size > MAX_FILE_BYTES:
-            return False
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
+        raw = _read_json(Path(folder) / CONFIG_FILE, CONFIG_FILE)
+    except ModelError:
         return False
     return isinstance(raw, dict) and (raw.get("model_type") == LAB_KIND or raw.get("format") == LAB_FORMAT)
 

@@ -226,9 +226,9 @@ def _folder_name(folder: Path) -> str:
 def load_folder(folder, name: str | None = None) -> TrainedModel:
     """Load a model folder (config.json, model.safetensors, tokenizer.json); everything is checked first."""
     folder = Path(folder).expanduser()
-    _check_folder(folder)
-    if is_lab_folder(folder):  # the training lab's models: their own config, vocabulary and forward pass
+    if folder.is_dir() and is_lab_folder(folder):  # the lab's models: their own config, vocabulary, forward pass
         return load_lab_folder(folder, name)
+    _check_folder(folder)
     cfg = read_config(folder)
     tokenizer = load_tokenizer(folder)
     weights = load_weights(folder / "model.safetensors", cfg)
