@@ -429,14 +429,15 @@ def example_lecture() -> Lecture:
                        caption="Two layers learn an induction head; one layer cannot",
                        notes="Around step 1,000–1,500 the two-layer model's repeat loss drops as a "
                              "previous-token head and an induction head form together."),
-        Scene(title="The induction head, opened", view="Model view", selection={"layer": 1, "head": 1, "query": 15},
+        Scene(title="The induction head, opened", view="Model view",
+              selection={"layer": 1, "head": 1, "query": 15, "page": 1, "pin_query": 15, "pin_key": 6},
               session=_lab_session(layer=1, head=1, query=15),
-              caption="Layer 1 head 1 looks one token back; in the repeat, layer 2 head 2 sends “B” 0.83 to “C”, "
-                      "the token after its first copy",
-              notes="The two-layer model of “Why two layers” (seed 0, 1,800 steps), opened with Open in the studio. "
-                    "On a stretch typed twice the previous-token head is the stripe one place left of the diagonal, "
-                    "the induction head the stripe n − 1 places left of it in the repeat (n = 10 here). Not on this "
-                    "machine yet? It is trained once from its seed (a few seconds to a minute) and kept."),
+              caption="Layer 2, head 2: in the repeat “B” sends 0.83 to “C”, the token after its first copy",
+              notes="The two-layer model of “Why two layers” (seed 0, 1,800 steps), opened with Open in the studio, "
+                    "on a stretch of 10 tokens typed twice. The induction head's stripe runs n − 1 = 9 places left of "
+                    "the diagonal in the repeat; layer 1 head 1 (layer 1 on the strip) is the previous-token head, "
+                    "the stripe one place left of the diagonal. Not on this machine yet? The model is trained once "
+                    "from its seed (seconds to a minute) and kept."),
         # The ablation bar chart of the same model follows here.
     ]
     return Lecture("Attention in five minutes", tuple(scenes))

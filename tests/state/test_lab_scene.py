@@ -42,7 +42,8 @@ def test_the_lab_scene_shows_the_induction_head_it_states():
     weights = studio.result.weights[1]  # layer 2, head 2
     assert f"{weights[15, 6]:.2f}" == "0.83" and "0.83" in scene.caption  # “B” → “C”, the token after its copy
     first = studio.run.attentions[0, 0]  # layer 1, head 1: one token back
-    assert np.diagonal(first, offset=-1).mean() > 0.5 and "one token back" in scene.caption
+    assert np.diagonal(first, offset=-1).mean() > 0.5 and "previous-token head" in scene.notes
+    assert scene.pin == (15, 6) and scene.selection["page"] == 1  # the stage starts on head 2, the cell kept in view
 
 
 def test_a_lab_scene_plays_the_same_from_a_lecture_file(tmp_path):
