@@ -131,6 +131,7 @@ def test_the_random_button_gives_a_new_stretch_twice(window, qtbot):
     room = w.trained.room
     button = room.panel.random_button
     assert button.isVisibleTo(w) and button.text() == "Random stretch, twice"
+    assert "A–Z and 0–5" in w.controls.sentence_edit.toolTip()  # the box says which tokens it takes
     old = studio.state.sentence
     button.click()
     wait_idle(qtbot, w)
@@ -139,7 +140,7 @@ def test_the_random_button_gives_a_new_stretch_twice(window, qtbot):
     assert new != old and first == second and w.controls.sentence_edit.text() == new
     room.use_toy()
     settle(w)
-    assert not button.isVisibleTo(w)
+    assert not button.isVisibleTo(w) and "A–Z" not in w.controls.sentence_edit.toolTip()
 
 
 def test_open_during_a_run_takes_the_step_reached_and_the_run_goes_on(window, qtbot):

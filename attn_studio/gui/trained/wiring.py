@@ -53,6 +53,7 @@ class TrainedWiring(QtCore.QObject):
         # scene to a trained one opens it again without reading its files.
         self.kept_model = None
         self._tips: dict = {}
+        self._sentence_tips = None  # the sentence box's own tooltip and placeholder while a lab model shows its tokens
         self._variance_shown = False
         window.controls.form.insertRow(0, room.panel)
         self.tab_indices = {}
@@ -145,6 +146,7 @@ class TrainedWiring(QtCore.QObject):
             elif name in self._tips:
                 widget.setToolTip(self._tips.pop(name))
                 widget.setEnabled(True)
+        self._sentence_tip(trained)
         if back_to_toy:
             w.controls.sync()  # the bound controls' own rules decide again
         elif trained:
@@ -183,6 +185,21 @@ class TrainedWiring(QtCore.QObject):
         for attr, index in self.tab_indices.items():
             if tabs.isTabVisible(index) != trained:
                 tabs.setTabVisible(index, trained)
+
+    def _sentence_tip(self, trained: bool) -> None:
+        # A lab model's sentence is a sequence of its token names: the box says which, while it is shown.
+        box = self.window.controls.sentence_edit
+        vocabulary = getattr(self.proxy.target.model, "vocabulary", None) if trained else None
+        if vocabulary is not None:
+            self._sentence_tips = self._sentence_tips or (box.toolTip(), box.placeholderText())
+            example = self.proxy.target.model.example_text(0)
+            box.setToolTip(f"The tokens of {self.proxy.target.model.name}: {vocabulary.describe()}, written together "
+                           f"or spaced, e.g. {example}")
+            box.setPlaceholderText(example)
+        elif self._sentence_tips:
+            box.setToolTip(self._sentence_tips[0])
+            box.setPlaceholderText(self._sentence_tips[1])
+            self._sentence_tips = None
 
     # -- sessions ------------------------------------------------------------------------------
     def open_session(self, session, path=None, on_done=None, *, recovered=None, training=None) -> int:
