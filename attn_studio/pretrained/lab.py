@@ -164,10 +164,6 @@ class LabVocabulary:
     def get_added_tokens_decoder(self) -> dict:
         return {}
 
-    def text(self, ids) -> str:
-        """The text of token ids: names joined by spaces, or, for one-character names, the letters
-        of each run of tokens written together."""
-        return " ".join(self.names[int(i)] for i in ids)
 
 
 def check_names(names, vocab_size: int, where: str) -> tuple:
@@ -309,10 +305,29 @@ class LabModel(TrainedModel):
         next-token model, row t scores the token at t + 1."""
         return run.hidden_states[-1] @ self.unembedding
 
+    def _rows(self, ids) -> tuple[list, bool]:
+        try:
+            arr = np.asarray(ids)
+        except (TypeError, ValueError):
+            raise ModelError("the token ids must be a sequence of whole numbers, (T,) or (B, T)") from None
+        if arr.ndim == 2:
+            return list(arr), True
+        return [arr], False
+
     def logits(self, ids, head_mask=None, edits: Edits | None = None) -> np.ndarray:
-        """``(T, n_out)``: the output scores on token ids (what the lab's ``model.logits`` gives
-        for one row)."""
-        return self.output_logits(self.run_ids(ids, head_mask=head_mask, edits=edits))
+        """The output scores on token ids: ``(T, n_out)`` for one sequence ``(T,)``, or ``(B, T,
+        n_out)`` for rows ``(B, T)``, as the lab's own ``model.logits(tokens)`` gives them."""
+        rows, batched = self._rows(ids)
+        out = [self.output_logits(self.run_ids(row, head_mask=head_mask, edits=edits)) for row in rows]
+        return np.stack(out) if batched else out[0]
+
+    def attention(self, ids, head_mask=None, edits: Edits | None = None) -> np.ndarray:
+        """The attention weights on token ids: ``(layers, heads, T, T)`` for one sequence ``(T,)``
+        (``run_ids(ids).attentions``), or ``(layers, B, heads, T, T)`` for rows ``(B, T)``, as the
+        lab's own ``model.attention(tokens)`` gives them."""
+        rows, batched = self._rows(ids)
+        out = [self.run_ids(row, head_mask=head_mask, edits=edits).attentions for row in rows]
+        return np.stack(out, axis=1) if batched else out[0]
 
 
 # -- reading a folder -----------------------------------------------------------------------

@@ -64,6 +64,10 @@ def test_the_loaded_model_gives_the_labs_attention_and_logits(induction, arm):
                                        atol=1e-11)
             assert run.tokens == [INDUCTION_TOKENS[t] for t in tokens]
             assert list(run.ids) == list(tokens)  # as given: no special tokens
+        # Rows (B, T) as the lab's own models take them: the same shapes and numbers.
+        rows = batch["tokens"][:3]
+        np.testing.assert_allclose(model.attention(rows), exp.models[arm].attention(rows), rtol=0, atol=TOL)
+        np.testing.assert_allclose(model.logits(rows), exp.models[arm].logits(rows), rtol=0, atol=1e-11)
 
 
 def _forward(params: dict, layers: int, tokens: np.ndarray, mask: np.ndarray):
