@@ -81,7 +81,7 @@ def test_open_in_the_studio_shows_the_two_layer_model_in_the_model_view(window, 
 def test_its_views_show_its_tokens_and_real_q_k_v_and_a_head_can_be_silenced(window, qtbot):
     w = window
     panel = _panel(w, qtbot)
-    studio = _open(w, qtbot, panel, "two layers")
+    _open(w, qtbot, panel, "two layers")
     room = w.trained.room
     box = w.controls.sentence_edit
     box.setText("KDQB KDQB")
