@@ -34,7 +34,8 @@ from .loading import (
     load_pretrained,
 )
 from .model import Edits, Encoding, ModelRun, TrainedModel, WordComparison
-from .lab import LAB_KIND, LabModel, write_lab_folder
+from .lab import LAB_KIND, LabModel
+from .lab_files import write_lab_folder
 
 __all__ = [
     "Cancelled",

@@ -18,7 +18,7 @@ import numpy as np
 
 from .config import read_config
 from .errors import ModelError
-from .lab import is_lab_folder, load_lab_folder
+from .lab_files import is_lab_folder, load_lab_folder
 from .model import TrainedModel
 from .safetensors_io import file_size
 from .weights import LayerWeights, ModelWeights, load_weights

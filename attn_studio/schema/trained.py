@@ -128,7 +128,7 @@ def model_ref_from_dict(data) -> ModelRef:
     lab = ()
     if data.get("lab") is not None:
         from ..pretrained import ModelError
-        from ..pretrained.lab import check_recipe
+        from ..pretrained.lab_files import check_recipe
 
         try:
             lab = tuple(sorted(check_recipe(data["lab"], "the model's lab recipe").items()))

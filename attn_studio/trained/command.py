@@ -156,7 +156,7 @@ def open_model_on(spec: str | None, text: str | None, second: str | None = None,
     ``second`` sentence and the ``word`` followed in both (a lab model's folder without ``text``: its own
     example, a random stretch twice); ``CommandError`` for an empty text, a model
     not found, a text the model refuses or a word missing from a sentence. Slow: loads the model."""
-    from ..pretrained.lab import is_lab_folder
+    from ..pretrained.lab_files import is_lab_folder
     from .models import open_model
     from .studio import TrainedStudio
 

@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from ..pretrained import ModelError, cache_root, load_pretrained
-from ..pretrained.lab import check_recipe, check_target, write_lab_folder
+from ..pretrained.lab_files import check_recipe, check_target, write_lab_folder
 from .experiment import Experiment, TrainingError
 
 __all__ = ["DEFAULT_ARMS", "INDUCTION_TOKENS", "check_save", "lab_cache_root", "model_files", "model_name", "recipe", "recipe_folder",

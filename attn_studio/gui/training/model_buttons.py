@@ -38,7 +38,7 @@ def chosen_folder(folder: Path, exp, arm: str) -> Path:
         holds = folder.is_dir() and any(folder.iterdir())
     except OSError:
         holds = False
-    from ...pretrained.lab import is_lab_folder
+    from ...pretrained.lab_files import is_lab_folder
 
     if not holds or is_lab_folder(folder):
         return folder
