@@ -349,6 +349,25 @@ def _trained_session(*, layer: int, head: int, query: int, silenced=()) -> dict:
             "edits": {"head_scale": [[l, h, 0.0] for l, h in silenced], "weights": []}}
 
 
+# The two-layer model of "Why two layers", trained 1,800 steps from seed 0 (the lab's default
+# learning rate): a scene names it by this recipe, so that it is trained again (headless, once per
+# machine) where its folder is missing. The hash is its weights' on the machine that made the scene:
+# float rounding may differ elsewhere, and there the recipe names the model.
+LAB_RECIPE = {"experiment": "induction", "arm": "two layers", "seed": 0, "steps": 1800, "lr": 0.003}
+LAB_MODEL = "lab two layers (seed 0, step 1800)"
+LAB_SHA256 = "dae7b6858576daad60471edc860d71e8c0781e22ebd1f4073aadbbbe0356212c"
+LAB_SEQUENCE = "1UQIJBCAF0 1UQIJBCAF0"  # the model's own example: a random stretch of 10 tokens, twice
+
+
+def _lab_session(*, layer: int, head: int, query: int) -> dict:
+    return {"schema_version": 4, "kind": "trained", "name": "",
+            "model": {"name": LAB_MODEL, "folder": None, "sha256": LAB_SHA256, "lab": dict(LAB_RECIPE)},
+            "sentence": LAB_SEQUENCE, "second_sentence": "", "word": "",
+            "selection": {"layer": layer, "head": head, "query": query},
+            "view": {"rollout": False, "mean_heads": False},
+            "edits": {"head_scale": [], "weights": []}}
+
+
 def _toy(preset: str, **changes) -> StudioState:
     return load_preset(preset).replace(**changes) if changes else load_preset(preset)
 
@@ -410,5 +429,15 @@ def example_lecture() -> Lecture:
                        caption="Two layers learn an induction head; one layer cannot",
                        notes="Around step 1,000–1,500 the two-layer model's repeat loss drops as a "
                              "previous-token head and an induction head form together."),
+        Scene(title="The induction head, opened", view="Model view",
+              selection={"layer": 1, "head": 1, "query": 15, "page": 1, "pin_query": 15, "pin_key": 6},
+              session=_lab_session(layer=1, head=1, query=15),
+              caption="Layer 2, head 2: in the repeat “B” sends 0.83 to “C”, the token after its first copy",
+              notes="The two-layer model of “Why two layers” (seed 0, 1,800 steps), opened with Open in the studio, "
+                    "on a stretch of 10 tokens typed twice. The induction head's stripe runs n − 1 = 9 places left of "
+                    "the diagonal in the repeat; layer 1 head 1 (layer 1 on the strip) is the previous-token head, "
+                    "the stripe one place left of the diagonal. Not on this machine yet? The model is trained once "
+                    "from its seed (seconds to a minute) and kept."),
+        # The ablation bar chart of the same model follows here.
     ]
     return Lecture("Attention in five minutes", tuple(scenes))

@@ -28,7 +28,8 @@ def export_parser() -> argparse.ArgumentParser:
     source.add_argument("--model", metavar="NAME|FOLDER",
                         help="a trained model: all-MiniLM-L6-v2, a Hugging Face cache name or a model folder "
                              "(nothing is downloaded)")
-    parser.add_argument("--text", help="with --model: the sentence to run")
+    parser.add_argument("--text", help="with --model: the sentence to run (a lab model's folder: its tokens, "
+                                       "e.g. \"KDQBX KDQBX\"; without --text, a random stretch twice)")
     parser.add_argument("--second", metavar="TEXT", help="with --model: a second sentence with the same word "
                                                          "(the meaning panel)")
     parser.add_argument("--word", help="with --model: the word the meaning panel follows in both sentences")

@@ -8,6 +8,7 @@ run.tokens, run.attentions, run.hidden_states, run.layer_results[l].q
 edited = run.rerun(Edits().with_head_scale(3, 5, 0.0))    # recomputes layers 3.. only
 edited.drift(run)                                          # how far each layer moved
 head_report(run).role; find_heads(run, "it", "animal")[:3]  # Head Lab (heads.py)
+lab = load_pretrained(folder_saved_by_exp_save_model)   # a lab model (lab.py): run_ids, logits
 ```
 Layers and heads are counted from 0. See ``model.py`` for the run and edits API.
 """
@@ -33,6 +34,8 @@ from .loading import (
     load_pretrained,
 )
 from .model import Edits, Encoding, ModelRun, TrainedModel, WordComparison
+from .lab import LAB_KIND, LabModel
+from .lab_files import write_lab_folder
 
 __all__ = [
     "Cancelled",
@@ -40,6 +43,8 @@ __all__ = [
     "Edits",
     "Encoding",
     "HeadReport",
+    "LAB_KIND",
+    "LabModel",
     "ModelConfig",
     "ModelError",
     "ModelInfo",
@@ -56,4 +61,5 @@ __all__ = [
     "hub_cache_dirs",
     "load_pretrained",
     "norm_attention",
+    "write_lab_folder",
 ]

@@ -62,7 +62,7 @@ def _kind(raw: dict, where: str) -> str:
     named = model_type or (archs[0] if isinstance(archs, list) and archs else None)
     raise ModelError(
         f"{where} describes a {named!r} model; only BERT (model_type \"bert\") and GPT-2 "
-        "(model_type \"gpt2\") architectures can be loaded"
+        "(model_type \"gpt2\") architectures, and the training lab's attention-only models, can be loaded"
     )
 
 

@@ -271,6 +271,8 @@ def _finish_layer(model, layer: int, x: np.ndarray, att_out: np.ndarray) -> np.n
     """The rest of a layer after attention, on rows (n, d_model): residuals, norms, feed-forward."""
     cfg = model.config
     lw = model.weights.layers[layer]
+    if lw.ln_1 is None:  # a lab model (attention only): the residual stream and nothing else
+        return x + att_out
     if cfg.kind == "bert":
         h = layer_norm(att_out + x, *lw.ln_1, eps=cfg.eps)
         ff = feed_forward(h, lw.w_1, lw.b_1, lw.w_2, lw.b_2, cfg.activation)
@@ -293,7 +295,7 @@ def _layer_batch(model, layer: int, x: np.ndarray, scale: np.ndarray, edits) -> 
     n, t, d = x.shape
     heads, d_head = model.heads, model.d_head
     rows = x.reshape(n * t, d)
-    a_in = rows if cfg.kind == "bert" else layer_norm(rows, *lw.ln_1, eps=cfg.eps)
+    a_in = rows if cfg.kind == "bert" or lw.ln_1 is None else layer_norm(rows, *lw.ln_1, eps=cfg.eps)
 
     def project(which: str, bias: np.ndarray) -> np.ndarray:
         stacked = w[which].transpose(1, 0, 2).reshape(d, heads * d_head)
@@ -301,8 +303,9 @@ def _layer_batch(model, layer: int, x: np.ndarray, scale: np.ndarray, edits) -> 
         return out.reshape(n, t, heads, d_head).transpose(0, 2, 1, 3)
 
     q, k, v = project("q", lw.b_q), project("k", lw.b_k), project("v", lw.b_v)
+    causal = cfg.kind == "gpt2" or getattr(model, "causal", False)  # a lab model says itself
     _, _, head_outputs, _, _ = attend_scores(
-        q @ np.swapaxes(k, -1, -2), v, d_k=d_head, scale=cfg.scale_attention, causal=cfg.kind == "gpt2",
+        q @ np.swapaxes(k, -1, -2), v, d_k=d_head, scale=cfg.scale_attention, causal=causal,
         temperature=float(layer + 1) if cfg.scale_by_layer else 1.0,
     )
     head_outputs *= scale[:, None, None]

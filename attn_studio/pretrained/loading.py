@@ -19,6 +19,7 @@ import numpy as np
 
 from .config import read_config
 from .errors import ModelError
+from .lab_files import is_lab_folder, load_lab_folder
 from .model import TrainedModel
 from .safetensors_io import file_size
 from .weights import LayerWeights, ModelWeights, load_weights
@@ -255,6 +256,8 @@ def _folder_name(folder: Path) -> str:
 def load_folder(folder, name: str | None = None) -> TrainedModel:
     """Load a model folder (config.json, model.safetensors, tokenizer.json); everything is checked first."""
     folder = Path(folder).expanduser()
+    if folder.is_dir() and is_lab_folder(folder):  # the lab's models: their own config, vocabulary, forward pass
+        return load_lab_folder(folder, name)
     _check_folder(folder)
     cfg = read_config(folder)
     tokenizer = load_tokenizer(folder)
@@ -266,7 +269,8 @@ def load_pretrained(path=None) -> TrainedModel:
     """Load a trained model: ``None`` for the default (all-MiniLM-L6-v2), or a model folder.
 
     A folder is a Hugging Face model folder or hub-cache snapshot with
-    ``config.json``, ``model.safetensors`` and ``tokenizer.json``. Raises
+    ``config.json``, ``model.safetensors`` and ``tokenizer.json``, or a lab model's folder
+    (``config.json``, ``model.safetensors``, ``vocab.json``: see ``lab.py``). Raises
     :class:`ModelError` with what to do for anything it cannot load.
     """
     if path is None:

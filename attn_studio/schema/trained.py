@@ -22,7 +22,7 @@ from .toy import _int_field
 TRAINED_SCHEMA_VERSION = 4
 _TRAINED_FIELDS = frozenset({"schema_version", "kind", "name", "model", "sentence", "second_sentence", "word",
                              "selection", "view", "edits"})
-_MODEL_FIELDS = frozenset({"name", "folder", "sha256"})
+_MODEL_FIELDS = frozenset({"name", "folder", "sha256", "lab"})
 _SHA256_DIGITS = frozenset("0123456789abcdef")
 MAX_MODEL_NAME_CHARS = 300
 MAX_FOLDER_CHARS = 4096
@@ -36,11 +36,20 @@ class ModelRef:
     ``name`` (e.g. "all-MiniLM-L6-v2"), ``folder`` (the model folder as text;
     None for the bundled default model) and ``sha256`` of its weights file
     (``model.safetensors``, 64 lower-case hex digits). Never the weights.
+    A lab model (the training lab's) may also name the run that trains it again,
+    ``lab`` (its recipe: experiment, arm, seed, steps, lr, d_k, as sorted pairs;
+    ``recipe`` gives it as a dict), so it opens on a machine that never saw it.
     """
 
     name: str
     folder: str | None
     sha256: str
+    lab: tuple = ()
+
+    @property
+    def recipe(self) -> dict | None:
+        """The lab model's recipe as a dict, or None."""
+        return dict(self.lab) if self.lab else None
 
     def describe(self) -> str:
         """A short human text: the name, the folder if any, the hash's first 12 digits."""
@@ -48,7 +57,10 @@ class ModelRef:
         return f"{self.name}{where} (sha {self.sha256[:12]}…)"
 
     def to_dict(self) -> dict:
-        return {"name": self.name, "folder": self.folder, "sha256": self.sha256}
+        out = {"name": self.name, "folder": self.folder, "sha256": self.sha256}
+        if self.lab:
+            out["lab"] = dict(self.lab)
+        return out
 
 
 @dataclasses.dataclass(frozen=True)
@@ -113,7 +125,16 @@ def model_ref_from_dict(data) -> ModelRef:
     sha = data.get("sha256")
     if not isinstance(sha, str) or len(sha) != 64 or not set(sha) <= _SHA256_DIGITS:
         raise StateError("the model's sha256 must be 64 lower-case hexadecimal digits")
-    return ModelRef(name, folder, sha)
+    lab = ()
+    if data.get("lab") is not None:
+        from ..pretrained import ModelError
+        from ..pretrained.lab_files import check_recipe
+
+        try:
+            lab = tuple(sorted(check_recipe(data["lab"], "the model's lab recipe").items()))
+        except ModelError as exc:
+            raise StateError(str(exc)) from None
+    return ModelRef(name, folder, sha, lab)
 
 
 def trained_session_from_dict(data) -> TrainedSession:

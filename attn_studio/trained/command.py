@@ -14,6 +14,7 @@ what was wrong, fit to print as one line.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Callable, Sequence
 
 from ..pretrained import ModelError
@@ -152,15 +153,21 @@ def open_session(path):
 
 def open_model_on(spec: str | None, text: str | None, second: str | None = None, word: str | None = None):
     """A :class:`TrainedStudio` of the model ``spec`` names (see :func:`open_model`) on ``text``, with a
-    ``second`` sentence and the ``word`` followed in both; ``CommandError`` for an empty text, a model
+    ``second`` sentence and the ``word`` followed in both (a lab model's folder without ``text``: its own
+    example, a random stretch twice); ``CommandError`` for an empty text, a model
     not found, a text the model refuses or a word missing from a sentence. Slow: loads the model."""
+    from ..pretrained.lab_files import is_lab_folder
     from .models import open_model
     from .studio import TrainedStudio
 
-    check_text(text)
+    # A lab model opens on its own example (a random stretch twice) when no text is given.
+    lab = text is None and spec is not None and is_lab_folder(Path(str(spec)).expanduser())
+    if not lab:
+        check_text(text)
     try:
         studio = TrainedStudio(open_model(spec))
-        studio.update(sentence=text, second_sentence=second or "", word=word or "")
+        studio.update(sentence=studio.state.sentence if lab else text, second_sentence=second or "",
+                      word=word or "")
     except (ModelError, StateError) as exc:
         raise CommandError(str(exc)) from None
     if word and studio.word_message:  # e.g. the word is not in one of the sentences

@@ -71,18 +71,39 @@ def _sha_or_none(model: TrainedModel) -> str | None:
         return None
 
 
-def resolve_model(ref: ModelRef, loaded=()) -> TrainedModel:
+# Trains a lab model from its recipe and returns its folder: ``trainer(recipe, progress)``. The
+# training lab registers it when it is imported (this layer never imports the lab, which sits above).
+_lab_trainer = None
+
+
+def set_lab_trainer(trainer) -> None:
+    """Register how a lab model is trained from its recipe (``training.lab_models.train_recipe``)."""
+    global _lab_trainer
+    _lab_trainer = trainer
+
+
+def _same_recipe(model: TrainedModel, ref: ModelRef) -> bool:
+    return bool(ref.lab) and getattr(model, "training", None) == ref.recipe
+
+
+def resolve_model(ref: ModelRef, loaded=(), progress=None) -> TrainedModel:
     """The model a session names: one of ``loaded`` (models already in memory), the bundled
     default, the session's folder, or a model of that name in the Hugging Face cache.
 
-    The weights file's SHA-256 must equal ``ref.sha256``. Raises :class:`ModelError`
-    naming the model (and what to do) when it is absent or its weights differ.
-    Slow (loads and hashes a model): call it off the GUI thread.
+    The weights file's SHA-256 must equal ``ref.sha256``. A lab model that names its recipe
+    (``ref.lab``) is otherwise trained again from it (once per machine, kept in a cache;
+    ``progress(done, total)`` while it trains): float rounding may differ between machines, so
+    its weights' hash may then differ and the recipe is what names it. Raises
+    :class:`ModelError` naming the model (and what to do) when it is absent or its weights
+    differ. Slow (loads and hashes a model, may train one): call it off the GUI thread.
     """
     from ..pretrained import available_models, load_pretrained
 
     for model in loaded:
         if model.name == ref.name and _sha_or_none(model) == ref.sha256:
+            return model
+    for model in loaded:
+        if _same_recipe(model, ref):
             return model
     candidates: list = []
     if ref.folder is not None and Path(ref.folder).is_dir():
@@ -109,6 +130,14 @@ def resolve_model(ref: ModelRef, loaded=()) -> TrainedModel:
         if sha == ref.sha256:
             return model
         other_sha = other_sha or sha
+    if ref.lab:
+        if _lab_trainer is None:
+            raise ModelError(f"{ref.name} is trained from its recipe ({ref.recipe}); import attn_studio.training "
+                             "so that it can be trained")
+        try:
+            return load_pretrained(_lab_trainer(ref.recipe, progress))
+        except ValueError as exc:  # a recipe the lab refuses (TrainingError), a folder that will not open
+            raise ModelError(f"{ref.name} cannot be trained from its recipe: {exc}") from None
     if other_sha is not None:
         raise _missing(ref, f" with these weights (the {ref.name} found here has sha {other_sha[:12]}…)")
     raise _missing(ref, "")
@@ -122,10 +151,16 @@ def state_from_session(session: TrainedSession, model: TrainedModel) -> TrainedS
     positions) before anything changes.
     """
     sha = _sha_or_none(model)
-    if sha != session.model.sha256:
-        raise ModelError(f"this session belongs to {session.model.describe()}, not to {model.name} "
-                         f"(sha {(sha or 'unreadable')[:12]}…)")
     ref = session.model
+    if sha != ref.sha256:
+        if not (sha is not None and _same_recipe(model, ref)):
+            raise ModelError(f"this session belongs to {session.model.describe()}, not to {model.name} "
+                             f"(sha {(sha or 'unreadable')[:12]}…)")
+        # The same run trained again here (its recipe): float rounding may differ from machine to
+        # machine, so the weights are this machine's and the session goes on with their hash.
+        from .state import model_ref
+
+        ref = model_ref(model)
     base = TrainedState(ref, model.kind, model.layers, model.heads, model.d_model, model.d_head,
                         model.max_positions, sentence="")
     tokens = model.encode(session.sentence).tokens

@@ -33,7 +33,8 @@ def model_ref(model: TrainedModel) -> ModelRef:
     except OSError as exc:
         raise ModelError(f"the weights file of {model.name} cannot be read any more "
                          f"({exc.strerror or exc}); open the model again") from None
-    return ModelRef(model.name, folder, sha)
+    recipe = getattr(model, "training", None)  # a lab model trained from a recipe names it too
+    return ModelRef(model.name, folder, sha, tuple(sorted(recipe.items())) if recipe else ())
 
 
 def is_default_model(model: TrainedModel) -> bool:
@@ -201,8 +202,8 @@ class TrainedState:
 
     @property
     def causal(self) -> bool:
-        """True for GPT-2 (a token sees only itself and the tokens before it)."""
-        return self.kind == "gpt2"
+        """True for GPT-2 and a causal lab model (a token sees only itself and the tokens before it)."""
+        return self.kind == "gpt2" or bool(getattr(self.source, "causal", False))
 
     @property
     def positional(self) -> bool:

@@ -74,9 +74,14 @@ class TrainedStudio(LayerReadings):
         return cls(model, state_from_session(session, model), clock=clock)
 
     # -- building states ---------------------------------------------------
-    def initial_state(self, sentence: str = DEFAULT_SENTENCE) -> TrainedState:
-        """A fresh state of this studio's model: ``sentence``, nothing edited, the first layer and head."""
+    def initial_state(self, sentence: str | None = None) -> TrainedState:
+        """A fresh state of this studio's model: ``sentence``, nothing edited, the first layer and head.
+        The default sentence is the model's own example when it has one (a lab model: a random stretch
+        of its tokens twice), else the animal sentence."""
         m = self.model
+        if sentence is None:
+            example = getattr(m, "example_text", None)
+            sentence = example() if callable(example) else DEFAULT_SENTENCE
         return self._retokenized(TrainedState(self.ref, m.kind, m.layers, m.heads, m.d_model, m.d_head,
                                               m.max_positions, sentence=sentence), None)
 

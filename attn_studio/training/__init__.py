@@ -31,3 +31,10 @@ __all__ = [
 # find them here. A new experiment registers itself with one line: EXPERIMENTS["name"] = Class.
 EXPERIMENTS = {"scaling": ScalingExperiment, "seq2seq": Seq2SeqExperiment}
 EXPERIMENTS["induction"] = InductionExperiment
+
+# A session or scene that names a lab model by its recipe (seed, steps...) is trained here when its
+# folder is not on this machine: the trained-model side, below the lab, asks through this hook.
+from ..trained.models import set_lab_trainer  # noqa: E402
+from .lab_models import train_recipe  # noqa: E402
+
+set_lab_trainer(train_recipe)

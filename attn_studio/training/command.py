@@ -2,6 +2,8 @@
 
     attn-studio train scaling --d-k 64 --seed 0 --steps 1000 --out runs/scaling
     attn-studio train seq2seq --out runs/seq2seq
+    attn-studio train induction --steps 1800 --save models/two-layers
+
 
 A progress bar on the terminal; the run's tables (``history.csv``: one row per step, a column per
 arm and metric; ``accuracy_by_length.csv`` for seq2seq) go into the ``--out`` folder, and with
@@ -17,6 +19,7 @@ import numpy as np
 
 from . import EXPERIMENTS
 from .experiment import TrainingError
+from .lab_models import DEFAULT_ARMS, check_save, train_arm
 from .report import (MAX_STEPS, check_steps, default_steps, figure_data, make_experiment, prepare_folder,
                      write_report)
 
@@ -47,7 +50,14 @@ def _parser() -> argparse.ArgumentParser:
                         help=f"optimiser steps, 1 to {MAX_STEPS:,} (default: enough to see the effect; "
                              + ", ".join(f"{name} {default_steps(name)}" for name in EXPERIMENTS) + ")")
     parser.add_argument("--out", default=None, metavar="DIR",
-                        help="the folder for the tables (made if missing); needed unless --animate is given")
+                        help="the folder for the tables (made if missing); needed unless --animate or --save is given")
+    parser.add_argument("--save", metavar="DIR",
+                        help="induction and scaling: also save a model of the run as a model folder (config.json, "
+                             "model.safetensors, vocab.json) that the window's Open model folder… and "
+                             "attn-studio export --model open")
+    parser.add_argument("--arm", default=None,
+                        help="with --save: which model (induction: \"two layers\" (default) or \"one layer\"; "
+                             "scaling: \"scaled\" (default) or \"unscaled\")")
     parser.add_argument("--png", action="store_true",
                         help="also draw the panel's figure as NAME.png, as the window exports it (needs Qt, no display)")
     parser.add_argument("--animate", metavar="FILE", default=None,
@@ -85,14 +95,26 @@ def main(argv: list[str], draw_figures=None, animate_figures=None) -> int:
         steps = check_steps(args.steps if args.steps is not None else default_steps(args.experiment))
         if args.png and draw_figures is None:
             raise TrainingError("--png needs the figures of the window's side: run it as attn-studio train")
-        if args.out is None and args.animate is None:
-            raise TrainingError("give --out DIR for the run's tables, or --animate FILE for its animation")
+        if args.out is None and args.animate is None and args.save is None:
+            raise TrainingError("give --out DIR for the run's tables, --animate FILE for its animation, "
+                                "--save DIR for the model, or several")
         if args.png and args.out is None:
             raise TrainingError("--png draws the figure into the --out folder: give --out DIR")
         if args.animate is not None:
             if animate_figures is None:
                 raise TrainingError("--animate needs the figures of the window's side: run it as attn-studio train")
             _check_animation(args, steps)
+        if args.animate is not None and args.save is not None:
+            raise TrainingError("--animate and --save are two runs: give one, then the other")
+        arm = None
+        if args.save is not None:
+            arm = args.arm if args.arm is not None else DEFAULT_ARMS.get(args.experiment, exp.arms[0])
+            if arm not in exp.arms:
+                raise TrainingError(f"--arm must be one of {', '.join(map(repr, exp.arms))} for {args.experiment}, "
+                                    f"got {arm!r}")
+            check_save(exp, arm, args.save)  # before the run: a long run never ends in a refusal
+        elif args.arm is not None:
+            raise TrainingError("--arm goes with --save (which model to save)")
         if args.out is not None:
             prepare_folder(args.out)
     except TrainingError as exc:
@@ -103,22 +125,32 @@ def main(argv: list[str], draw_figures=None, animate_figures=None) -> int:
     from tqdm import tqdm  # the terminal's progress bar; only this command needs it
 
     stopped = False
+    # Only a model to save (no --out): its arm alone trains, as it trains beside the others, in a
+    # fraction of the time; nothing is recorded.
+    alone = args.out is None
     shown = "accuracy" if "accuracy" in exp.metrics else exp.metrics[0]  # beside the bar, per arm
-    with tqdm(total=steps, unit="step", desc=f"{args.experiment} ({shown})", file=sys.stderr, disable=None) as bar:
+    desc = f"{args.experiment} ({arm})" if alone else f"{args.experiment} ({shown})"
+    with tqdm(total=steps, unit="step", desc=desc, file=sys.stderr, disable=None) as bar:
         def progress(step, metrics):
             bar.update(1)
             if step % 25 == 0 or step == steps:
-                bar.set_postfix({arm: f"{m[shown]:.2f}" for arm, m in metrics.items()}, refresh=False)
+                bar.set_postfix({name: f"{m[shown]:.2f}" for name, m in metrics.items()}, refresh=False)
         try:
-            exp.run(steps, callback=progress)
+            if alone:
+                train_arm(exp, arm, steps, lambda done, total: bar.update(done - bar.n))
+            else:
+                exp.run(steps, callback=progress)
         except KeyboardInterrupt:
             stopped = True
-    figures = figure_data(exp)
+    written = {}
     try:
-        written = write_report(exp, args.out, figures=figures)
+        if args.out is not None:
+            written = write_report(exp, args.out, figures=figure_data(exp))
         if args.png:
             for path in draw_figures(args.experiment, exp, args.out):
                 written[path.stem] = path
+        if args.save is not None:
+            written["model"] = exp.save_model(arm, args.save)
     except TrainingError as exc:
         return _fail(exc, 1)
     except OSError as exc:
@@ -126,11 +158,13 @@ def main(argv: list[str], draw_figures=None, animate_figures=None) -> int:
 
     last = min(100, exp.step_count)
     print(f"{args.experiment}, seed {exp.seed}" + (f", d_k {exp.d_k}" if hasattr(exp, "d_k") else "")
-          + f": {exp.step_count} steps" + (" (stopped)" if stopped else ""))
-    for arm in exp.arms:
+          + f": {exp.step_count} steps" + (f" of {arm!r} alone (give --out to train and record every arm)"
+                                           if alone else "") + (" (stopped)" if stopped else ""))
+    for name in exp.arms if not alone else ():
+        values_of = exp.history[name]
         if last:
-            means = ", ".join(f"{metric} {np.mean(values[-last:]):.3f}" for metric, values in exp.history[arm].items())
-            print(f"  {arm}: mean of the last {last} steps: {means}")
+            means = ", ".join(f"{metric} {np.mean(values[-last:]):.3f}" for metric, values in values_of.items())
+            print(f"  {name}: mean of the last {last} steps: {means}")
     for path in written.values():
         print(f"  wrote {path}")
     return 130 if stopped else 0

@@ -74,6 +74,9 @@ class Experiment:
         if lr is not None:  # None keeps the experiment's own learning rate (the class's ``lr``)
             self.lr = check_lr(lr)
         self.step_count = 0
+        # True once the learning rate changed after the first step: the run can no longer be
+        # played again from (seed, lr, steps), so a saved model names no recipe.
+        self.lr_changed = False
         self.models = self._build_models(self.rng(STREAM_INIT))
         if tuple(self.models) != tuple(self.arms):
             raise RuntimeError(f"models {tuple(self.models)} do not match arms {self.arms}")
@@ -90,6 +93,23 @@ class Experiment:
     def batch(self, step: int) -> dict:
         """The batch every arm trains on at ``step``: a function of (seed, step) only."""
         raise NotImplementedError
+
+    def set_lr(self, lr: float) -> None:
+        """Adam's learning rate from the next step on, for every arm."""
+        lr = check_lr(lr)
+        if lr != self.lr and self.step_count > 0:
+            self.lr_changed = True
+        self.lr = lr
+        for optimiser in self.optimisers.values():
+            optimiser.lr = lr
+
+    def save_model(self, arm: str, folder):
+        """Write ``arm`` at its current step as a lab model folder (config.json, model.safetensors,
+        vocab.json; atomically) that ``attn_studio.pretrained.load_pretrained(folder)`` opens.
+        Returns the folder. See `lab_models` for what each experiment's model is."""
+        from .lab_models import save_model
+
+        return save_model(self, arm, folder)
 
     # ------------------------------------------------------------------------------ the loop
     def rng(self, stream: int, *key: int) -> np.random.Generator:

@@ -11,7 +11,7 @@ import pytest
 from PySide6 import QtCore, QtGui, QtWidgets
 from PySide6.QtTest import QTest
 
-from attn_studio.scenes import read_lecture
+from attn_studio.scenes import example_lecture, read_lecture
 from gui_helpers import put_lecture_away, settle
 from window_reset import activate
 
@@ -101,7 +101,7 @@ def test_view_scenes_shows_and_hides_the_scenes_panel(window):
     w.scenes.duplicate()
     w.scenes.add_current()
     settle(w)
-    assert not w.scenes_dock.isVisible() and len(w.scenes.lecture.scenes) == 14
+    assert not w.scenes_dock.isVisible() and len(w.scenes.lecture.scenes) == len(example_lecture().scenes) + 2
     w.scenes.set_lecture(None, record=False)
     w.scenes.add_current()
     settle(w)

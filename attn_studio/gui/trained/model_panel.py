@@ -54,6 +54,7 @@ class ModelPanel(QtWidgets.QWidget):
     allReset = QtCore.Signal()
     secondSentenceChanged = QtCore.Signal(str)
     wordChanged = QtCore.Signal(str)
+    randomRequested = QtCore.Signal()
 
     def __init__(self, parent=None, models=None):
         super().__init__(parent)
@@ -115,6 +116,13 @@ class ModelPanel(QtWidgets.QWidget):
         self.reset_all_button.setToolTip("Every head back to the trained model")
         self.reset_all_button.clicked.connect(self.allReset)
 
+        # A lab model's sentence is a sequence of its tokens: a random one like its training data.
+        self.random_button = QtWidgets.QPushButton("Random stretch, twice")
+        self.random_button.setObjectName("labRandomButton")
+        self.random_button.setToolTip("A lab model: a random stretch of its tokens and the same stretch again, "
+                                      "so the repeat and the induction stripe show at once")
+        self.random_button.clicked.connect(self.randomRequested)
+
         self.second_edit = QtWidgets.QLineEdit()
         self.second_edit.setObjectName("secondSentenceEdit")
         self.second_edit.setPlaceholderText("a second sentence with the same word")
@@ -147,6 +155,7 @@ class ModelPanel(QtWidgets.QWidget):
         reset_row.addWidget(self.reset_head_button)
         reset_row.addWidget(self.reset_all_button)
         form.addRow(reset_row)
+        form.addRow(self.random_button)
         form.addRow("Second sentence", self.second_edit)
         form.addRow("Word", self.word_edit)
         # Rows that only mean something for a trained model: hidden with the toy model.
@@ -211,7 +220,8 @@ class ModelPanel(QtWidgets.QWidget):
             self._fit_combo()
 
     def _choose_folder_dialog(self) -> str:
-        return QtWidgets.QFileDialog.getExistingDirectory(self, "Open a model folder (config.json, model.safetensors, tokenizer.json)")
+        return QtWidgets.QFileDialog.getExistingDirectory(
+            self, "Open a model folder (config.json, model.safetensors, and tokenizer.json or a lab model's vocab.json)")
 
     def _on_model_activated(self, index: int) -> None:
         what = str(self.model_combo.itemData(index))
@@ -294,6 +304,11 @@ class ModelPanel(QtWidgets.QWidget):
                 self.second_edit.setText(state.second_sentence)
             if self.word_edit.text() != state.word:
                 self.word_edit.setText(state.word)
+            example = getattr(state, "example", None)  # a lab model's: "repeat" or "pairs"; None otherwise
+            self._form.setRowVisible(self.random_button, example is not None)
+            self.random_button.setText("Random keys and labels" if example == "pairs" else "Random stretch, twice")
+            if example == "pairs":
+                self.random_button.setToolTip("A lab model of associative recall: random keys, each with a label")
         finally:
             del blockers
 
@@ -303,6 +318,8 @@ class ModelPanel(QtWidgets.QWidget):
             w.setEnabled(enabled)
         for row in self._trained_rows:
             self._form.setRowVisible(row, enabled)
+        if not enabled:
+            self._form.setRowVisible(self.random_button, False)
 
     # -- what the lecturer asks for --------------------------------------------------------
 

@@ -25,7 +25,7 @@ from ..qt.worker import Job, one_blas_thread
 
 LOAD = "load"
 RUN = "run"
-BUSY_WORDS = ("Loading ", "Opening ")  # how a model load's label begins: said while it runs, cleared after
+BUSY_WORDS = ("Loading ", "Opening ", "Training ")  # how a model load's label begins: said while it runs, cleared after
 
 
 @dataclass

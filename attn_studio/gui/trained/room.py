@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 from PySide6 import QtCore
 
 from ...pretrained import DEFAULT_MODEL, Edits, load_pretrained
@@ -86,17 +87,21 @@ class TrainedRoom(QtCore.QObject):
         p.allReset.connect(lambda: self.request(edits=Edits()))
         p.secondSentenceChanged.connect(lambda text: self.request(coalesce="second sentence", second_sentence=text))
         p.wordChanged.connect(lambda text: self.request(coalesce="word", word=text))
+        p.randomRequested.connect(self.random_example)
+        self._rng = np.random.default_rng()
         self.model_view.headClicked.connect(lambda layer, head: self.select(layer=layer, head=head))
         self.model_view.layerClicked.connect(lambda layer: self.select(layer=layer))
         self.model_view.rolloutToggled.connect(lambda on: self.request(rollout=bool(on)))
 
     # -- the model -----------------------------------------------------------------------
 
-    def load_model(self, path=None, sentence: str | None = None) -> int:
+    def load_model(self, path=None, sentence: str | None = None, on_loaded=None) -> int:
         """Load a model folder (None: the default model) off the GUI thread and show it.
 
-        ``sentence``: the text to open on (default: the current one, if any).
-        A model that fails to load leaves everything as it was and says why.
+        ``sentence``: the text to open on (default: the current one, if any; a text the model
+        refuses, such as a sentence given to a lab model, leaves the model's own example).
+        ``on_loaded(studio)`` once it is shown. A model that fails to load leaves everything as it
+        was and says why.
         """
         if sentence is None and self.studio is not None:
             sentence = self.studio.state.sentence
@@ -107,6 +112,8 @@ class TrainedRoom(QtCore.QObject):
             model = studio.model
             # To the status bar only: the panel's line is for work going on and refusals.
             self.message.emit(f"Loaded {model.name}: {model.layers} layers × {model.heads} heads")
+            if on_loaded is not None:
+                on_loaded(studio)
 
         # A failed load only says why: the model shown and the changes computing for it stay.
         return self.worker.submit(lambda: _open_studio(path, sentence), loaded, self.show_message,
@@ -164,6 +171,15 @@ class TrainedRoom(QtCore.QObject):
     def set_sentence(self, text: str) -> bool:
         """The window's sentence box for a trained model."""
         return self.request(coalesce="sentence", sentence=text)
+
+    def random_example(self, seed: int | None = None) -> bool:
+        """A lab model's sentence: a new random sequence like its training data (a stretch twice), as
+        the panel's button asks; False for a model that has none."""
+        example = getattr(self.studio.model, "example_text", None) if self.studio is not None else None
+        if not callable(example):
+            return False
+        seed = int(self._rng.integers(2**31)) if seed is None else int(seed)
+        return self.request(sentence=example(seed))
 
     def select(self, layer: int | None = None, head: int | None = None, query: int | None = None) -> None:
         """Select a layer, head and/or query (0-based)."""
@@ -336,3 +352,5 @@ class _PanelState:
         self.layer_index, self.head_index = state.layer_index, state.head_index
         self.head_scale = head_scale
         self.second_sentence, self.word = state.second_sentence, state.word
+        config = getattr(state.source, "config", None)
+        self.example = getattr(config, "example", None)  # a lab model's kind of example, else None

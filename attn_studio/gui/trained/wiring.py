@@ -18,6 +18,7 @@ from ...trained import TrainedStudio, resolve_model
 from .model_worker import BUSY_WORDS, LOAD
 from .room import TrainedRoom
 
+TRAINING_WORD = "Training "  # how a lab model's training from its recipe is said, step by step
 FIXED_TIP = "Fixed by the trained model ({model}); choose \"Toy model (editable)\" to change it"
 # The toy controls a trained model has no use for (window attribute names).
 TOY_ONLY_CONTROLS = ("target_sentence_edit", "d_model_spin", "heads_spin", "d_head_spin", "seed_spin",
@@ -52,6 +53,7 @@ class TrainedWiring(QtCore.QObject):
         # scene to a trained one opens it again without reading its files.
         self.kept_model = None
         self._tips: dict = {}
+        self._sentence_tips = None  # the sentence box's own tooltip and placeholder while a lab model shows its tokens
         self._variance_shown = False
         window.controls.form.insertRow(0, room.panel)
         self.tab_indices = {}
@@ -144,6 +146,7 @@ class TrainedWiring(QtCore.QObject):
             elif name in self._tips:
                 widget.setToolTip(self._tips.pop(name))
                 widget.setEnabled(True)
+        self._sentence_tip(trained)
         if back_to_toy:
             w.controls.sync()  # the bound controls' own rules decide again
         elif trained:
@@ -183,6 +186,21 @@ class TrainedWiring(QtCore.QObject):
             if tabs.isTabVisible(index) != trained:
                 tabs.setTabVisible(index, trained)
 
+    def _sentence_tip(self, trained: bool) -> None:
+        # A lab model's sentence is a sequence of its token names: the box says which, while it is shown.
+        box = self.window.controls.sentence_edit
+        vocabulary = getattr(self.proxy.target.model, "vocabulary", None) if trained else None
+        if vocabulary is not None:
+            self._sentence_tips = self._sentence_tips or (box.toolTip(), box.placeholderText())
+            example = self.proxy.target.model.example_text(0)
+            box.setToolTip(f"The tokens of {self.proxy.target.model.name}: {vocabulary.describe()}, written together "
+                           f"or spaced, e.g. {example}")
+            box.setPlaceholderText(example)
+        elif self._sentence_tips:
+            box.setToolTip(self._sentence_tips[0])
+            box.setPlaceholderText(self._sentence_tips[1])
+            self._sentence_tips = None
+
     # -- sessions ------------------------------------------------------------------------------
     def open_session(self, session, path=None, on_done=None, *, recovered=None, training=None) -> int:
         """Open a trained session: its model is resolved off the GUI thread; a missing model is
@@ -194,8 +212,13 @@ class TrainedWiring(QtCore.QObject):
                   if m is not None]
         name = session.model.name
 
+        progress = self.room.worker.progress  # emitted from the worker thread: queued to the GUI thread
+
+        def trained(done: int, total: int) -> None:  # a lab model trained from its recipe, once per machine
+            progress.emit(f"{TRAINING_WORD}{name}: step {done:,} of {total:,}")
+
         def work():
-            return TrainedStudio.from_session(session, resolve_model(session.model, loaded))
+            return TrainedStudio.from_session(session, resolve_model(session.model, loaded, progress=trained))
 
         def opened(studio):
             self.kept_model = studio.model

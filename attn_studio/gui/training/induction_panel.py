@@ -40,6 +40,7 @@ class InductionPanel(LabPanel):
     experiment_name = InductionFigure.experiment_name
     title = InductionFigure.title
     default_lr = InductionExperiment.lr
+    model_arms = {"two layers": "Two-layer model", "one layer": "One-layer model"}
 
     def _add_controls(self):
         self._tokens = list(DEFAULT_TOKENS)

@@ -29,6 +29,7 @@ from .curves import (COLOURS, MAX_BOLD_POINTS, MAX_FAINT_POINTS, SMOOTH, CurvePl
 from .figure import LabFigure, TimedGraphics  # noqa: F401 (TimedGraphics: first found here)
 from .figures import page_figure
 from .flow import FlowLayout, group
+from .model_buttons import ModelButtons
 from .runner import SPEEDS, Runner
 
 __all__ = ["LabPanel", "CurvePlot", "COLOURS", "SMOOTH", "smoothed", "peaks", "thinned"]
@@ -52,6 +53,10 @@ class LabPanel(QtWidgets.QWidget):
     experiment_name = ""  # the figure's (a subclass copies them: menus read them off the class)
     title = ""
     default_lr = 1e-3
+    # The arms that open as models in the studio (arm -> the menus' label); none: no model buttons.
+    model_arms: dict = {}
+    # The window's: open a model folder in the studio (set by the window; None outside one).
+    open_in_studio = None
 
     def __getattr__(self, name):
         # Only for names the panel lacks: the figure's plots and pictures (panel.loss_plot...).
@@ -145,6 +150,9 @@ class LabPanel(QtWidgets.QWidget):
         for label, widget in (("Speed", self.speed_combo), ("Learning rate", self.lr_combo), ("Seed", self.seed_spin)):
             self.add_control(label, widget)
         self._add_controls()
+        if self.model_arms:  # "Open in the studio" and "Save model", a menu of the arms each
+            self.model_buttons = ModelButtons(self)
+            row.addWidget(group(self.model_buttons.open_button, self.model_buttons.save_button, spacing=6))
         row.addStretch(1)
         self.step_label = QtWidgets.QLabel("step 0")
         self.step_label.setObjectName("trainingStepCount")
@@ -354,7 +362,9 @@ class LabPanel(QtWidgets.QWidget):
     _next_part = 0  # the part of the figure the next redraw draws while playing
 
     # -------------------------------------------------------------------- messages
-    def show_message(self, text: str):
+    def show_message(self, text: str, error: bool = True):
+        """A line over the figure: what went wrong (red), or with ``error`` False what was done."""
+        self.message_label.setStyleSheet("color: #b00020;" if error else "")
         self.message_label.setText(text)
         self.message_label.show()
 

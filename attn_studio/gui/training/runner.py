@@ -52,6 +52,15 @@ class Snapshot:
     error: str = ""
 
 
+@dataclass(frozen=True)
+class _Called:
+    """What a :meth:`Runner.call` gave, on its way to the GUI thread."""
+
+    on_done: Callable
+    result: object
+    error: BaseException | None
+
+
 class Runner(QtCore.QObject):
     """A worker thread playing one experiment.
 
@@ -92,7 +101,10 @@ class Runner(QtCore.QObject):
             self._run.submit()
 
     # ------------------------------------------------------------------ GUI thread
-    def _yielded(self, _value) -> None:
+    def _yielded(self, value) -> None:
+        if isinstance(value, _Called):  # the answer of a call(): to its caller, on this (the GUI) thread
+            value.on_done(value.result, value.error)
+            return
         self.changed.emit()
 
     def snapshot(self) -> Snapshot:
@@ -162,6 +174,15 @@ class Runner(QtCore.QObject):
         self.start()
         with self._cond:
             self._commands.append(("inputs", dict(inputs)))
+            self._cond.notify_all()
+
+    def call(self, work: Callable[[object], object], on_done: Callable[[object, BaseException | None], None]) -> None:
+        """Run ``work(exp)`` on the worker between two steps (never in the middle of one: the
+        arrays it reads are whole), playing or not; ``on_done(result, error)`` is called on the GUI
+        thread (error None when it worked). Saving a model while its run goes on uses this."""
+        self.start()
+        with self._cond:
+            self._commands.append(("call", work, on_done))
             self._cond.notify_all()
 
     def wait_idle(self, timeout: float = 30.0) -> bool:
@@ -243,12 +264,17 @@ class Runner(QtCore.QObject):
                         yield
                         last_light = last_heavy = time.monotonic()
                         continue
+                    if kind == "call":
+                        try:
+                            answer = _Called(work[2], work[1](exp), None)
+                        except Exception as exc:  # a folder that cannot be written: the caller says why
+                            answer = _Called(work[2], None, exc)
+                        yield answer
+                        continue
                     if exp is None:
                         continue
                     if kind == "lr":
-                        exp.lr = work[1]
-                        for optimiser in exp.optimisers.values():
-                            optimiser.lr = work[1]
+                        exp.set_lr(work[1])  # a change after step 0 means a saved model names no recipe
                         continue
                     if kind == "inputs":  # a new sequence to show: the light extras are measured on it
                         self._inputs = work[1]

@@ -25,6 +25,7 @@ class ScalingPanel(LabPanel):
     experiment_name = ScalingFigure.experiment_name
     title = ScalingFigure.title
     default_lr = ScalingExperiment.lr
+    model_arms = {"scaled": "Scaled model (÷√dₖ)", "unscaled": "Unscaled model"}
 
     def _add_controls(self):
         self._d_k = DEFAULT_D_K

@@ -63,6 +63,7 @@ class TrainingTab(QtWidgets.QWidget):
         self.tabs.setObjectName("trainingTabs")
         self.tabs.setDocumentMode(True)
         layout.addWidget(self.tabs)
+        self.open_in_studio = None  # the window's "open this model folder in the studio", for the panels
         self.built: dict = {}     # name -> panel, the ones built so far
         self._waiting: dict = {}  # name -> checked settings for a panel not built yet
         self.panels = _Panels(self)
@@ -81,6 +82,7 @@ class TrainingTab(QtWidgets.QWidget):
             index = LAB_PANELS.index(name)
             _, cls, tip = PANELS[index]
             panel = self.built[name] = cls()
+            panel.open_in_studio = self.open_in_studio  # the window's, handed down (None outside one)
             if name in self._waiting:
                 panel.apply_settings(self._waiting.pop(name))
             current = self.tabs.currentIndex()

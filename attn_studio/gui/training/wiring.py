@@ -57,6 +57,8 @@ class TrainingWiring(QtCore.QObject):
         self.page.setObjectName("trainingPage")
         QtWidgets.QVBoxLayout(self.page).setContentsMargins(0, 0, 0, 0)
         self._tab: TrainingTab | None = None
+        # The window's: open a lab model's folder in the studio (a panel's "Open in the studio").
+        self.open_in_studio = None
         self.keep_settings = bool(getattr(window, "restore_settings", False))
         # Checked settings waiting for the lab to be built: the stored ones, then a session's.
         self.pending: dict = {}
@@ -96,11 +98,16 @@ class TrainingWiring(QtCore.QObject):
         """The lab's inner tabs (built now if they were not yet)."""
         if self._tab is None:
             self._tab = TrainingTab()
+            self._tab.open_in_studio = self._open_in_studio
             self.page.layout().addWidget(self._tab)
             if self.pending:
                 self._tab.apply_settings(self.pending)  # checked when they came
             self.pending = {}
         return self._tab
+
+    def _open_in_studio(self, folder) -> None:
+        if self.open_in_studio is not None:
+            self.open_in_studio(folder)
 
     @staticmethod
     def titles() -> dict:

@@ -30,7 +30,7 @@ from ..lecture.mode import Lecture
 from ..lecture import scenes_panel
 from ..lecture.present import Present
 from ..settings import data_dir
-from ..trained.wiring import TrainedWiring
+from ..trained.wiring import TRAINING_WORD, TrainedWiring
 from ..training.wiring import DOCKS as TRAINING_DOCKS
 from ..training.wiring import TrainingWiring
 from ..views.plots import VariancePlot
@@ -121,6 +121,8 @@ class MainWindow(SeenWhenGrabbed, QtWidgets.QMainWindow):
         self.trained = TrainedWiring(self)  # after the window's own redraw on every change: see its apply()
         self._add_heads_tab()
         self.training = TrainingWiring(self)  # the training lab's tab and menu, after every other tab
+        self.training.open_in_studio = self.open_lab_model  # a lab panel's "Open in the studio"
+        self.trained.room.message.connect(self._say_training_on_stage)
         self.document.lab = self.training  # its settings are saved in the session file and reopen with it
         # The training lab gets the whole window, the Head Lab its height: these docks step aside while
         # they are shown.
@@ -168,6 +170,16 @@ class MainWindow(SeenWhenGrabbed, QtWidgets.QMainWindow):
                              "that links two words, importance, flow beside rollout, what silencing changed")
         room.studioChanged.connect(self.heads_tab.set_studio)
         self.heads_tab.message.connect(lambda text: self._status(text, 5000))
+
+    def open_lab_model(self, folder) -> None:
+        """Open a lab model's folder in the studio (off the GUI thread) and show its Model view."""
+        room = self.trained.room
+        room.load_model(folder, on_loaded=lambda studio: self.view_tabs.setCurrentWidget(room.model_view))
+
+    def _say_training_on_stage(self, text: str) -> None:
+        # A scene's lab model trained from its recipe (once per machine): the room sees the steps go by.
+        if text.startswith(TRAINING_WORD) and self.present.active:
+            self.present.stage.say_for_now(text, 3)
 
     def _apply_preferences(self, prefs: settings.Preferences):
         # Text size first: it sets the panels' minimum widths, which the restored geometry must respect.
