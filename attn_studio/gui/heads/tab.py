@@ -202,7 +202,7 @@ class HeadsTab(HeadsPages, QtWidgets.QWidget):
         if self.flow_layer.value() == 1 and layers > 1 and self._flow_key is None:
             self.flow_layer.setValue(layers)
         self.readout.setText(silencing_readout(computed, self._found_query(run)))
-        self.drift.show_drift(computed.drift, computed.state.edits.layers_touched())
+        self.drift.show_drift(computed.drift, edits=computed.state.edits.edit_names())
         self._draw_flow()
         self._refresh_importance()
         if self.found is not None:
