@@ -110,6 +110,10 @@ def bar_text(value: float, digits: int | None = None) -> str:
     precision (``digits`` decimals, the precision setting by default), with a true minus."""
     value = float(value)
     digits = presentation.digits() if digits is None else int(digits)
+    if abs(value) >= 1e6:
+        # A scale's end is a round number (nice_ceil): "1.5e9", not ten digits or a "(x1e+09)" on the axis.
+        mantissa, exponent = f"{value:.1e}".split("e")
+        return f"{mantissa.rstrip('0').rstrip('.')}e{int(exponent)}".replace("-", "−")
     text = f"{value:.0f}" if value == round(value) else f"{value:.{digits}f}"
     return "0" if text in ("0", "-0") or float(text) == 0 else text.replace("-", "−")
 
@@ -143,6 +147,21 @@ def label_colour_bar(bar, levels=None, digits: int | None = None) -> None:
         axis.setWidth(width)
     axis.picture = None
     axis.update()
+
+
+def set_bar_levels(bar, levels, digits: int | None = None) -> None:
+    """Give colour bar ``bar`` the ``levels`` (lo, hi) and label it as :func:`label_colour_bar` does (both
+    ends, and 0 inside), relabelling only when the levels, the precision or the font changed: the window's
+    bars read like the stage's and the page's, whatever the scale (a bar of ±1.5e9 read only "0")."""
+    levels = (float(levels[0]), float(levels[1]))
+    if tuple(bar.levels()) != levels:
+        bar.setLevels(values=levels)
+    digits = presentation.digits() if digits is None else int(digits)
+    font = bar.axis.style.get("tickFont") or QtWidgets.QApplication.font()
+    key = (levels, digits, font.key())
+    if getattr(bar, "_labelled", None) != key:
+        label_colour_bar(bar, levels, digits)
+        bar._labelled = key
 
 
 @dataclass(frozen=True)

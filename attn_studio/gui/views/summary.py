@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 from PySide6 import QtCore, QtWidgets
 
+from .. import presentation
 from ..qt.pg import pg
-from .heatmap import SCORES_CMAP, Heatmap, symmetric_levels
+from .heatmap import SCORES_CMAP, Heatmap, set_bar_levels, symmetric_levels
 from .heatmap_canvas import HeatmapCanvas
 from .highlight import highlight_for
 from ..widgets import caption_label
@@ -23,6 +24,7 @@ class HeadsSummaryView(QtWidgets.QWidget):
         super().__init__(parent)
         self.setObjectName("headsSummaryView")
         self.studio = studio
+        self.digits = presentation.digits()  # decimals of the colour bars' labels (the precision setting)
         outer = QtWidgets.QVBoxLayout(self)
         outer.setContentsMargins(4, 4, 4, 4)
         self.caption = caption_label("headsSummaryCaption")
@@ -101,6 +103,7 @@ class HeadsSummaryView(QtWidgets.QWidget):
 
     def set_digits(self, digits: int):
         """Write cell values and hover numbers with ``digits`` decimals (the precision setting)."""
+        self.digits = int(digits)
         for canvas in self.canvases.values():
             canvas.digits = int(digits)
             canvas.heatmap.set_digits(int(digits))
@@ -134,9 +137,7 @@ class HeadsSummaryView(QtWidgets.QWidget):
         self._fit_labels()
         for bar_key, levels in (("concat", lv), ("w_o", symmetric_levels(state.w_o) if state.projections else (-1, 1)),
                                 ("output", lv)):
-            bar = self.canvases[bar_key].bar
-            if tuple(bar.levels()) != tuple(levels):
-                bar.setLevels(values=levels)
+            set_bar_levels(self.canvases[bar_key].bar, levels, self.digits)
         plot = self.maps["concat"].plot
         while len(self._separators) < max(heads - 1, 0):
             line = pg.InfiniteLine(angle=90, pen=pg.mkPen("k", width=2))
