@@ -122,6 +122,10 @@ def main(argv: list[str] | None = None) -> int:
         window.trained.open_session(trained, args.file, training=training)
     else:
         window.document.apply_lab(training)  # the training lab's settings the file keeps, if any
+    if state is None and lecture is None and trained is None:  # a plain start: the first one offers the tour
+        from ..gui.window.help import getting_started_first_time
+
+        getting_started_first_time(window)
     code = app.exec()
     from ..gui.qt.worker import wait_all
 

@@ -119,6 +119,22 @@ def _tour_actions(window) -> dict:
     }
 
 
+TOUR_SHOWN_KEY = "help/getting_started_shown"
+
+
+def getting_started_first_time(window) -> QtWidgets.QDialog | None:
+    """Open Getting started on the app's first start only (the settings remember it was shown);
+    None afterwards. The tour is non-modal: the window is usable beside it."""
+    from .. import settings as app_settings
+
+    store = app_settings.settings()
+    if store.value(TOUR_SHOWN_KEY) is not None:
+        return None
+    store.setValue(TOUR_SHOWN_KEY, "1")
+    store.sync()
+    return getting_started(window)
+
+
 def getting_started(window) -> QtWidgets.QDialog:
     """Help → Getting started: a short tour of the first five minutes, non-modal beside the window,
     whole on a 1366×768 screen."""
