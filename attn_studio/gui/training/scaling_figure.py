@@ -46,7 +46,6 @@ class ScalingFigure(LabFigure):
         self.reached_lines = {}
         for i, (arm, colour) in enumerate(zip(ScalingExperiment.arms, COLOURS)):
             line = self.accuracy_plot.add_line(f"{arm} {TARGET:.0%}", 0.0, "", angle=90, colour=colour)
-            line.label.setPosition(0.55 - 0.22 * i)  # the two labels one above the other
             line.hide()
             self.reached_lines[arm] = line
         self.entropy_plot = CurvePlot("Attention entropy (nats)", "entropy (nats)",
@@ -110,11 +109,9 @@ class ScalingFigure(LabFigure):
             line.setVisible(step is not None)
             if step is not None:
                 line.setValue(step)
-                # The label beside the line on the side with room: left of it in the run's second half.
-                side = (1, 1) if step > 0.5 * snap.steps else (0, 1)
-                line.label.anchors = [side, side]
                 line.label.setFormat(f"{arm}: {TARGET:.0%} at step {step:,}")
-                line.label.updatePosition()
+        # Each label where no curve, legend or other label is (the line moved, or its text changed).
+        self.accuracy_plot.place_labels()
 
     def reached(self, snap) -> dict:
         """Per arm, the step at which it reached 90 % accuracy (`claims.steps_to`), or None."""
