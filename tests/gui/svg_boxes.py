@@ -44,9 +44,17 @@ def _number(value: str | None, default: float | None = None) -> float | None:
 
 
 def text_boxes(svg: bytes) -> list[tuple[str, QtCore.QRectF]]:
-    """(text, box in the SVG's pixels) of every non-blank ``<text>`` of ``svg``."""
+    """(text, bounding box in the SVG's pixels) of every non-blank ``<text>`` of ``svg`` (a turned
+    label's box is the upright rectangle around it: :func:`text_shapes` keeps the turn)."""
+    return [(text, shape.boundingRect()) for text, shape in text_shapes(svg, slack=0.0)]
+
+
+def text_shapes(svg: bytes, slack: float = SLACK) -> list[tuple[str, QtGui.QPolygonF]]:
+    """(text, its box as drawn: a polygon in the SVG's pixels, turned with a turned label), each box
+    shrunk by ``slack`` px on every side in the text's own frame (two labels that only touch are
+    not text over text)."""
     root = ET.fromstring(svg)
-    found: list[tuple[str, QtCore.QRectF]] = []
+    found: list[tuple[str, QtGui.QPolygonF]] = []
 
     def walk(node, transform, style):
         style = dict(style)
@@ -69,7 +77,8 @@ def text_boxes(svg: bytes) -> list[tuple[str, QtCore.QRectF]]:
                 y = _number(node.get("y"), 0.0) or 0.0
                 box = QtCore.QRectF(x, y - metrics.ascent(), metrics.horizontalAdvance(text),
                                     metrics.ascent() + metrics.descent())
-                found.append((text, here.mapRect(box)))
+                box = box.adjusted(slack, slack, -slack, -slack)
+                found.append((text, here.map(QtGui.QPolygonF(box))))
         for child in node:
             walk(child, here, style)
 
@@ -77,12 +86,21 @@ def text_boxes(svg: bytes) -> list[tuple[str, QtCore.QRectF]]:
     return found
 
 
-def overlapping(boxes, slack: float = SLACK) -> list[tuple[str, str]]:
-    """The pairs of texts whose boxes overlap (each shrunk by ``slack`` px on every side)."""
-    shrunk = [(t, r.adjusted(slack, slack, -slack, -slack)) for t, r in boxes]
+def overlapping(shapes, slack: float = SLACK) -> list[tuple[str, str]]:
+    """The pairs of texts whose boxes overlap. ``shapes`` as :func:`text_shapes` gives them (polygons,
+    already shrunk: two turned labels side by side do not overlap although their upright bounding
+    rectangles do), or (text, QRectF) rectangles, shrunk here by ``slack`` px on every side."""
+    paths = []
+    for text, shape in shapes:
+        if isinstance(shape, QtCore.QRectF):
+            shape = QtGui.QPolygonF(shape.adjusted(slack, slack, -slack, -slack))
+        path = QtGui.QPainterPath()
+        path.addPolygon(shape)
+        path.closeSubpath()
+        paths.append((text, path, path.boundingRect()))
     pairs = []
-    for i, (a, ra) in enumerate(shrunk):
-        for b, rb in shrunk[i + 1:]:
-            if ra.intersects(rb):
+    for i, (a, pa, ra) in enumerate(paths):
+        for b, pb, rb in paths[i + 1:]:
+            if ra.intersects(rb) and pa.intersects(pb):
                 pairs.append((a, b))
     return pairs

@@ -12,7 +12,7 @@ from attn_studio.gui.files import figures as files
 from attn_studio.gui.files.sheet import lay_out_offscreen
 from attn_studio.gui.training.figures import FIGURES, measured_snapshot, page_figure
 from attn_studio.training import InductionExperiment, ScalingExperiment, Seq2SeqExperiment
-from svg_boxes import overlapping, text_boxes
+from svg_boxes import overlapping, text_shapes
 
 # (experiment, the steps each figure is read at): the last is where the run's marks are on the plots.
 RUNS = {
@@ -63,7 +63,7 @@ def test_no_text_over_text_in_a_training_figure_at_any_step(qapp, tmp_path, name
         out = tmp_path / f"{name}-{step}.svg"
         files.export_figure(panel, out, fmt="svg")
         files.done_with(panel)
-        boxes = text_boxes(out.read_bytes())
+        boxes = text_shapes(out.read_bytes())
         assert len(boxes) > 20  # the figure's texts were read
         assert overlapping(boxes) == [], (name, step, "figure")
         seen.append(" ".join(t for t, _ in boxes))
@@ -73,7 +73,7 @@ def test_no_text_over_text_in_a_training_figure_at_any_step(qapp, tmp_path, name
             lay_out_offscreen(figure, QtCore.QSize(*size))
             figure.draw(snap)
             lay_out_offscreen(figure, QtCore.QSize(*size))
-            boxes = text_boxes(widget_svg(figure))
+            boxes = text_shapes(widget_svg(figure))
             assert overlapping(boxes) == [], (name, step, size)
             figure.deleteLater()
     # The runs reached the marks this test is about.
@@ -98,3 +98,53 @@ def test_an_empty_plot_shows_whole_steps(qapp):
     log.set("a", [])
     major = [text for _, text in log.plot.getAxis("left")._tickLevels[0]]
     assert major == ["0.001", "0.01", "0.1", "1"]
+
+
+def shown_texts_overlapping(widget) -> list:
+    """The pairs of overlapping texts of ``widget`` rendered as the viewer sees it."""
+    return overlapping(text_shapes(widget_svg(widget)))
+
+
+@pytest.mark.parametrize("screen, preset", [((1366, 768), "journey"), ((1280, 720), "animal")])
+def test_no_text_over_text_in_any_tab_of_the_window(shared_window, screen, preset):
+    """Every tab of the toy model's window (the page a tab shows, and the √d_k panel), on a laptop's
+    and a projector's screen. Each page is rendered on its own: a text a widget clips (a long sentence
+    in its box) is whole in an SVG, which keeps no clipping."""
+    from gui_helpers import settle
+
+    w = shared_window
+    w.fit_to_screen(QtCore.QRect(0, 0, *screen))
+    w.resize(*screen)
+    w.load_preset(preset)
+    settle(w)
+    seen = 0
+    for i in range(w.view_tabs.count()):
+        if w.view_tabs.tabText(i) == "Training":
+            continue  # the lab's figures: the test above
+        w.view_tabs.setCurrentIndex(i)
+        settle(w)
+        page = w.view_tabs.currentWidget()
+        assert shown_texts_overlapping(page) == [], (screen, preset, w.view_tabs.tabText(i))
+        seen += 1
+    assert seen >= 6
+    assert shown_texts_overlapping(w.variance_plot) == []
+
+
+def test_no_text_over_text_in_the_variance_plot_after_an_overflow(shared_window):
+    """Naive softmax fed X[0, 0] = 1000: the √d_k plots and the heatmaps keep every text apart."""
+    from gui_helpers import settle
+
+    w = shared_window
+    w.load_preset("journey")
+    settle(w)
+    try:
+        w.studio.update(softmax="naive")
+        w.studio.set_embedding(w.studio.state.sentence.split()[0], 0, "1000")
+        settle(w)
+        assert w.studio.measured_score_variance()[0] > 1e9
+        w.view_tabs.setCurrentIndex(0)
+        settle(w)
+        assert shown_texts_overlapping(w.variance_plot) == []
+        assert shown_texts_overlapping(w.view_tabs.currentWidget()) == []
+    finally:
+        w.studio.update(softmax="stable")
