@@ -131,11 +131,12 @@ def test_importance_runs_off_the_gui_thread_shows_results_and_goes_stale_after_a
     shown = lab.importance_map.values
     assert shown.shape == (layers, heads) and shown.max() > 0
     column = lab.proxy.index(0, 11).data()
-    # A power of ten (its header says so), at the precision's decimals: 4.2672e−6.
-    mantissa, exponent = column.replace("\u2212", "-").split("e")
-    assert len(mantissa.split(".")[1]) == presentation.digits() and int(exponent) <= 0
-    value = float(mantissa + "e" + exponent)
-    assert any(value == pytest.approx(v, rel=10.0 ** -presentation.digits()) for v in lab.importance.flat)
+    # As the command line writes it (attn-studio heads --importance): four decimals, 0.0787.
+    assert "e" not in column and len(column.split(".")[1]) == 4
+    assert any(column == f"{v:.4f}" for v in lab.importance.flat)
+    top = lab.importance.max()
+    assert f"(1 − cosine {top:.4f})" in lab.importance_status.text()
+    assert lab.importance_map.number(top) == f"{top:.4f}"
     assert "stale" not in column
     assert not lab.importance_map.stale
     lab.test_studio.set_head_scale(0, 1, 0.0)  # an edit: what was measured no longer holds

@@ -318,7 +318,8 @@ class ControlsPanel(QtWidgets.QWidget):
     def _say_random_words(self, st) -> None:
         """Name the words that got seeded random vectors (only when the text changes: a label's new
         text lays out the dock again)."""
-        text = random_words_text(st.random_vector_words(), len(set(st.tokens) | set(st.target_tokens)))
+        words = getattr(st, "random_vector_words", None)  # a trained model's state has none: its vectors are learned
+        text = random_words_text(words(), len(set(st.tokens) | set(st.target_tokens))) if words else ""
         if self.random_words_note.text() != text:
             self.random_words_note.setText(text)
             self.random_words_note.setVisible(bool(text))

@@ -32,7 +32,7 @@ from ...pretrained.heads import (
     head_report,
     norm_attention,
 )
-from ...formatting import SIZE_NOTE, format_number, format_size
+from ...formatting import format_importance, format_number
 from ...safe_files import write_atomic
 from .. import presentation
 from ..files import export
@@ -382,8 +382,7 @@ class HeadsTab(HeadsPages, QtWidgets.QWidget):
         l, h = np.unravel_index(int(np.argmax(self.importance)), self.importance.shape)
         self.importance_status.setText(
             "Stale: the model or the sentence changed since; run again." if stale else
-            f"Most important: head {head_name(l, h)} (1 − cosine {format_size(top, presentation.digits())}; "
-            f"{SIZE_NOTE}).")
+            f"Most important: head {head_name(l, h)} (1 − cosine {format_importance(top)}).")
 
     # -- flow ------------------------------------------------------------------------------
     def run_flow(self) -> None:

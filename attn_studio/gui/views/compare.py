@@ -6,7 +6,7 @@ import numpy as np
 from PySide6 import QtCore, QtWidgets
 
 from ...formatting import DEFAULT_DIGITS, format_number
-from .heatmap import SCORES_CMAP, WEIGHTS_CMAP, Heatmap, set_bar_levels, symmetric_levels
+from .heatmap import SCORES_CMAP, WEIGHTS_CMAP, Heatmap, relabel_bar, set_bar_levels, symmetric_levels
 from .heatmap_canvas import HeatmapCanvas
 from .highlight import highlight_for
 from ..widgets import caption_label
@@ -134,6 +134,7 @@ class CompareView(QtWidgets.QWidget):
         for canvas in self.canvases.values():
             canvas.digits = self.digits
             canvas.heatmap.set_digits(self.digits)
+            relabel_bar(canvas.bar, self.digits)
         # A hidden view computes nothing now (a comparison is a second model): it draws when shown.
         if self.isVisible():
             self.render()

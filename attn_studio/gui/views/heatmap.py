@@ -164,6 +164,12 @@ def set_bar_levels(bar, levels, digits: int | None = None) -> None:
         bar._labelled = key
 
 
+def relabel_bar(bar, digits: int) -> None:
+    """Write a labelled colour bar's labels again at ``digits`` decimals (the precision changed)."""
+    if bar is not None and getattr(bar, "_labelled", None) is not None:
+        set_bar_levels(bar, bar.levels(), digits)
+
+
 @dataclass(frozen=True)
 class HeatmapData:
     """What a heatmap shows: its values (rows = queries), masked cells, labels, colour levels, selection."""

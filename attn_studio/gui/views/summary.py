@@ -7,7 +7,7 @@ from PySide6 import QtCore, QtWidgets
 
 from .. import presentation
 from ..qt.pg import pg
-from .heatmap import SCORES_CMAP, Heatmap, set_bar_levels, symmetric_levels
+from .heatmap import SCORES_CMAP, Heatmap, relabel_bar, set_bar_levels, symmetric_levels
 from .heatmap_canvas import HeatmapCanvas
 from .highlight import highlight_for
 from ..widgets import caption_label
@@ -107,6 +107,7 @@ class HeadsSummaryView(QtWidgets.QWidget):
         for canvas in self.canvases.values():
             canvas.digits = int(digits)
             canvas.heatmap.set_digits(int(digits))
+            relabel_bar(canvas.bar, self.digits)
 
     def render(self):
         """Redraw from the studio's current state and result."""
