@@ -149,6 +149,8 @@ class ControlsPanel(QtWidgets.QWidget):
         self.random_words_note = QtWidgets.QLabel()
         self.random_words_note.setObjectName("randomWordsNote")
         self.random_words_note.setWordWrap(True)
+        # As wide as the panel already is, never wider: a long note must not widen the dock.
+        self.random_words_note.setSizePolicy(QtWidgets.QSizePolicy.Ignored, QtWidgets.QSizePolicy.Minimum)
         self.random_words_note.setVisible(False)
         self.form.insertRow(3, "", self.random_words_note)
         for b in self.bindings:

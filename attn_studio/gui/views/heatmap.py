@@ -127,7 +127,7 @@ def bar_ticks(levels, digits: int | None = None) -> list[tuple[float, str]]:
     return ticks + [(hi, bar_text(hi, digits))]
 
 
-def label_colour_bar(bar, levels=None, digits: int | None = None) -> None:
+def label_colour_bar(bar, levels=None, digits: int | None = None, least_width: float = 0) -> None:
     """Label colour bar ``bar`` (a ``pg.ColorBarItem``) at both ends and at 0 when 0 lies inside, its axis
     wide enough for the labels in its present font and its end labels allowed past its ends (half a line:
     they are centred on the ends). Call again after the font changes (a restyle) or the levels do."""
@@ -142,7 +142,7 @@ def label_colour_bar(bar, levels=None, digits: int | None = None) -> None:
         axis.setStyle(hideOverlappingLabels=half_line)
     widest = max(metrics.horizontalAdvance(text) for _, text in ticks)
     offset = axis.style.get("tickTextOffset", [5, 2])[0]
-    width = math.ceil(widest + max(axis.style.get("tickLength", 5), 0) + offset + 6)
+    width = max(math.ceil(widest + max(axis.style.get("tickLength", 5), 0) + offset + 6), math.ceil(least_width))
     if axis.width() != width:
         axis.setWidth(width)
     axis.picture = None
@@ -157,10 +157,18 @@ def set_bar_levels(bar, levels, digits: int | None = None) -> None:
     if tuple(bar.levels()) != levels:
         bar.setLevels(values=levels)
     digits = presentation.digits() if digits is None else int(digits)
+    # A scale's ends are round numbers (nice_ceil): written with the decimals they need, at most the
+    # precision's ("1.5", not "1.5000"), so that the bar takes no width from the heatmap beside it.
+    digits = next((d for d in range(digits + 1) if all(abs(round(v, d) - v) < 1e-12 for v in levels)), digits)
     font = bar.axis.style.get("tickFont") or QtWidgets.QApplication.font()
     key = (levels, digits, font.key())
     if getattr(bar, "_labelled", None) != key:
-        label_colour_bar(bar, levels, digits)
+        # Never narrower than the bar first was: the window's heatmaps are laid out around that width
+        # (their labels' slant and height), and short labels gain nothing by taking it back.
+        least = getattr(bar, "_least_width", None)
+        if least is None:
+            least = bar._least_width = bar.axis.width()
+        label_colour_bar(bar, levels, digits, least_width=least)
         bar._labelled = key
 
 

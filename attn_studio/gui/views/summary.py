@@ -135,10 +135,11 @@ class HeadsSummaryView(QtWidgets.QWidget):
                                      col_labels=[f"out {c + 1}" for c in range(out.shape[1])], levels=lv,
                                      selected_row=selected)
         self.maps["output"].set_axis_titles("query", "output")
-        self._fit_labels()
+        # The bars first: their labels' width takes room from the heatmaps, whose labels are fitted next.
         for bar_key, levels in (("concat", lv), ("w_o", symmetric_levels(state.w_o) if state.projections else (-1, 1)),
                                 ("output", lv)):
             set_bar_levels(self.canvases[bar_key].bar, levels, self.digits)
+        self._fit_labels()
         plot = self.maps["concat"].plot
         while len(self._separators) < max(heads - 1, 0):
             line = pg.InfiniteLine(angle=90, pen=pg.mkPen("k", width=2))
