@@ -42,6 +42,9 @@ CELL_DIGITS = 2
 SIZE_NOTE = "written as a power of ten: its size is the point"
 EXACT_NOTE = "every stored digit"
 LARGE = 1e6
+# A head's importance (1 − cosine of the sentence embedding without it), in the window as
+# ``attn-studio heads`` prints it: four decimals whatever the precision setting (0.0787).
+IMPORTANCE_DIGITS = 4
 
 
 def _minus(text: str) -> str:
@@ -90,6 +93,11 @@ def format_size(x, digits: int = DEFAULT_DIGITS) -> str:
     if special is not None:
         return special
     return _scientific(x, max(0, int(digits)))
+
+
+def format_importance(x) -> str:
+    """A head's importance as the command line writes it: ``IMPORTANCE_DIGITS`` decimals (``0.0787``)."""
+    return format_number(x, IMPORTANCE_DIGITS)
 
 
 def format_exact(x) -> str:

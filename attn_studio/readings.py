@@ -64,6 +64,7 @@ class LayerReadings:
 
 
 def score_variance(result: MultiHeadResult) -> float:
-    """Variance of ``result``'s raw scores (all heads); NaN when there are fewer than two."""
+    """The population variance (ddof 0, ``np.var``) of ``result``'s raw scores, all heads; NaN when
+    there are fewer than two."""
     scores = result.scores
     return float(np.var(scores)) if scores.size >= 2 else float("nan")

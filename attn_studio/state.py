@@ -302,6 +302,16 @@ class StudioState:
         """The tokens that are attended to."""
         return self.tokens
 
+    def random_vector_words(self) -> list[str]:
+        """The sentence's words (both sentences, first occurrence first) whose vectors nobody set: each
+        gets a seeded random vector, so the toy model knows nothing of its meaning and the attention
+        between such words shows the mechanism, not language (a German sentence, say)."""
+        seen: dict[str, None] = {}
+        for word in (*self.tokens, *self.target_tokens):
+            if word not in self.embedding_edits:
+                seen.setdefault(word, None)
+        return list(seen)
+
     @property
     def d_k(self) -> int:
         """The key dimension the scores are scaled by: d_head, or d_model without projections."""

@@ -38,7 +38,7 @@ import sys  # noqa: E402
 
 
 from .. import __version__  # noqa: E402
-from .basics import PROG, Parser, UsageError, fail  # noqa: E402
+from .basics import PROG, Parser, UsageError, fail, quiet_qt  # noqa: E402
 from .export import export_main  # noqa: E402
 from .heads import heads_main  # noqa: E402
 
@@ -63,6 +63,7 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] == "export" and "--lecture" in argv:  # a lecture's hand-out: one page a scene
         os.environ["QT_QPA_PLATFORM"] = "offscreen"
+        quiet_qt()
         from ..gui import MainWindow
         from ..gui.lecture.lecture_video import is_video, lecture_video_command
         if is_video(argv[1:]):  # the lecture as a video: a page a scene, each held --hold seconds
@@ -108,6 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     from ..gui import MainWindow
     from ..studio import Studio
 
+    quiet_qt()
     app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(sys.argv[:1])
     app.setApplicationName("Attention Studio")
     app.setOrganizationName("Attention Studio")
@@ -123,6 +125,10 @@ def main(argv: list[str] | None = None) -> int:
         window.trained.open_session(trained, args.file, training=training)
     else:
         window.document.apply_lab(training)  # the training lab's settings the file keeps, if any
+    if state is None and lecture is None and trained is None:  # a plain start: the first one offers the tour
+        from ..gui.window.help import getting_started_first_time
+
+        getting_started_first_time(window)
     code = app.exec()
     from ..gui.qt.worker import wait_all
 
@@ -141,6 +147,7 @@ def main(argv: list[str] | None = None) -> int:
 def _draw_training_figures(name, exp, folder):
     """``attn-studio train --png``: the panel's figure of the run, drawn offscreen (Qt only now, for --png)."""
     os.environ["QT_QPA_PLATFORM"] = "offscreen"
+    quiet_qt()
     from ..gui.training.figures import write_figures_offscreen
     return write_figures_offscreen(name, exp, folder)
 

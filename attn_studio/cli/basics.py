@@ -19,6 +19,26 @@ QUIET_QT_MESSAGES = (
 )
 
 
+def quiet_qt() -> None:
+    """Keep Qt's own chatter off the user's terminal for the rest of this command.
+
+    A command draws offscreen; Qt then tells the terminal about its platform plugin (twice per
+    figure for ``train --png``) and the PDF engine's flat gradients. Debug and info messages and
+    :data:`QUIET_QT_MESSAGES` are dropped; any other warning is one line naming Qt, so a real
+    problem still shows. Installed once, before the command's QApplication exists, and kept
+    until the process ends (a command is one process)."""
+    from PySide6 import QtCore
+
+    def on_message(kind, context, message):
+        if kind in (QtCore.QtMsgType.QtDebugMsg, QtCore.QtMsgType.QtInfoMsg):
+            return
+        if any(quiet in message for quiet in QUIET_QT_MESSAGES):
+            return
+        print(f"{PROG}: Qt: {' '.join(message.split())}", file=sys.stderr)
+
+    QtCore.qInstallMessageHandler(on_message)
+
+
 class UsageError(Exception):
     """A bad command line: reported as one line, exit code 2."""
 

@@ -8,7 +8,7 @@ import sys
 from contextlib import contextmanager
 
 from .basics import (
-    DEFAULT_SCALE, EXPORT_SIZE, MAX_STEPS, PROG, QUIET_QT_MESSAGES, SIZE_RANGE, Parser, UsageError, fail, written,
+    DEFAULT_SCALE, EXPORT_SIZE, MAX_STEPS, PROG, SIZE_RANGE, Parser, UsageError, fail, quiet_qt, written,
 )
 
 def export_parser() -> argparse.ArgumentParser:
@@ -293,14 +293,7 @@ def headless_window(args, state, preset: str, trained):
     os.environ["QT_QPA_PLATFORM"] = "offscreen"
     from PySide6 import QtCore, QtWidgets
 
-    def on_message(kind, context, message):
-        if kind in (QtCore.QtMsgType.QtDebugMsg, QtCore.QtMsgType.QtInfoMsg):
-            return
-        if any(quiet in message for quiet in QUIET_QT_MESSAGES):
-            return
-        print(f"{PROG}: Qt: {message}", file=sys.stderr)
-
-    previous_handler = QtCore.qInstallMessageHandler(on_message)
+    quiet_qt()
     app = QtWidgets.QApplication.instance() or QtWidgets.QApplication([PROG])
     app.setApplicationName("Attention Studio")
     app.setOrganizationName("Attention Studio")
@@ -340,7 +333,6 @@ def headless_window(args, state, preset: str, trained):
             del window
         if collector is not None:
             collector.stop()
-        QtCore.qInstallMessageHandler(previous_handler)
 
 
 def _picture(window, args, panel_name: str):

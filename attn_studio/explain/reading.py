@@ -133,9 +133,10 @@ def _scaling_text(state, result, digits: int = DEFAULT_DIGITS) -> str:
 def logits_title(state, result, digits: int = DEFAULT_DIGITS) -> str:
     """The title of the logits heatmap, saying what was actually computed.
 
-    ``logits ÷ √3``, ``logits ÷ √3 ÷ T=2``, ``logits (unscaled)``,
+    ``logits ÷ √3``, ``logits ÷ √3 ÷ T=2``, ``logits = scores`` (the same
+    numbers as the scores beside it, and said so),
     ``logits ÷ T=2 (no √d_k)``; additive scores, which the engine never
-    scales, read ``logits (additive: not scaled)`` or ``logits ÷ T=2 (additive: no √d_k)``.
+    scales, read ``logits = scores (additive)`` or ``logits ÷ T=2 (additive: no √d_k)``.
     """
     additive = state.score == "additive"
     scaled = result.scale_factor != 1.0
@@ -145,7 +146,7 @@ def logits_title(state, result, digits: int = DEFAULT_DIGITS) -> str:
         return f"logits ÷ √{result.q.shape[-1]}" + (f" {temperature}" if tempered else "")
     if tempered:
         return f"logits {temperature} ({'additive: ' if additive else ''}no √d_k)"
-    return "logits (additive: not scaled)" if additive else "logits (unscaled)"
+    return "logits = scores (additive)" if additive else "logits = scores"
 
 
 def scores_title(state) -> str:

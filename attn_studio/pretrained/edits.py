@@ -87,6 +87,17 @@ class Edits:
         """The layers this value changes."""
         return {k[0] for k in self.head_scale} | {k[0] for k in self.weights}
 
+    def edit_names(self) -> dict[int, list[str]]:
+        """What is edited, per layer (0-based, lowest first), as the window names heads (from 1):
+        ``{3: ["4.2 silenced"], 5: ["6.12 × 0.5", "6.3 W_Q"]}``."""
+        names: dict[int, list[str]] = {}
+        for (layer, head), scale in sorted(self.head_scale.items()):
+            what = "silenced" if scale == 0.0 else f"× {scale:g}"
+            names.setdefault(int(layer), []).append(f"{layer + 1}.{head + 1} {what}")
+        for layer, head, which in sorted(self.weights):
+            names.setdefault(int(layer), []).append(f"{layer + 1}.{head + 1} W_{which.upper()}")
+        return dict(sorted(names.items()))
+
     def first_attention_changed(self) -> int | None:
         """The lowest layer (0-based) whose attention weights these edits change; None when nothing is
         edited. A scaled or silenced head, or an edited W_V, changes what its layer passes on, so the

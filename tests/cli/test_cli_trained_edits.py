@@ -70,7 +70,27 @@ def test_drift_of_a_trained_session_shows_its_edit(tmp_path, capfd, silenced_ses
     done = run_here(capfd, "export", "--session", str(silenced_session), "--panel", "drift", "--out", str(out))
     assert done.returncode == 0, done.stderr
     words = svg_texts(out)
-    assert "first edit in layer 4" in words and "unedited" not in words
+    assert "4.2 silenced" in words and "unedited" not in words
+
+
+@needs_minilm
+def test_drift_names_every_edited_head_and_marks_each_layer(tmp_path, capfd, minilm):
+    """Two heads silenced in layers 4 and 6: the figure names both, not only the lower one (most of the
+    distance after layer 6 comes from the head silenced there), and each bar carries its value."""
+    from attn_studio.formatting import format_number
+    from attn_studio.pretrained import Edits
+
+    out = tmp_path / "drift.svg"
+    done = run_here(capfd, "export", *MINILM, "--text", ANIMAL, "--silence", "4.2", "--silence", "6.12",
+                    "--panel", "drift", "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    words = svg_texts(out)
+    assert "4.2 silenced" in words and "6.12 silenced" in words
+    assert "heads 4.2 silenced," in words  # the title says both (it may wrap after the comma)
+    edited = minilm.run(ANIMAL, edits=Edits().with_head_scale(3, 1, 0.0).with_head_scale(5, 11, 0.0))
+    drift = edited.drift(minilm.run(ANIMAL))
+    for d in drift[1:]:
+        assert format_number(d, 4) in words
 
 
 @needs_minilm
@@ -79,7 +99,7 @@ def test_silence_and_scale_from_the_command_line(tmp_path, capfd, minilm):
     done = run_here(capfd, "export", *MINILM, "--text", ANIMAL, "--silence", "4.2", "--panel", "drift",
                     "--out", str(drift))
     assert done.returncode == 0, done.stderr
-    assert "first edit in layer 4" in svg_texts(drift)
+    assert "4.2 silenced" in svg_texts(drift)
     out = tmp_path / "w.csv"
     done = run_here(capfd, "export", *MINILM, "--text", ANIMAL, "--silence", "2.3", "--scale-head", "1.1=0.5",
                     "--layer", "3", "--head", "1", "--out", str(out))

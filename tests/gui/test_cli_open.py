@@ -89,3 +89,18 @@ def test_the_window_collects_on_the_gui_thread_while_it_runs_and_gives_collectio
     assert gc.isenabled()
     if running is not None:
         worker.collect_on_gui_thread()  # the tests' collector again
+
+
+def test_the_first_start_offers_the_tour_and_later_starts_do_not(qtbot, monkeypatch):
+    """Nothing said what to do first: the app's first plain start opens Help → Getting started beside
+    the window (non-modal); the settings remember it, so the next start opens only the window."""
+    windows, tours = [], []
+    monkeypatch.setattr(QtWidgets.QApplication, "exec",
+                        lambda self=None: tours.append(getattr(windows[-1], "getting_started_dialog", None)) or 0)
+    original_show = MainWindow.show
+    monkeypatch.setattr(MainWindow, "show", lambda self: windows.append(self) or original_show(self))
+    assert cli.main([]) == 0
+    assert tours[0] is not None and tours[0].isVisible() and not tours[0].isModal()
+    tours[0].close()
+    assert cli.main([]) == 0
+    assert getattr(windows[1], "getting_started_dialog", None) is None

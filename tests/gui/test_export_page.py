@@ -300,7 +300,7 @@ def test_at_1280x720_every_stage_title_is_whole(qtbot):
     window.show()
     qtbot.waitExposed(window)
     settle(window)
-    assert window.heatmap_view.stages["logits"].title == "logits (unscaled)"
+    assert window.heatmap_view.stages["logits"].title == "logits = scores"
     for key in ("scores", "logits", "weights"):
         hm = window.heatmap_view.stages[key]
         label = hm.plot.titleLabel

@@ -183,6 +183,35 @@ def test_the_scaling_sentence_says_when_each_arm_reached_90_percent(qapp, d_k, s
     # The runs chosen show both answers: one arm there, the other not yet (d_k 256), both there (d_k 16).
     assert ("not yet" in text) == (d_k == 256)
     assert "near chance" not in text
+    # The lesson's comparison is made at the start, from the same weights (the first 20 steps) ...
+    d = presentation.digits()
+    un, sc = (float(np.mean(exp.history[arm]["score_grad"][:20])) for arm in ("unscaled", "scaled"))
+    entropy = float(np.mean(exp.history["unscaled"]["entropy"][:20]))
+    assert f"At the start (steps 1–20), from the same weights, unscaled: entropy {entropy:.{d}f}" in text
+    ratio = sc / un
+    said = (f"its score gradient is {ratio:.1f}× smaller than the scaled one’s" if ratio >= 1.5 else
+            f"its score gradient is {1 / ratio:.1f}× larger than the scaled one’s" if ratio <= 1 / 1.5 else
+            "its score gradient and the scaled one’s are alike")
+    assert said in text, text
+    # ... and a gradient compared later says why it differs: the arm that learned has the small error.
+    un, sc = (float(np.mean(exp.history[arm]["score_grad"][-20:])) for arm in ("unscaled", "scaled"))
+    loss = {arm: float(np.mean(exp.history[arm]["loss"][-20:])) for arm in exp.arms}
+    assert f"Now (last 20 steps): loss scaled {loss['scaled']:.{d}f}, unscaled {loss['unscaled']:.{d}f}" in text
+    learned = un > 1.5 * sc and loss["scaled"] < loss["unscaled"] - 0.1
+    assert ("because it has learned" in text) == learned
+    if learned:
+        assert f"score gradient is now {un / sc:.1f}× smaller than the unscaled one’s" in text
+    assert "saturated; its score gradient is" not in text.split("Now")[-1]  # no "saturated, yet larger" later
+
+
+def test_the_scaling_sentence_finds_the_unscaled_softmax_saturated_at_the_start(qapp):
+    """d_k 64: the unscaled arm starts saturated (entropy ~0.5 of ln 32 nats); said of the start."""
+    exp = ScalingExperiment(d_k=64, seed=0)
+    exp.run(20)
+    _, text = figure_of(ScalingFigure, exp)
+    entropy = float(np.mean(exp.history["unscaled"]["entropy"]))
+    assert entropy < 0.35 * math.log(32)
+    assert "— the softmax is saturated;" in text and "Now (" not in text  # 20 steps: only the start
 
 
 def test_the_one_layer_model_is_said_to_be_below_guessing_when_it_is(qapp):

@@ -167,6 +167,48 @@ def test_help_lists_the_keyboard_shortcuts(win):
     dialog.close()
 
 
+def test_the_keyboard_shortcuts_dialog_is_whole(win):
+    """Every row's keys and words fit their columns: nothing cut on the right (it was, at 560 px)."""
+    dialog = win.show_shortcuts()
+    table = dialog.findChild(QtWidgets.QTableWidget, "shortcutsTable")
+    QtWidgets.QApplication.processEvents()
+    fm = table.fontMetrics()
+    for column in (0, 1):
+        widest = max(fm.horizontalAdvance(table.item(i, column).text()) for i in range(table.rowCount()))
+        assert table.columnWidth(column) >= widest
+    assert table.horizontalScrollBar().maximum() == 0  # no sideways scrolling
+    assert table.columnWidth(0) + table.columnWidth(1) <= table.viewport().width() + 1
+    texts = {table.item(i, 1).text() for i in range(table.rowCount())}
+    assert "Training lab: Why two layers" in texts
+    assert dialog.width() <= 1366
+    dialog.close()
+
+
+def test_getting_started_leads_the_first_five_minutes(win, qtbot):
+    """Help → Getting started: five steps, whole on a laptop's screen, each button doing what it says."""
+    action = win.findChild(QtGui.QAction, "gettingStartedAction")
+    assert action is not None and action.text().replace("&", "") == "Getting started"
+    action.trigger()
+    dialog = win.getting_started_dialog
+    qtbot.waitExposed(dialog)
+    assert dialog.isVisible() and not dialog.isModal()  # beside the window, which stays usable
+    texts = " ".join(label.text() for label in dialog.findChildren(QtWidgets.QLabel))
+    for needed in ("type a sentence", "Attention tab", "colour", "Example lecture", "all-MiniLM-L6-v2",
+                   "Training menu"):
+        assert needed.lower() in texts.lower(), needed
+    # Whole: within a 1366×768 screen, and every paragraph as tall as its wrapped text needs.
+    assert dialog.width() <= 1366 and dialog.frameGeometry().height() <= 768 - 40
+    for label in dialog.findChildren(QtWidgets.QLabel):
+        assert label.height() >= label.heightForWidth(label.width()), label.text()[:40]
+    win.view_tabs.setCurrentIndex(1)
+    dialog.findChild(QtWidgets.QPushButton, "tour_attention").click()
+    assert win.view_tabs.currentIndex() == 0
+    dialog.findChild(QtWidgets.QPushButton, "tour_journey").click()
+    assert win.studio.state.sentence == "Your journey starts with one step"
+    assert dialog.findChild(QtWidgets.QPushButton, "tour_lecture") is not None
+    dialog.close()
+
+
 def test_every_control_explains_itself(win):
     panel = win.findChild(QtWidgets.QWidget, "controlsPanel")
     controls = panel.findChildren(QtWidgets.QAbstractButton) + panel.findChildren(QtWidgets.QComboBox) + \

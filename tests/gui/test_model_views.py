@@ -13,6 +13,8 @@ import numpy as np
 import pytest
 from PySide6 import QtCore, QtGui, QtWidgets
 
+from attn_studio.formatting import format_number
+from attn_studio.gui import presentation
 from attn_studio.pretrained import default_model_zip
 
 pytestmark = pytest.mark.skipif(default_model_zip() is None, reason="all-MiniLM-L6-v2 is not installed")
@@ -186,14 +188,20 @@ def test_silencing_the_it_animal_head_marks_it_and_moves_the_layers_above(qtbot,
     assert np.all(drift[layer + 1:] > 1e-6)
     heights = room.drift_plot.bars.opts["height"]
     np.testing.assert_array_equal(heights, drift)
-    assert room.drift_plot.edit_line.isVisible() and room.drift_plot.edit_line.value() == layer + 0.5
-    assert f"first edit in layer {layer + 1}" in room.drift_plot.header.text()
+    line = room.drift_plot.edit_lines[0]
+    assert line.isVisible() and line.value() == layer + 0.5
+    assert line.label.toPlainText() == f"{layer + 1}.{head + 1} silenced"  # the line names the head
+    assert not any(l.isVisible() for l in room.drift_plot.edit_lines[1:])
+    assert f"Edited: {layer + 1}.{head + 1} silenced (layer {layer + 1})" in room.drift_plot.header.text()
+    # Each bar carries its value, as the exported figure does.
+    shown = [label.toPlainText() for label in room.drift_plot.value_labels if label.isVisible()]
+    assert shown == [format_number(d if d > 1e-9 else 0.0, presentation.digits()) for d in drift]
     # Reset brings the trained model back.
     room.panel.reset_all_button.click()
     settle(qtbot, room)
     assert studio.state.edits.is_trained
     assert view.marks._silenced == []
-    assert not room.drift_plot.edit_line.isVisible()
+    assert not any(line.isVisible() for line in room.drift_plot.edit_lines)
     assert "unedited" in room.drift_plot.header.text()
 
 

@@ -150,7 +150,7 @@ def test_additive_scores_from_the_combo_show_additive_weights(win):
     assert state.scale  # the animal preset scales its dot products
     stages = win.heatmap_view.stages
     assert stages["scores"].title == "scores vᵀtanh(qW₁+kW₂)"
-    assert stages["logits"].title == "logits (additive: not scaled)"
+    assert stages["logits"].title == "logits = scores (additive)"
     header = win.heatmap_view.header.text()
     assert "scores → logits → weights" in header and "scaled logits" not in header
     np.testing.assert_allclose(stages["logits"].image.image, expected)  # the logits are the scores

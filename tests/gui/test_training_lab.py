@@ -65,8 +65,11 @@ def test_window_has_a_training_tab_with_three_panels_and_a_menu_that_opens_each(
     for i in range(inner.count()):  # every title whole: its tab as wide and as tall as its text
         text_rect = bar.fontMetrics().boundingRect(inner.tabText(i))
         assert bar.tabRect(i).width() >= text_rect.width() and bar.tabRect(i).height() >= text_rect.height()
-    # The toy model's docks step aside for the lab and come back after it.
+    # The toy model's docks step aside for the lab, which says so, and come back after it.
     assert not window.controls_dock.isVisible()
+    said = window.statusBar().currentMessage()
+    assert "aside while Training is shown; they come back when you leave it" in said, said
+    assert window.controls_dock.windowTitle() in said
     tabs.setCurrentIndex(0)
     assert window.controls_dock.isVisible()
 

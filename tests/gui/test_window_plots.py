@@ -194,3 +194,62 @@ def test_an_edit_lays_nothing_out_again_and_the_caption_says_its_numbers(window,
     assert asked == []
     caption = w.variance_plot.caption
     assert caption.isVisible() and caption.height() >= caption.heightForWidth(caption.width())
+
+
+def test_the_caption_says_which_variance_it_measures(window):
+    """The journey's 36 scores: population variance (ddof 0), which a student checks against np.var;
+    the sample variance (ddof 1) would differ in the third decimal."""
+    w = window
+    w.load_preset("journey")
+    settle(w)
+    scores = w.studio.result.scores
+    caption = find(w, QtWidgets.QLabel, "varianceCaption").text()
+    assert f"population variance (ddof 0) of its {scores.size} scores" in caption
+    assert scores.size == 36
+    assert format_number(np.var(scores)) in caption
+    assert format_number(np.var(scores, ddof=1)) not in caption
+
+
+def test_an_overflow_leaves_the_variance_plot_whole(window):
+    """Naive softmax fed X[0, 0] = 1000: the variance is ~1e10, off the fixed log scale. The scale holds
+    still (no "(x1e+09)" multiplier, the same ticks), the markers are arrows at its top edge with their
+    numbers beside them, and the heatmaps' colour bars are labelled at both ends."""
+    from attn_studio.formatting import format_size
+    from attn_studio.gui.views.heatmap import bar_text
+
+    w = window
+    w.load_preset("journey")
+    settle(w)
+    plot = w.variance_plot
+    y_range = list(plot.variance.vb.viewRange()[1])
+    axis = plot.variance.getAxis("left")
+    ticks = list(axis._tickLevels[0])
+    try:
+        w.studio.update(softmax="naive")
+        w.studio.set_embedding(w.studio.state.sentence.split()[0], 0, "1000")
+        settle(w)
+        raw, scaled = w.studio.measured_score_variance()
+        assert raw > 1e9 and scaled > 1e9
+        assert plot.variance.vb.viewRange()[1] == pytest.approx(y_range)  # the scale did not move
+        assert list(axis._tickLevels[0]) == ticks
+        assert not axis.autoSIPrefix and "x1e" not in axis.labelString()
+        x, y = marker_xy(plot)
+        assert len(y) == 2 and all(y_range[0] < v < y_range[1] for v in y)  # both in sight, at the edge
+        assert list(plot.model_points.data["symbol"]) == ["t1", "t1"]  # arrows pointing up
+        assert plot.off_scale["raw"].toPlainText() == f"{format_size(raw, 1)} ↑"
+        assert plot.off_scale["scaled"].toPlainText() == f"{format_size(scaled, 1)} ↑"
+        # The two numbers at one edge do not overlap.
+        boxes = [plot.off_scale[k].mapRectToScene(plot.off_scale[k].boundingRect()) for k in ("raw", "scaled")]
+        assert not boxes[0].intersects(boxes[1])
+        for key in ("scores", "logits"):
+            bar = w.heatmap_view.stage_bars[key]
+            lo, hi = bar.levels()
+            labels = [text for _, text in bar.axis._tickLevels[0]]
+            assert labels == [bar_text(lo, w.heatmap_view.digits), "0", bar_text(hi, w.heatmap_view.digits)]
+            assert hi >= 1e6 and labels[-1].endswith("e6")
+    finally:
+        w.studio.update(softmax="stable")
+        w.load_preset("journey")
+        settle(w)
+    x, y = marker_xy(plot)
+    assert list(plot.model_points.data["symbol"]) == ["o", "o"] and plot.off_scale["raw"].toPlainText() == ""

@@ -473,9 +473,9 @@ def test_negative_numbers_use_the_true_minus_sign():
 @pytest.mark.parametrize("changes, title", [
     ({"scale": True}, "logits ÷ √3"),
     ({"scale": True, "temperature": 2.0}, "logits ÷ √3 ÷ T=2"),
-    ({"scale": False}, "logits (unscaled)"),
+    ({"scale": False}, "logits = scores"),
     ({"scale": False, "temperature": 0.5}, "logits ÷ T=0.5 (no √d_k)"),
-    ({"scale": True, "score": "additive"}, "logits (additive: not scaled)"),
+    ({"scale": True, "score": "additive"}, "logits = scores (additive)"),
     ({"scale": True, "score": "additive", "temperature": 2.0}, "logits ÷ T=2 (additive: no √d_k)"),
 ])
 def test_logits_title_says_what_was_computed(changes, title):

@@ -145,6 +145,14 @@ class ControlsPanel(QtWidgets.QWidget):
         self.large_input_note.setWordWrap(True)
         self.large_input_note.setVisible(False)
         self.form.insertRow(2, "", self.large_input_note)  # under the sentence box (row 0 is the example)
+        # Which words have no set vector (seeded random ones): their attention means nothing of language.
+        self.random_words_note = QtWidgets.QLabel()
+        self.random_words_note.setObjectName("randomWordsNote")
+        self.random_words_note.setWordWrap(True)
+        # As wide as the panel already is, never wider: a long note must not widen the dock.
+        self.random_words_note.setSizePolicy(QtWidgets.QSizePolicy.Ignored, QtWidgets.QSizePolicy.Minimum)
+        self.random_words_note.setVisible(False)
+        self.form.insertRow(3, "", self.random_words_note)
         for b in self.bindings:
             if b.edit == TYPING:
                 b.widget.returnPressed.connect(self.apply_typed)
@@ -305,8 +313,18 @@ class ControlsPanel(QtWidgets.QWidget):
         if self.scale_check.toolTip() != tip:  # a new tip is an event for the box, on every edit
             self.scale_check.setToolTip(tip)
         self.large_input_note.setVisible(bool(self._typed) or not st.live_update)
+        self._say_random_words(st)
         if preset_name is not None:
             self.show_preset(preset_name, preset_edited)
+
+    def _say_random_words(self, st) -> None:
+        """Name the words that got seeded random vectors (only when the text changes: a label's new
+        text lays out the dock again)."""
+        words = getattr(st, "random_vector_words", None)  # a trained model's state has none: its vectors are learned
+        text = random_words_text(words(), len(set(st.tokens) | set(st.target_tokens))) if words else ""
+        if self.random_words_note.text() != text:
+            self.random_words_note.setText(text)
+            self.random_words_note.setVisible(bool(text))
 
     def show_preset(self, name: str, edited: bool) -> None:
         """The example box names the example only while the model still is it."""
@@ -316,6 +334,21 @@ class ControlsPanel(QtWidgets.QWidget):
         self.preset_combo.setPlaceholderText(f"{name} (edited)" if edited else "choose an example")
         self.preset_combo.setCurrentIndex(-1 if edited or index < 0 else index)
         del blocker
+
+
+RANDOM_WORDS_SHOWN = 6  # words named in the note; the rest counted
+
+
+def random_words_text(words: list[str], distinct: int) -> str:
+    """The note under the sentence: which of its ``distinct`` words have seeded random vectors."""
+    if not words:
+        return ""
+    if len(words) == distinct:
+        return ("Every word here has a seeded random vector: the toy model knows no meanings, so its "
+                "attention shows the mechanism, not language.")
+    named = ", ".join(f"“{w}”" for w in words[:RANDOM_WORDS_SHOWN])
+    more = f" and {len(words) - RANDOM_WORDS_SHOWN} more" if len(words) > RANDOM_WORDS_SHOWN else ""
+    return f"Random vectors (no meaning set): {named}{more}; their attention means nothing of language."
 
 
 def scrolled(panel: QtWidgets.QWidget) -> QtWidgets.QScrollArea:

@@ -179,15 +179,17 @@ def _text(plot, text: str, x: float, y: float, color, anchor=(0.5, 1.0)) -> pg.T
     return item
 
 
-def drift_figure(drift, edited_layers=()) -> tuple[QtWidgets.QWidget, str]:
-    """The drift plot's bars for the page: the distance after each layer written over its bar, the first
-    edited layer marked, on the view's fixed scale; and what it shows, for the title."""
+def drift_figure(drift, edited_layers=(), edits=None) -> tuple[QtWidgets.QWidget, str]:
+    """The drift plot's bars for the page: the distance after each layer written over its bar, every
+    edited layer marked and named by its edits (``Edits.edit_names()``: layer → names, 0-based), on the
+    view's fixed scale; and what it shows, for the title."""
     from ..views.drift_plot import scale_ticks, scale_top
 
     if drift is None:
         raise ExportError("the drift plot shows no trained model yet")
     drift = np.asarray(drift, dtype=np.float64)
-    edited = sorted(int(l) for l in edited_layers)
+    names = {int(l): list(v) for l, v in (edits or {}).items()}
+    edited = sorted(set(names) | {int(l) for l in edited_layers})
     top = scale_top(float(drift.max()) if drift.size else 0.0)
     canvas = _page_canvas()
     plot = _page_plot(canvas, "Mean cosine distance from the trained model", "layer (0 = embeddings)",
@@ -203,16 +205,21 @@ def drift_figure(drift, edited_layers=()) -> tuple[QtWidgets.QWidget, str]:
         d = float(d) if abs(d) > 1e-9 else 0.0  # the embeddings' distance is rounding noise (1e-17), not a change
         _text(plot, format_number(d, presentation.digits()), i, d, ink)
     if edited:
-        # Edits in model layer l change the output of layer l + 1 on the axis.
-        plot.addItem(pg.InfiniteLine(pos=edited[0] + 0.5, angle=90,
-                                     pen=pg.mkPen(EDIT_PEN, width=2, style=QtCore.Qt.DashLine)))
-        _text(plot, f"edited: layer {edited[0] + 1}", edited[0] + 0.55, top * 1.05, EDIT_PEN, anchor=(0, 0))
-        what = f"first edit in layer {edited[0] + 1}"
+        # Edits in model layer l change the output of layer l + 1 on the axis: a line after each
+        # edited layer's bar, named by its edits, so a second edit higher up is seen too.
+        for i, layer in enumerate(edited):
+            plot.addItem(pg.InfiniteLine(pos=layer + 0.5, angle=90,
+                                         pen=pg.mkPen(EDIT_PEN, width=2, style=QtCore.Qt.DashLine)))
+            said = ", ".join(names.get(layer, [])) or f"layer {layer + 1} edited"
+            # Neighbouring edits' names alternate between two heights, so they never overlap.
+            _text(plot, said, layer + 0.55, top * (1.05 - 0.1 * (i % 2)), EDIT_PEN, anchor=(0, 0))
+        said = [n for l in edited for n in names.get(l, [])] or [f"layer {l + 1} edited" for l in edited]
+        what = "heads " + ", ".join(said) if names else ", ".join(said)
     else:
         _text(plot, "the trained model, unedited: every layer at 0", (drift.size - 1) / 2, top / 2, ink,
               anchor=(0.5, 0.5))
         what = "unedited"
-    return _sized(canvas), f"how far each layer moved ({what})"
+    return _sized(canvas), (f"how far each layer moved with {what}" if edited else f"how far each layer moved ({what})")
 
 
 def meaning_figure(data) -> QtWidgets.QWidget:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from ...formatting import SIZE_NOTE, format_number, format_size
+from ...formatting import format_number
 from .. import presentation
 from ..widgets import short_token
 
@@ -60,9 +60,9 @@ class MatrixCanvas(QtWidgets.QWidget):
         self.highlight: tuple | None = None
         self.show_bar = True          # False: a neighbour on the same scale carries the bar
         self.show_row_labels = True   # False: a neighbour on the left names the rows
-        # True where the values' point is their size (importance: mostly below 0.01, which fixed decimals
-        # would all write 0.00): the bar and the tooltips write powers of ten and say so.
-        self.in_powers = False
+        # Decimals of this matrix's numbers whatever the precision setting (importance: 4, as the
+        # command line writes it); None: the precision setting.
+        self.fixed_digits: int | None = None
         self.setMinimumSize(120, 160)
         self.setMouseTracking(True)
         self.setSizePolicy(QtWidgets.QSizePolicy.Expanding, QtWidgets.QSizePolicy.Expanding)
@@ -81,8 +81,8 @@ class MatrixCanvas(QtWidgets.QWidget):
 
     def number(self, value: float) -> str:
         """A value of this matrix or its scale as text, at the precision setting."""
-        digits = presentation.digits()
-        return format_size(value, digits) if self.in_powers else format_number(value, digits)
+        digits = presentation.digits() if self.fixed_digits is None else self.fixed_digits
+        return format_number(value, digits)
 
     def set_digits(self, digits: int) -> None:
         """Draw the scale's numbers again at the precision setting (``presentation.set_digits``)."""
@@ -209,7 +209,7 @@ class MatrixCanvas(QtWidgets.QWidget):
             r, c = hit
             value = self.values[r, c]
             self.setToolTip(f"{self.row_title or 'row'} {self.rows[r]}, {self.col_title or 'column'} "
-                            f"{self.cols[c]}: {self.number(value)}" + (f" ({SIZE_NOTE})" if self.in_powers else ""))
+                            f"{self.cols[c]}: {self.number(value)}")
         super().mouseMoveEvent(event)
 
     def paintEvent(self, event):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from PySide6 import QtCore, QtWidgets
 
+from ...formatting import IMPORTANCE_DIGITS
 from ..views.drift_plot import DriftPlot
 from .matrix import MatrixCanvas
 from .report_card import ReportCardModel
@@ -232,7 +233,7 @@ class HeadsPages:
         self.importance_map = MatrixCanvas("Importance: 1 − cosine of the sentence embedding without the head",
                                            row_title="layer", col_title="head")
         self.importance_map.setObjectName("importanceMap")
-        self.importance_map.in_powers = True
+        self.importance_map.fixed_digits = IMPORTANCE_DIGITS  # 0.0787, as attn-studio heads prints it
         self.importance_map.cellClicked.connect(lambda r, c: self.open_head(r, c))
         lay.addWidget(self.importance_map, 1)
         return page

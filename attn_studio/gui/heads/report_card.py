@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 from PySide6 import QtCore, QtGui
 
-from ...formatting import SIZE_NOTE, format_number, format_size
+from ...formatting import format_importance, format_number
 from ...pretrained.heads import HeadReport
 from .. import presentation
 
@@ -27,7 +27,7 @@ COLUMNS = (
     ("Last", "last", "Mean weight on the last token ([SEP] for BERT-family models)"),
     ("Punctuation", "punctuation", "Mean weight on punctuation tokens"),
     ("Importance", None, "1 − cosine between the sentence embedding with and without the head "
-     f"(Run importance; stale after an edit); {SIZE_NOTE}"),
+     "(Run importance; stale after an edit); four decimals, as attn-studio heads writes it"),
 )
 IMPORTANCE_COLUMN = len(COLUMNS) - 1
 
@@ -97,9 +97,9 @@ class ReportCardModel(QtCore.QAbstractTableModel):
         if isinstance(value, float):
             digits = presentation.digits()
             if column == IMPORTANCE_COLUMN:
-                # Most heads move the embedding by less than 0.01: fixed decimals would read 0.00 down the
-                # column; in powers of ten the heads compare (the column's tooltip says so).
-                return format_size(value, digits) + (" (stale)" if self.importance_stale else "")
+                # Four decimals at any precision, as the command line prints it: most heads move the
+                # embedding by less than 0.01, which two decimals would write 0.00.
+                return format_importance(value) + (" (stale)" if self.importance_stale else "")
             return format_number(value, digits)
         return str(value)
 

@@ -32,7 +32,7 @@ from ...pretrained.heads import (
     head_report,
     norm_attention,
 )
-from ...formatting import SIZE_NOTE, format_number, format_size
+from ...formatting import format_importance, format_number
 from ...safe_files import write_atomic
 from .. import presentation
 from ..files import export
@@ -202,7 +202,7 @@ class HeadsTab(HeadsPages, QtWidgets.QWidget):
         if self.flow_layer.value() == 1 and layers > 1 and self._flow_key is None:
             self.flow_layer.setValue(layers)
         self.readout.setText(silencing_readout(computed, self._found_query(run)))
-        self.drift.show_drift(computed.drift, computed.state.edits.layers_touched())
+        self.drift.show_drift(computed.drift, edits=computed.state.edits.edit_names())
         self._draw_flow()
         self._refresh_importance()
         if self.found is not None:
@@ -382,8 +382,7 @@ class HeadsTab(HeadsPages, QtWidgets.QWidget):
         l, h = np.unravel_index(int(np.argmax(self.importance)), self.importance.shape)
         self.importance_status.setText(
             "Stale: the model or the sentence changed since; run again." if stale else
-            f"Most important: head {head_name(l, h)} (1 − cosine {format_size(top, presentation.digits())}; "
-            f"{SIZE_NOTE}).")
+            f"Most important: head {head_name(l, h)} (1 − cosine {format_importance(top)}).")
 
     # -- flow ------------------------------------------------------------------------------
     def run_flow(self) -> None:

@@ -274,7 +274,7 @@ class TrainedRoom(QtCore.QObject):
         if old is None or old.run is not computed.run or old.state.rollout != state.rollout:
             self._draw("model", lambda: self.model_view.show_data(ModelViewData.from_computed(computed)))
         if old is None or old.drift is not computed.drift:
-            self._draw("drift", lambda: self.drift_plot.show_drift(computed.drift, state.edits.layers_touched()))
+            self._draw("drift", lambda: self.drift_plot.show_drift(computed.drift, edits=state.edits.edit_names()))
         if old is None or old.words is not computed.words or old.word_message != computed.word_message:
             self._draw("meaning", lambda: self._draw_meaning(computed, state))
         self.model_view.set_selection(state.layer_index, state.head_index)
@@ -326,7 +326,8 @@ class TrainedRoom(QtCore.QObject):
             figure, what = pages.model_figure(self.model_view, s.layer_index)
             return export.Panel(figure, name=name, title=f"{s.sentence} — {model} {what}")
         if name == "drift":
-            figure, what = pages.drift_figure(self.drift_plot.drift, self.drift_plot.edited_layers)
+            figure, what = pages.drift_figure(self.drift_plot.drift, self.drift_plot.edited_layers,
+                                               edits=self.drift_plot.edit_names)
             return export.Panel(figure, name=name, title=f"{s.sentence} — {model}: {what}")
         data = self.meaning_view.data
         if data is None:

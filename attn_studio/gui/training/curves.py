@@ -137,6 +137,7 @@ class CurvePlot:
         self._y_span: tuple[float, float] | None = None
         self._curves: dict[str, tuple] = {}
         self.lines: dict[str, pg.InfiniteLine] = {}
+        self._placing_hooked = False
 
     def add_series(self, key: str, label: str, colour: str, style=QtCore.Qt.SolidLine):
         faint = QtGui.QColor(colour)
@@ -146,6 +147,8 @@ class CurvePlot:
         self._curves[key] = (raw, bold)
 
     def add_line(self, key: str, value: float, label: str, angle: int = 0, colour: str = "#555555"):
+        """A dashed reference line (``angle`` 0: horizontal at y = ``value``; 90: vertical at a step) with
+        ``label`` beside it, placed where no curve, legend or other label is (:meth:`place_labels`)."""
         line = pg.InfiniteLine(pos=value, angle=angle, pen=pg.mkPen(colour, width=1.4, style=QtCore.Qt.DashLine),
                                label=label, labelOpts={"position": 0.06 if angle == 0 else 0.96,
                                                        "color": colour,
@@ -155,7 +158,56 @@ class CurvePlot:
                                                        "anchors": [(0, 0), (0, 0)]})
         self.plot.addItem(line)
         self.lines[key] = line
+        if not self._placing_hooked:
+            # The labels' room changes with the plot's size and range too (a page laid out offscreen).
+            self.plot.vb.sigResized.connect(self.place_labels)
+            self.plot.vb.sigRangeChanged.connect(self.place_labels)
+            self._placing_hooked = True
         return line
+
+    def place_labels(self, *_) -> None:
+        """Put each shown reference line's label where it covers no curve, no legend and no other label:
+        the first free place of a few along the line, on either side of it (the least covered when none
+        is free). A label that only moved along with its line keeps its place if that is still free."""
+        vb = self.plot.vb
+        try:
+            dx, dy = (float(v) for v in vb.viewPixelSize())
+        except Exception:  # not laid out yet: placed when it is (sigResized)
+            return
+        if not (dx > 0 and dy > 0):
+            return
+        (x0, x1), (y0, y1) = vb.viewRange()
+        # (x, y, weight): a bold mean under a label hides more than the faint steps around it.
+        curves = [(*c.getData(), weight) for pair in self._curves.values() for c, weight in zip(pair, (1, 3))
+                  if c.isVisible()]
+        curves = [(np.asarray(x, float), np.asarray(y, float), weight) for x, y, weight in curves
+                  if x is not None and len(x) > 1]
+        taken = []
+        if self.legend is not None and self.legend.isVisible() and self.legend.items:
+            box = vb.mapSceneToView(self.legend.sceneBoundingRect()).boundingRect()
+            taken.append((box.left(), box.right(), box.top(), box.bottom()))
+        for line in self.lines.values():
+            if not line.isVisible() or not line.label.toPlainText():
+                continue
+            label = line.label
+            rect = label.boundingRect()
+            w, h = rect.width() * dx, rect.height() * dy
+            best = None
+            for where, anchor in _candidates(line.angle):
+                box = _label_box(line, where, anchor, w, h, (x0, x1), (y0, y1))
+                left, right, low, high = box
+                outside = left < x0 or right > x1 or low < y0 or high > y1
+                cost = 1000 * outside + 100 * sum(_overlap(box, t) for t in taken) + _curve_hits(box, curves, dx)
+                if best is None or cost < best[0]:
+                    best = (cost, where, anchor, box)
+                if cost == 0:
+                    break
+            _, where, anchor, box = best
+            if label.orthoPos != where or label.anchors[0] != anchor:
+                label.setPosition(where)
+                label.anchors = [anchor, anchor]
+                label.updatePosition()
+            taken.append(box)
 
     def set(self, key: str, values) -> None:
         """Show ``values`` (one per step) as series ``key``."""
@@ -166,11 +218,20 @@ class CurvePlot:
         if y.size == 0:
             raw.setData([], [])
             bold.setData([], [])
+            # An empty plot still shows steps: 0 … 10 (its default 0 … 1 read "step 0.2, 0.4").
+            if self._x_max != nice_extent(0):
+                self._x_max = nice_extent(0)
+                self.plot.setXRange(0.0, self._x_max, padding=0.02)
+                if self.log_y and self._y_span is None:  # three decades, labelled as a log axis is
+                    self.plot.setYRange(-3.0, 0.0, padding=0.02)
+                    self.plot.getAxis("left").setTicks(log_ticks(-3.0, 0.0))
             return
         # Long runs are drawn thinned (`peaks`, `thinned`): what a redraw costs stays bounded.
         raw.setData(*peaks(y), connect="finite")
         bold.setData(*thinned(smoothed(np.nan_to_num(y, nan=np.nanmean(y) if np.isfinite(y).any() else 0.0))))
         self._fit(y)
+        if self.lines:
+            self.place_labels()
 
     def restart(self) -> None:
         """Forget the ranges (a new run): the next data set them afresh."""
@@ -200,8 +261,69 @@ class CurvePlot:
         if self._y_span[1] <= self._y_span[0]:
             self._y_span = (self._y_span[0], self._y_span[0] + 0.5)
         self.plot.setYRange(*self._y_span, padding=0.02)
+        if self.log_y:
+            self.plot.getAxis("left").setTicks(log_ticks(*self._y_span))
 
     def data(self, key: str) -> tuple[np.ndarray, np.ndarray]:
         """(x, y) of series ``key``'s faint curve as drawn (every step, or `peaks` of a long run)."""
         x, y = self._curves[key][0].getData()
         return (np.asarray(x if x is not None else []), np.asarray(y if y is not None else []))
+
+
+# Where a reference line's label may go: (fraction along the line, anchor of its text at that point).
+# Horizontal: under the line (anchor (0, 0)) or over it ((0, 1)), from the left. Vertical: right of
+# the line ((0, 0)) or left of it ((1, 0)), from the top down.
+_ALONG_H = (0.04, 0.2, 0.36, 0.52, 0.68, 0.8)
+_ALONG_V = (0.96, 0.7, 0.45, 0.2)
+
+
+def _candidates(angle: float):
+    if angle % 180 == 0:
+        return [(p, a) for p in _ALONG_H for a in ((0, 0), (0, 1))]
+    return [(p, a) for p in _ALONG_V for a in ((0, 0), (1, 0))]
+
+
+def _label_box(line, where, anchor, w, h, xr, yr) -> tuple[float, float, float, float]:
+    """(left, right, low, high) in view coordinates of ``line``'s label at ``where`` with ``anchor``
+    (its text ``w`` × ``h`` in view units; y grows upwards in the view, downwards in the text)."""
+    if line.angle % 180 == 0:
+        x, y = xr[0] + where * (xr[1] - xr[0]), float(line.value())
+    else:
+        x, y = float(line.value()), yr[0] + where * (yr[1] - yr[0])
+    left = x - anchor[0] * w
+    top = y + anchor[1] * h
+    return left, left + w, top - h, top
+
+
+def _overlap(a, b) -> bool:
+    return a[0] < b[1] and b[0] < a[1] and a[2] < b[3] and b[2] < a[3]
+
+
+def _curve_hits(box, curves, dx) -> int:
+    """How much curve passes through ``box``: each curve's weight if it does (sampled every two pixels)."""
+    left, right, low, high = box
+    xs = np.arange(left, right + dx, 2 * dx)
+    hits = 0
+    for x, y, weight in curves:
+        inside = (xs >= x[0]) & (xs <= x[-1])
+        if not inside.any():
+            continue
+        ys = np.interp(xs[inside], x, y)
+        hits += weight * int(np.any((ys >= low) & (ys <= high)))
+    return hits
+
+
+def log_ticks(low: float, high: float) -> list:
+    """Ticks of a log axis spanning 10^low … 10^high: every power of ten labelled; 2 and 5 times one
+    labelled too when the span is under two decades (else a plot of one decade had one label);
+    the other multiples unlabelled (pyqtgraph labelled 0.0006, 0.0007, 0.0008 … piled on each other)."""
+    major, minor = [], []
+    few = high - low < 2
+    for e in range(math.floor(low) - 1, math.ceil(high) + 1):
+        if low - 1e-9 <= e <= high + 1e-9:
+            major.append((float(e), f"{10.0 ** e:g}"))
+        for d in range(2, 10):
+            v = e + math.log10(d)
+            if low - 1e-9 <= v <= high + 1e-9:
+                minor.append((v, f"{d * 10.0 ** e:g}" if few and d in (2, 5) else ""))
+    return [major, minor]

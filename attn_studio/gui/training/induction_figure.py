@@ -154,6 +154,8 @@ class InductionFigure(LabFigure):
             line.setVisible(drop is not None)
             if drop is not None:
                 line.setValue(drop)
+        for plot in (self.loss_plot, self.score_plot):  # the drop's label where no curve or legend is
+            plot.place_labels()
         self.drop = drop
 
     def _draw_scores(self, snap):

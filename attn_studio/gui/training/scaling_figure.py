@@ -46,7 +46,6 @@ class ScalingFigure(LabFigure):
         self.reached_lines = {}
         for i, (arm, colour) in enumerate(zip(ScalingExperiment.arms, COLOURS)):
             line = self.accuracy_plot.add_line(f"{arm} {TARGET:.0%}", 0.0, "", angle=90, colour=colour)
-            line.label.setPosition(0.55 - 0.22 * i)  # the two labels one above the other
             line.hide()
             self.reached_lines[arm] = line
         self.entropy_plot = CurvePlot("Attention entropy (nats)", "entropy (nats)",
@@ -110,11 +109,9 @@ class ScalingFigure(LabFigure):
             line.setVisible(step is not None)
             if step is not None:
                 line.setValue(step)
-                # The label beside the line on the side with room: left of it in the run's second half.
-                side = (1, 1) if step > 0.5 * snap.steps else (0, 1)
-                line.label.anchors = [side, side]
                 line.label.setFormat(f"{arm}: {TARGET:.0%} at step {step:,}")
-                line.label.updatePosition()
+        # Each label where no curve, legend or other label is (the line moved, or its text changed).
+        self.accuracy_plot.place_labels()
 
     def reached(self, snap) -> dict:
         """Per arm, the step at which it reached 90 % accuracy (`claims.steps_to`), or None."""
@@ -151,29 +148,61 @@ class ScalingFigure(LabFigure):
 
     def reading(self, snap) -> str:
         """The sentence that reads the state of the run off its numbers: when each arm reached 90 %
-        (or not yet), then what the unscaled arm's softmax and score gradient look like now."""
+        (or not yet); the lesson's comparison, made where it holds: the unscaled softmax and both
+        score gradients at the start, from the same weights; and, later, why the gradients differ
+        then (an arm that has learned has a small error, hence a small gradient)."""
         exp = snap.exp
         if snap.steps == 0:
             start = "" if self.page else "press Play. "
             return (f"d_k {exp.d_k}: {start}Both models start from the same weights; the unscaled one "
                     f"multiplies its scores by √{exp.d_k} = {number(math.sqrt(exp.d_k))}.")
         reached = self.reached(snap)
-        value = {arm: {m: recent(self.history(snap, arm, m)) for m in ("entropy", "score_grad", "accuracy")}
-                 for arm in exp.arms}
-        uniform = math.log(T)
-        un, sc = value["unscaled"], value["scaled"]
-        state = ("the softmax is saturated" if un["entropy"] < 0.35 * uniform else
-                 "its softmax is peaked" if un["entropy"] < 0.7 * uniform else "its softmax is still spread out")
-        ratio = sc["score_grad"] / un["score_grad"] if un["score_grad"] > 0 else math.inf
-        if ratio >= 1.5:
-            grad = f"its score gradient is {ratio:.0f}× smaller" if ratio >= 3 else f"its score gradient is {ratio:.1f}× smaller"
-        elif ratio <= 1 / 1.5:
-            grad = f"its score gradient is {1 / ratio:.1f}× larger"
-        else:
-            grad = "the score gradients are alike"
-        return (f"{TARGET:.0%} accuracy (mean of {WINDOW} batches): <b>scaled</b> "
+        metrics = ("entropy", "score_grad", "accuracy", "loss")
+        first = {arm: {m: early(self.history(snap, arm, m)) for m in metrics} for arm in exp.arms}
+        now = {arm: {m: recent(self.history(snap, arm, m)) for m in metrics} for arm in exp.arms}
+        told = (f"{TARGET:.0%} accuracy (mean of {WINDOW} batches): <b>scaled</b> "
                 f"{reached_text(reached['scaled'], snap.steps)}, <b>unscaled</b> "
-                f"{reached_text(reached['unscaled'], snap.steps)} (d_k {exp.d_k}). "
-                f"Now, unscaled: entropy {number(un['entropy'])} of {number(uniform)} nats — {state}; {grad}; "
-                f"accuracy scaled {sc['accuracy']:.0%}, unscaled {un['accuracy']:.0%} "
-                f"(mean of the last {min(snap.steps, WINDOW)} steps).")
+                f"{reached_text(reached['unscaled'], snap.steps)} (d_k {exp.d_k}). ")
+        un, sc = first["unscaled"], first["scaled"]
+        k = min(snap.steps, WINDOW)
+        told += (f"At the start (steps 1–{k}), from the same weights, unscaled: entropy {number(un['entropy'])} "
+                 f"of {number(math.log(T))} nats — {softmax_state(un['entropy'])}; "
+                 f"{gradient_words(sc['score_grad'], un['score_grad'], 'its score gradient', 'the scaled one’s')}.")
+        if snap.steps >= 2 * WINDOW:
+            un, sc = now["unscaled"], now["scaled"]
+            told += (f" Now (last {WINDOW} steps): loss scaled {number(sc['loss'])}, unscaled {number(un['loss'])}; "
+                     f"accuracy {sc['accuracy']:.0%} and {un['accuracy']:.0%}; ")
+            if un["score_grad"] > 1.5 * sc["score_grad"] and sc["loss"] < un["loss"] - 0.1:
+                told += (f"the scaled model’s score gradient is now {un['score_grad'] / sc['score_grad']:.1f}× "
+                         f"smaller than the unscaled one’s because it has learned: a gradient shrinks with the "
+                         f"error, so the lesson’s comparison is the one at the start.")
+            else:
+                told += gradient_words(sc["score_grad"], un["score_grad"], "the unscaled score gradient",
+                                       "the scaled one’s") + "."
+        return told
+
+
+def early(values, window: int = WINDOW) -> float:
+    """The mean of the first ``window`` values (nan when there are none): the run's start."""
+    values = list(values[:window])
+    return float(np.mean(values)) if values else math.nan
+
+
+def softmax_state(entropy: float) -> str:
+    """How peaked a softmax over T keys is, read off its entropy (nats) against ln T."""
+    uniform = math.log(T)
+    return ("the softmax is saturated" if entropy < 0.35 * uniform else
+            "its softmax is peaked" if entropy < 0.7 * uniform else "its softmax is still spread out")
+
+
+def gradient_words(scaled: float, unscaled: float, subject: str, other: str) -> str:
+    """``subject`` (the unscaled arm's score gradient) against ``other`` (the scaled arm's): "is 4.2×
+    smaller than ...", "is 1.8× larger than ...", or "is alike" within a factor 1.5."""
+    if not (unscaled > 0 and scaled > 0):
+        return f"{subject} is {number(unscaled)}, {other} {number(scaled)}"
+    ratio = scaled / unscaled
+    if ratio >= 1.5:
+        return f"{subject} is {ratio:.1f}× smaller than {other}"
+    if ratio <= 1 / 1.5:
+        return f"{subject} is {1 / ratio:.1f}× larger than {other}"
+    return f"{subject} and {other} are alike (within 1.5×)"

@@ -62,7 +62,9 @@ class Seq2SeqFigure(LabFigure):
             self.length_plot.addLegend(offset=(10, -10), labelTextSize="8pt")  # bottom left: the curves start high
         self.length_plot.addItem(pg.InfiniteLine(1 / SYMBOLS, angle=0, pen=pg.mkPen(GREY, width=1.4,
                                                                                     style=QtCore.Qt.DashLine),
-                                                 label="chance 1/8", labelOpts={"position": 0.06, "color": GREY,
+                                                 # Under the line, right of the middle: the key sits
+                                                 # at the bottom left, and no accuracy falls below chance.
+                                                 label="chance 1/8", labelOpts={"position": 0.62, "color": GREY,
                                                                                 "anchors": [(0, 0), (0, 0)]}))
         self.length_curves = {arm: self.length_plot.plot(pen=pg.mkPen(colour, width=2.2), symbol="o", symbolSize=5,
                                                          symbolBrush=colour, symbolPen=None,

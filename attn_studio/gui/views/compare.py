@@ -6,7 +6,7 @@ import numpy as np
 from PySide6 import QtCore, QtWidgets
 
 from ...formatting import DEFAULT_DIGITS, format_number
-from .heatmap import SCORES_CMAP, WEIGHTS_CMAP, Heatmap, symmetric_levels
+from .heatmap import SCORES_CMAP, WEIGHTS_CMAP, Heatmap, relabel_bar, set_bar_levels, symmetric_levels
 from .heatmap_canvas import HeatmapCanvas
 from .highlight import highlight_for
 from ..widgets import caption_label
@@ -134,6 +134,7 @@ class CompareView(QtWidgets.QWidget):
         for canvas in self.canvases.values():
             canvas.digits = self.digits
             canvas.heatmap.set_digits(self.digits)
+            relabel_bar(canvas.bar, self.digits)
         # A hidden view computes nothing now (a comparison is a second model): it draws when shown.
         if self.isVisible():
             self.render()
@@ -206,8 +207,7 @@ class CompareView(QtWidgets.QWidget):
         for key in ("b", "diff"):
             bar = self.canvases[key].bar
             levels = (0.0, 1.0) if key == "b" else diff_levels
-            if tuple(bar.levels()) != levels:
-                bar.setLevels(values=levels)
+            set_bar_levels(bar, levels, self.digits)
         self._fit_labels(len(q_tokens), len(k_tokens))
         where = f"layer {state.layer_index + 1}, head {head + 1}" if trained else f"head {head + 1}"
         self.caption.setText(

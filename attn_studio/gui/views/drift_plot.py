@@ -41,6 +41,7 @@ class DriftPlot(QtWidgets.QWidget):
         self.setObjectName("driftPlot")
         self._drift: np.ndarray | None = None
         self._edited: tuple = ()
+        self._names: dict = {}
         self._range_key = None  # (bars, y top) the axes were last drawn for
         self.header = QtWidgets.QLabel()
         self.header.setObjectName("driftHeader")
@@ -58,11 +59,9 @@ class DriftPlot(QtWidgets.QWidget):
         self.plot.showGrid(y=True, alpha=0.25)
         self.bars = pg.BarGraphItem(x=[], height=[], width=0.7, brush=BAR_BRUSH, pen=None)
         self.plot.addItem(self.bars)
-        self.edit_line = pg.InfiniteLine(angle=90, movable=False,
-                                         pen=pg.mkPen(EDIT_PEN, width=2, style=QtCore.Qt.DashLine),
-                                         label="edited", labelOpts={"position": 0.92, "color": EDIT_PEN})
-        self.edit_line.hide()
-        self.plot.addItem(self.edit_line)
+        # One dashed line per edited layer, labelled with its edited heads; one value over each bar.
+        self.edit_lines: list = []
+        self.value_labels: list = []
         self.plot.getAxis("left").enableAutoSIPrefix(False)  # the numbers as they are, not "×0.001"
         cache_static(self.plot.getAxis("bottom"), self.plot.getAxis("left"))
         layout = QtWidgets.QVBoxLayout(self)
@@ -81,22 +80,33 @@ class DriftPlot(QtWidgets.QWidget):
         """The edited model layers (0-based) the plot marks, lowest first."""
         return self._edited
 
+    @property
+    def edit_names(self) -> dict:
+        """What is edited per model layer (0-based), as ``Edits.edit_names`` gives it."""
+        return dict(self._names)
+
     def set_digits(self, digits: int) -> None:
         """Write the header and tooltip again at the precision setting (``presentation.set_digits``)."""
         if self._drift is not None:
-            self.show_drift(self._drift, self._edited)
+            self.show_drift(self._drift, self._edited, edits=self._names)
 
-    def show_drift(self, drift, edited_layers=()) -> None:
-        """Draw ``drift (layers + 1,)``; mark the lowest of ``edited_layers`` (0-based model layers)."""
+    def show_drift(self, drift, edited_layers=(), edits=None) -> None:
+        """Draw ``drift (layers + 1,)`` with its value over each bar; mark every edited layer with a
+        dashed line named by its edits. ``edits`` is ``Edits.edit_names()`` (layer → names, 0-based);
+        without it, ``edited_layers`` (0-based) are marked with their numbers only."""
         if drift is None:
-            self._drift, self._edited = None, ()
+            self._drift, self._edited, self._names = None, (), {}
             self.bars.setOpts(x=[], height=[])
-            self.edit_line.hide()
+            self._mark_edits({})
+            self._write_values(np.zeros(0), 1.0, 2)
             self.header.setText("No trained model: nothing to compare.")
             return
         drift = np.asarray(drift, dtype=np.float64)
         digits = presentation.digits()
-        self._drift, self._edited = drift, tuple(sorted(int(l) for l in edited_layers))
+        names = {int(l): list(v) for l, v in (edits or {}).items()}
+        layers = set(names) | {int(l) for l in edited_layers}
+        self._drift, self._edited = drift, tuple(sorted(layers))
+        self._names = {l: names.get(l, []) for l in self._edited}
         x = np.arange(drift.size)
         self.bars.setOpts(x=x, height=drift, width=0.7)
         top = float(drift.max()) if drift.size else 0.0
@@ -107,22 +117,60 @@ class DriftPlot(QtWidgets.QWidget):
             self._range_key = view
             self.plot.getAxis("bottom").setTicks([[(int(i), str(int(i))) for i in x], []])
             self.plot.getAxis("left").setTicks(scale_ticks(view[1]))
-            self.plot.setRange(xRange=(-0.6, drift.size - 0.4), yRange=(0, view[1]), padding=0)
-        if self._edited:
-            # Edits in model layer l change the output of layer l + 1 on screen.
-            self.edit_line.setValue(self._edited[0] + 0.5)
-            self.edit_line.show()
-        else:
-            self.edit_line.hide()
+            # Headroom over the scale's top for the values written over the bars and the edits' names.
+            self.plot.setRange(xRange=(-0.6, drift.size - 0.4), yRange=(0, view[1] * 1.12), padding=0)
+        self._mark_edits(self._names, view[1])
+        self._write_values(drift, view[1], digits)
         if not self._edited and top < 1e-12:
             self.header.setText("The trained model, unedited: every layer at distance 0. "
                                 "Silence or scale a head to see its effect climb the layers.")
         else:
             worst = int(np.argmax(drift))
-            first = f"first edit in layer {self._edited[0] + 1}; " if self._edited else ""
-            self.header.setText(f"{first}largest change after layer {worst}: "
+            edited = edits_sentence(self._names)
+            self.header.setText(f"{edited}Largest change after layer {worst}: "
                                 f"{format_number(float(drift[worst]), digits)} (0 = unchanged, 1 = orthogonal; "
                                 f"scale 0 to {format_number(view[1], digits)})")
         tips = "\n".join(f"layer {i}{' (embeddings)' if i == 0 else ''}: {format_number(float(d), digits)}"
                          for i, d in enumerate(drift))
         self.canvas.setToolTip("Mean cosine distance from the trained model\n" + tips)
+
+    def _mark_edits(self, names: dict, top: float = 1.0) -> None:
+        """A dashed line after each edited layer's bar (edits in model layer l change the output of
+        layer l + 1 on the axis), named by what was edited there."""
+        while len(self.edit_lines) < len(names):
+            line = pg.InfiniteLine(angle=90, movable=False,
+                                   pen=pg.mkPen(EDIT_PEN, width=2, style=QtCore.Qt.DashLine),
+                                   label="", labelOpts={"position": 0.95, "color": EDIT_PEN, "anchors": [(0, 0.5), (0, 0.5)]})
+            self.plot.addItem(line)
+            self.edit_lines.append(line)
+        for i, (line, (layer, what)) in enumerate(zip(self.edit_lines, names.items())):
+            line.setValue(layer + 0.5)
+            line.label.setPosition(0.95 - 0.1 * (i % 2))  # neighbouring edits' names at two heights
+            line.label.setFormat(", ".join(what) if what else f"layer {layer + 1} edited")
+            line.show()
+        for line in self.edit_lines[len(names):]:
+            line.hide()
+
+    def _write_values(self, drift: np.ndarray, top: float, digits: int) -> None:
+        """Each bar's distance written over it, at the precision setting."""
+        ink = presentation.STYLE.theme.ink
+        while len(self.value_labels) < drift.size:
+            label = pg.TextItem("", anchor=(0.5, 1.0), color=ink)
+            self.plot.addItem(label)
+            self.value_labels.append(label)
+        for i, (label, d) in enumerate(zip(self.value_labels, drift)):
+            d = float(d) if abs(d) > 1e-9 else 0.0  # the embeddings' distance is rounding noise, not a change
+            label.setText(format_number(d, digits))
+            label.setColor(ink)
+            label.setPos(i, min(d, top))
+            label.show()
+        for label in self.value_labels[drift.size:]:
+            label.hide()
+
+
+def edits_sentence(names: dict) -> str:
+    """``"Edited: 4.2 silenced (layer 4); 6.12 silenced (layer 6). "`` for the header and the page's title."""
+    if not names:
+        return ""
+    parts = [f"{', '.join(what) if what else 'edited'} (layer {layer + 1})" for layer, what in names.items()]
+    return "Edited: " + "; ".join(parts) + ". "

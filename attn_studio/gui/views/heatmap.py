@@ -110,6 +110,10 @@ def bar_text(value: float, digits: int | None = None) -> str:
     precision (``digits`` decimals, the precision setting by default), with a true minus."""
     value = float(value)
     digits = presentation.digits() if digits is None else int(digits)
+    if abs(value) >= 1e6:
+        # A scale's end is a round number (nice_ceil): "1.5e9", not ten digits or a "(x1e+09)" on the axis.
+        mantissa, exponent = f"{value:.1e}".split("e")
+        return f"{mantissa.rstrip('0').rstrip('.')}e{int(exponent)}".replace("-", "−")
     text = f"{value:.0f}" if value == round(value) else f"{value:.{digits}f}"
     return "0" if text in ("0", "-0") or float(text) == 0 else text.replace("-", "−")
 
@@ -123,7 +127,7 @@ def bar_ticks(levels, digits: int | None = None) -> list[tuple[float, str]]:
     return ticks + [(hi, bar_text(hi, digits))]
 
 
-def label_colour_bar(bar, levels=None, digits: int | None = None) -> None:
+def label_colour_bar(bar, levels=None, digits: int | None = None, least_width: float = 0) -> None:
     """Label colour bar ``bar`` (a ``pg.ColorBarItem``) at both ends and at 0 when 0 lies inside, its axis
     wide enough for the labels in its present font and its end labels allowed past its ends (half a line:
     they are centred on the ends). Call again after the font changes (a restyle) or the levels do."""
@@ -138,11 +142,40 @@ def label_colour_bar(bar, levels=None, digits: int | None = None) -> None:
         axis.setStyle(hideOverlappingLabels=half_line)
     widest = max(metrics.horizontalAdvance(text) for _, text in ticks)
     offset = axis.style.get("tickTextOffset", [5, 2])[0]
-    width = math.ceil(widest + max(axis.style.get("tickLength", 5), 0) + offset + 6)
+    width = max(math.ceil(widest + max(axis.style.get("tickLength", 5), 0) + offset + 6), math.ceil(least_width))
     if axis.width() != width:
         axis.setWidth(width)
     axis.picture = None
     axis.update()
+
+
+def set_bar_levels(bar, levels, digits: int | None = None) -> None:
+    """Give colour bar ``bar`` the ``levels`` (lo, hi) and label it as :func:`label_colour_bar` does (both
+    ends, and 0 inside), relabelling only when the levels, the precision or the font changed: the window's
+    bars read like the stage's and the page's, whatever the scale (a bar of ±1.5e9 read only "0")."""
+    levels = (float(levels[0]), float(levels[1]))
+    if tuple(bar.levels()) != levels:
+        bar.setLevels(values=levels)
+    digits = presentation.digits() if digits is None else int(digits)
+    # A scale's ends are round numbers (nice_ceil): written with the decimals they need, at most the
+    # precision's ("1.5", not "1.5000"), so that the bar takes no width from the heatmap beside it.
+    digits = next((d for d in range(digits + 1) if all(abs(round(v, d) - v) < 1e-12 for v in levels)), digits)
+    font = bar.axis.style.get("tickFont") or QtWidgets.QApplication.font()
+    key = (levels, digits, font.key())
+    if getattr(bar, "_labelled", None) != key:
+        # Never narrower than the bar first was: the window's heatmaps are laid out around that width
+        # (their labels' slant and height), and short labels gain nothing by taking it back.
+        least = getattr(bar, "_least_width", None)
+        if least is None:
+            least = bar._least_width = bar.axis.width()
+        label_colour_bar(bar, levels, digits, least_width=least)
+        bar._labelled = key
+
+
+def relabel_bar(bar, digits: int) -> None:
+    """Write a labelled colour bar's labels again at ``digits`` decimals (the precision changed)."""
+    if bar is not None and getattr(bar, "_labelled", None) is not None:
+        set_bar_levels(bar, bar.levels(), digits)
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from ...explain import cell_tooltip, logits_title, scores_title, stable_weight_t
 from ...formatting import DEFAULT_DIGITS
 from .. import presentation
 from .highlight import highlight_for
-from .heatmap import SCORES_CMAP, SHOWN_MARK, WEIGHTS_CMAP, Heatmap, symmetric_levels
+from .heatmap import SCORES_CMAP, SHOWN_MARK, WEIGHTS_CMAP, Heatmap, relabel_bar, set_bar_levels, symmetric_levels
 from .token_axis import MIN_LABEL_PX, SMALL_SCREEN_LABEL_PX
 from .heatmap_parts import Prepared, _levels, heads_grid_shape  # noqa: F401 (importable from here)
 from .heatmap_canvas import TOOLTIP_MS, HeatmapCanvas  # noqa: F401 (TOOLTIP_MS: still importable from here)
@@ -129,6 +129,7 @@ class HeatmapView(QtWidgets.QWidget):
         for canvas in list(self.canvases.values()) + self.head_canvases:
             canvas.digits = self.digits
             canvas.heatmap.set_digits(self.digits)
+            relabel_bar(canvas.bar, self.digits)
         self._show_pinned()
 
     @property
@@ -313,8 +314,8 @@ class HeatmapView(QtWidgets.QWidget):
                 hm.set_data(values, masked=blocked, row_labels=q_tokens, col_labels=k_tokens,
                             levels=levels, selected_row=selected, picture=picture)
                 bar = self.stage_bars.get(key)
-                if bar is not None and tuple(bar.levels()) != tuple(levels):
-                    bar.setLevels(values=levels)
+                if bar is not None:
+                    set_bar_levels(bar, levels, self.digits)
                 release(self.canvases[key])
                 yield key
             while n_heads > 1 and len(self.head_maps) < n_heads:

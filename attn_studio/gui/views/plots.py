@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-from PySide6 import QtCore, QtWidgets
+from PySide6 import QtCore, QtGui, QtWidgets
 
 from ...formatting import DEFAULT_DIGITS, SIZE_NOTE, format_number, format_size
 from ..qt.pg import cache_static, pg
@@ -77,7 +77,10 @@ class VariancePlot(QtWidgets.QWidget):
         self.variance.hideButtons()
         self.variance.getAxis("bottom").setTicks(_log2_ticks(dims))
         # A log axis's ticks are powers of ten, written as such (0.01, 0.1, 1, 10), not at the precision setting.
-        self.variance.getAxis("left").setTicks([[(e, f"{10.0 ** e:g}") for e in range(-2, 5)]])
+        self.variance.getAxis("left").setTicks([[(e, f"{10.0 ** e:g}") for e in range(-2, 4)]])
+        # Never "(x1e+09)" on a log axis: its ticks are fixed powers of ten and a value past them is
+        # drawn at the edge with its number (below), so the scale never moves.
+        self.variance.getAxis("left").enableAutoSIPrefix(False)
         self.theory_raw = self.variance.plot(dims, curve.theory_raw, pen=THEORY_PEN, name="theory: d_k")
         self.theory_scaled = self.variance.plot(dims, curve.theory_scaled, pen=THEORY_PEN, name="theory: 1")
         self.raw_curve = self.variance.plot(dims, curve.raw, pen=RAW_PEN, name="unscaled")
@@ -95,6 +98,12 @@ class VariancePlot(QtWidgets.QWidget):
         # Right of the upper marker, above both curves' region at small d_k.
         self.model_label = pg.TextItem(anchor=(-0.12, 1.1), color="k")
         self.variance.addItem(self.model_label)
+        # A measured variance off the fixed scale (a naive softmax fed X = 1000): its marker sits at the
+        # edge as an arrow, and its number is written beside it ("2.7e10 ↑"), in its curve's colour.
+        self.off_scale = {key: pg.TextItem(anchor=(-0.15, 0.5), color=colour) for key, colour in (("raw", RAW), ("scaled", SCALED))}
+        for label in self.off_scale.values():
+            label.setZValue(11)
+            self.variance.addItem(label)
 
         sat = studio.saturation_curve()
         self.saturation = self.canvas.addPlot(row=0, col=1, title=(
@@ -139,17 +148,36 @@ class VariancePlot(QtWidgets.QWidget):
         state = self.studio.state
         d_k = state.d_k
         raw, scaled = self.studio.measured_score_variance()
-        xs, ys, brushes = [], [], []
-        for value, brush in ((raw, RAW_BRUSH), (scaled, SCALED_BRUSH)):
-            if np.isfinite(value) and value > 0:
-                xs.append(np.log10(d_k))
-                ys.append(np.log10(value))
-                brushes.append(brush)
-        self.model_points.setData(xs, ys, brush=brushes, symbol="o")
-        if ys and (min(ys) < self._y_range[0] or max(ys) > self._y_range[1]):
-            # A model far off the curves: widen the view so its marker stays in sight.
-            self._y_range = [min(self._y_range[0], min(ys) - 0.3), max(self._y_range[1], max(ys) + 0.3)]
-            self.variance.setRange(yRange=self._y_range, padding=0.02)
+        xs, ys, brushes, symbols = [], [], [], []
+        low, high = self._y_range
+        # Two arrows at one edge: the second a line of text inside the first, so their numbers never overlap.
+        try:
+            per_pixel = float(self.variance.vb.viewPixelSize()[1])
+        except Exception:  # not laid out yet (no size): a tenth of the scale
+            per_pixel = 0.0
+        # A text item's box (in pixels) is its line plus its margins.
+        line = max(self.off_scale["raw"].boundingRect().height(), 1.5 * QtGui.QFontMetricsF(self.font()).lineSpacing())
+        edge = line * per_pixel if per_pixel > 0 else 0.1 * (high - low)
+        for i, (key, value, brush) in enumerate((("raw", raw, RAW_BRUSH), ("scaled", scaled, SCALED_BRUSH))):
+            label = self.off_scale[key]
+            if not (np.isfinite(value) and value > 0):
+                label.setText("")
+                continue
+            y, symbol, arrow = np.log10(value), "o", ""
+            # Half a line inside the edge, so the number beside the arrow is whole.
+            if y > high:
+                y, symbol, arrow = high - (0.6 + i) * edge, "t1", "↑"   # "t1": a triangle pointing up
+            elif y < low:
+                y, symbol, arrow = low + (0.6 + i) * edge, "t", "↓"
+            xs.append(np.log10(d_k))
+            ys.append(y)
+            brushes.append(brush)
+            symbols.append(symbol)
+            text = f"{format_size(value, 1)} {arrow}" if arrow else ""
+            if label.toPlainText() != text:
+                label.setText(text)
+            label.setPos(np.log10(d_k), y)
+        self.model_points.setData(xs, ys, brush=brushes, symbol=symbols)
         if ys:
             text = f"▲ this model, d_k = {d_k}"
             if self.model_label.toPlainText() != text:  # re-typeset only when d_k changed
@@ -167,8 +195,11 @@ class VariancePlot(QtWidgets.QWidget):
             scaled_word = "unscaled (additive scores are not divided by √d_k)"
         else:
             scaled_word = "unscaled (scaling is off)"
-        measured = (f"this model: var(q·k) = {variance_text(raw, scaled, d_k, self.digits)}"
-                    if np.isfinite(raw) else "this model: too few tokens to measure")
+        # Which variance: the population variance (ddof 0) of every score, as np.var gives it; a
+        # student computing the sample variance (ddof 1) of the journey's 36 scores gets 0.1111, not 0.1081.
+        count = int(self.studio.result.scores.size)
+        measured = (f"this model: var(q·k) = {variance_text(raw, scaled, d_k, self.digits)}, the population "
+                    f"variance (ddof 0) of its {count} scores" if np.isfinite(raw) else "this model: too few tokens to measure")
         self.caption.setText(
             f"With random unit-variance q and k, var(q·k) grows like d_k, so softmax saturates and its gradient "
             f"vanishes; dividing by √d_k keeps the variance near 1. {measured.capitalize()}; the heatmaps are {scaled_word}."

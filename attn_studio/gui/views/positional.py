@@ -15,7 +15,7 @@ from PySide6 import QtCore, QtWidgets
 from ...engine import POSITION_BASE, position_periods, sinusoidal_positions
 from ...formatting import DEFAULT_DIGITS, format_number
 from ..qt.pg import cache_static, pg
-from .heatmap import SCORES_CMAP, Heatmap
+from .heatmap import SCORES_CMAP, Heatmap, relabel_bar, set_bar_levels
 from .heatmap_canvas import HeatmapCanvas
 from ..widgets import view_layout
 
@@ -81,7 +81,7 @@ class PositionalView(QtWidgets.QWidget):
         self.canvas = HeatmapCanvas(self.heatmap)
         self.canvas.tooltip_provider = self.cell_formula
         if self.canvas.bar is not None:
-            self.canvas.bar.setLevels(values=LEVELS)
+            set_bar_levels(self.canvas.bar, LEVELS, self.digits)
         row.addWidget(self.canvas, 3)
 
         self.lines = pg.PlotWidget()
@@ -140,6 +140,7 @@ class PositionalView(QtWidgets.QWidget):
         """Write the cell formulas with ``digits`` decimals (the precision setting)."""
         self.digits = int(digits)
         self.heatmap.set_digits(self.digits)
+        relabel_bar(self.canvas.bar, self.digits)
 
     def cell_formula(self, heatmap, pos: int, column: int) -> str:
         """The encoding of one cell with its numbers: PE(pos, 2i) = sin(pos / 10000^(2i/d))."""

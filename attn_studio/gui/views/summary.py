@@ -5,8 +5,9 @@ from __future__ import annotations
 import numpy as np
 from PySide6 import QtCore, QtWidgets
 
+from .. import presentation
 from ..qt.pg import pg
-from .heatmap import SCORES_CMAP, Heatmap, symmetric_levels
+from .heatmap import SCORES_CMAP, Heatmap, relabel_bar, set_bar_levels, symmetric_levels
 from .heatmap_canvas import HeatmapCanvas
 from .highlight import highlight_for
 from ..widgets import caption_label
@@ -23,6 +24,7 @@ class HeadsSummaryView(QtWidgets.QWidget):
         super().__init__(parent)
         self.setObjectName("headsSummaryView")
         self.studio = studio
+        self.digits = presentation.digits()  # decimals of the colour bars' labels (the precision setting)
         outer = QtWidgets.QVBoxLayout(self)
         outer.setContentsMargins(4, 4, 4, 4)
         self.caption = caption_label("headsSummaryCaption")
@@ -101,9 +103,11 @@ class HeadsSummaryView(QtWidgets.QWidget):
 
     def set_digits(self, digits: int):
         """Write cell values and hover numbers with ``digits`` decimals (the precision setting)."""
+        self.digits = int(digits)
         for canvas in self.canvases.values():
             canvas.digits = int(digits)
             canvas.heatmap.set_digits(int(digits))
+            relabel_bar(canvas.bar, self.digits)
 
     def render(self):
         """Redraw from the studio's current state and result."""
@@ -131,12 +135,11 @@ class HeadsSummaryView(QtWidgets.QWidget):
                                      col_labels=[f"out {c + 1}" for c in range(out.shape[1])], levels=lv,
                                      selected_row=selected)
         self.maps["output"].set_axis_titles("query", "output")
-        self._fit_labels()
+        # The bars first: their labels' width takes room from the heatmaps, whose labels are fitted next.
         for bar_key, levels in (("concat", lv), ("w_o", symmetric_levels(state.w_o) if state.projections else (-1, 1)),
                                 ("output", lv)):
-            bar = self.canvases[bar_key].bar
-            if tuple(bar.levels()) != tuple(levels):
-                bar.setLevels(values=levels)
+            set_bar_levels(self.canvases[bar_key].bar, levels, self.digits)
+        self._fit_labels()
         plot = self.maps["concat"].plot
         while len(self._separators) < max(heads - 1, 0):
             line = pg.InfiniteLine(angle=90, pen=pg.mkPen("k", width=2))

@@ -309,6 +309,10 @@ class WindowLayout(QtCore.QObject):
             if dock.isVisible() and not dock.isFloating():
                 dock.hide()
                 self._set_aside.append(dock)
+        if self._set_aside:
+            # Said, so that a person does not think the panels are lost (View still lists them).
+            self.window.statusBar().showMessage(docks_aside_message(self._set_aside, self.view_tabs.tabText(index)),
+                                                ASIDE_MESSAGE_MS)
 
     def _after_close(self) -> None:
         if self.window.isVisible():
@@ -440,3 +444,14 @@ class WindowLayout(QtCore.QObject):
             elif event.type() == QtCore.QEvent.LayoutRequest:
                 self.central_scroll.updateGeometry()  # the views' minimum size may have changed
         return False
+
+
+ASIDE_MESSAGE_MS = 10_000
+
+
+def docks_aside_message(docks, tab: str) -> str:
+    """What the status bar says when ``docks`` step aside for the tab named ``tab``."""
+    names = [d.windowTitle() for d in docks]
+    listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+    panels = "panel steps" if len(names) == 1 else "panels step"
+    return f"The {listed} {panels} aside while {tab.replace('&', '')} is shown; they come back when you leave it."

@@ -47,6 +47,7 @@ def build_menus(w) -> None:
         view.addAction(dock.toggleViewAction())
     add_action(view, "&Reset layout", w.reset_layout, name="resetLayoutAction")
     help_menu = bar.addMenu("&Help")
+    add_action(help_menu, "&Getting started", lambda: help.getting_started(w), name="gettingStartedAction")
     shortcuts = add_action(help_menu, "&Keyboard shortcuts", w.show_shortcuts, name="shortcutsAction")
     # F1 everywhere: some platforms (and the offscreen one) bind no key to HelpContents.
     shortcuts.setShortcuts(lecture_keys(keys.HelpContents, "F1"))
