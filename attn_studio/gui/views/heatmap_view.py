@@ -22,6 +22,9 @@ LONG_INPUT = 40  # beyond this many tokens the header says what is thinned or hi
 SMALL_SCREEN_VIEW_PX = 900  # views narrower than this (1024 × 768: 736 px) let stage labels go below 14 px
 MIN_STAGE_PX = 240  # below this the stages scroll rather than thin a dozen labels
 MIN_HEAD_PX = 200   # side of one head's heatmap in the grid
+# The heads' grid shows under the stages only where a row of heads fits whole beside them (a 1920 × 1080
+# screen); on a 1280 × 720 projector the stages keep the whole height and the head bar reaches every head.
+GRID_LEAST = MIN_HEAD_PX
 SHORT_VIEW_PX = 560  # a view shorter than this (a 720-pixel projector) gives the formula panel's room to the stages
 
 
@@ -41,9 +44,32 @@ class HeatmapView(QtWidgets.QWidget):
         top = view_layout(self, spacing=2)
         self.header = caption_label("heatmapHeader")
         self.header.setAlignment(QtCore.Qt.AlignCenter)
-        top.addWidget(self.header)
-        # The heatmaps scroll when the window is too small for their labels
-        # (a projector at 1280×720 with many heads), rather than thin or squash them.
+        self.header.setToolTip("Click a row to follow another token; click a cell to keep its formula.")
+        header_row = QtWidgets.QHBoxLayout()
+        header_row.setSpacing(6)
+        top.addLayout(header_row)
+        # One tab per head: the chosen head's scores → logits → weights, one click away for every head
+        # (the heads' grid below needs more height than a projector has).
+        self.head_bar = QtWidgets.QTabBar()
+        self.head_bar.setObjectName("headBar")
+        self.head_bar.setDocumentMode(True)
+        self.head_bar.setExpanding(False)
+        self.head_bar.setUsesScrollButtons(True)
+        self.head_bar.setElideMode(QtCore.Qt.ElideNone)
+        self.head_bar.setDrawBase(False)
+        self.head_bar.setToolTip("Show this head's scores, logits and weights")
+        # As tall as the header's line: on a 720-pixel projector the stages need every pixel of height.
+        self.head_bar.setStyleSheet("QTabBar::tab { padding: 1px 8px; min-width: 14px; }")
+        self.head_bar.currentChanged.connect(self._on_head_tab)
+        self.head_title = QtWidgets.QLabel("head")
+        self.head_title.setObjectName("headBarTitle")
+        for part in (self.head_bar, self.head_title):
+            part.hide()
+        header_row.addWidget(self.head_title)
+        header_row.addWidget(self.head_bar)
+        header_row.addWidget(self.header, 1)
+        # The stages scroll only when the window is too small for their labels (a 1024 × 768 screen
+        # zoomed in), rather than thin or squash them; the heads' grid has a place of its own below.
         self.scroll = QtWidgets.QScrollArea()
         self.scroll.setObjectName("heatmapScroll")
         self.scroll.setWidgetResizable(True)
@@ -57,7 +83,7 @@ class HeatmapView(QtWidgets.QWidget):
         outer.setSpacing(2)
         stage_row = QtWidgets.QHBoxLayout()
         stage_row.setSpacing(0)
-        outer.addLayout(stage_row, 3)
+        outer.addLayout(stage_row, 1)
         self.stages = {
             "scores": Heatmap("raw scores q·k", SCORES_CMAP),
             "logits": Heatmap("logits", SCORES_CMAP),
@@ -75,6 +101,7 @@ class HeatmapView(QtWidgets.QWidget):
             stage_row.addWidget(canvas, 1)
             canvas.scene().sigMouseClicked.connect(self._on_click)
             canvas.tooltip_provider = self.tooltip_for
+        self.scroll.viewport().installEventFilter(self)
         self.stage_bars = {key: c.bar for key, c in self.canvases.items() if c.bar is not None}
         self.canvases["stable"].hide()
 
@@ -83,7 +110,15 @@ class HeatmapView(QtWidgets.QWidget):
         self._heads_grid = QtWidgets.QGridLayout(self.heads_widget)
         self._heads_grid.setContentsMargins(0, 0, 0, 0)
         self._heads_grid.setSpacing(0)
-        outer.addWidget(self.heads_widget, 2)
+        # Its own scrolled place under the stages: a scroll bar there never covers a stage's colour bar.
+        self.heads_scroll = QtWidgets.QScrollArea()
+        self.heads_scroll.setObjectName("headsScroll")
+        self.heads_scroll.setWidgetResizable(True)
+        self.heads_scroll.setFrameShape(QtWidgets.QFrame.NoFrame)
+        self.heads_scroll.setHorizontalScrollBarPolicy(QtCore.Qt.ScrollBarAlwaysOff)
+        self.heads_scroll.setWidget(self.heads_widget)
+        self.heads_scroll.hide()
+        top.addWidget(self.heads_scroll)
         self.head_maps: list[Heatmap] = []
         self.head_canvases: list[HeatmapCanvas] = []
         self._heads_shown = -1  # nothing laid out yet
@@ -183,7 +218,6 @@ class HeatmapView(QtWidgets.QWidget):
         for r in range(max(self._heads_grid.rowCount(), rows)):
             self._heads_grid.setRowStretch(r, 1 if r < rows else 0)
         self.heads_widget.setVisible(shown > 0)
-        self._outer.setStretch(1, 2 * rows)  # 0: stages, 1: heads
         self.grid_shape = (rows, cols)
         self._heads_shown = shown
         self._size_heads()
@@ -238,7 +272,6 @@ class HeatmapView(QtWidgets.QWidget):
         selected = state.query_index if q_tokens else None
         scores = result.scores[head]
         logits = result.logits[head]
-        head_label = f"head {head + 1}: " if n_heads > 1 else ""
         # What the engine did, not what the switch says: additive scores are never scaled,
         # and a temperature alone divides by T, not by √d_k.
         if result.scale_factor != 1.0:
@@ -263,9 +296,10 @@ class HeatmapView(QtWidgets.QWidget):
         long_note = (f" <span style='color:#a05a00'><b>Long input ({n} tokens):</b> labels are drawn smaller "
                      f"(thinned where even that cannot fit: the axis says so) and values hidden in small cells; "
                      f"hover a cell for its numbers.</span>" if n > LONG_INPUT else "")
+        self._show_head_bar(n_heads, head)
         self.header.setText(
-            f"<b>{head_label}</b>scores → {logits_word} → weights{mask_note}; "
-            f"the outlined row is the query {query}. Click a row to follow another token.{overflow_note}{long_note}")
+            f"scores → {logits_word} → weights{mask_note}; "
+            f"the outlined row is the query {query}.{overflow_note}{long_note}")
         self.stages["scores"].set_title(scores_title(state))
         self.stages["logits"].set_title(logits_title(state, result, self.digits))
         self.stages["weights"].set_title("weights: softmax" if state.softmax != "sum" else "weights: x / Σx")
@@ -309,6 +343,31 @@ class HeatmapView(QtWidgets.QWidget):
         self._fit_stages(len(q_tokens), len(k_tokens))
         self._show_pinned()
 
+    def _show_head_bar(self, n_heads: int, head: int) -> None:
+        """One tab per head (none with one head), the shown head's current."""
+        bar = self.head_bar
+        blocked = bar.blockSignals(True)
+        try:
+            while bar.count() > n_heads:
+                bar.removeTab(bar.count() - 1)
+            while bar.count() < n_heads:
+                bar.addTab(str(bar.count() + 1))
+                bar.setTabToolTip(bar.count() - 1, f"head {bar.count()}: its scores, logits and weights")
+            if 0 <= head < bar.count() and bar.currentIndex() != head:
+                bar.setCurrentIndex(head)
+        finally:
+            bar.blockSignals(blocked)
+        if bar.isHidden() == (n_heads > 1):
+            bar.setVisible(n_heads > 1)
+            self.head_title.setVisible(n_heads > 1)
+            self._size_heads()
+
+    def _on_head_tab(self, index: int) -> None:
+        # A person chose a head: its scores, logits and weights become the stages (as the Model panel's
+        # "show head" does).
+        if index >= 0 and index != self.studio.state.shown_head:
+            self.studio.select(head=index)
+
     def _small_screen(self) -> bool:
         # Narrower than the views get on a 1280-pixel screen (a 1024 × 768 projector): there the
         # three stages stay whole with labels below 14 px rather than scroll.
@@ -344,6 +403,7 @@ class HeatmapView(QtWidgets.QWidget):
             self._stage_min[key] = (width, height, int(title or self._title_room))
             self._title_room = max(self._title_room, int(title))
         self._size_stages()
+        self._share_height()
 
     def _refit_stages(self) -> None:
         state = self.studio.state
@@ -452,15 +512,51 @@ class HeatmapView(QtWidgets.QWidget):
 
     def _size_heads(self) -> None:
         # Square-ish cells: as tall as about 0.8 of their width (labels included),
-        # never smaller than MIN_HEAD_PX; the panel scrolls when they do not fit.
+        # never smaller than MIN_HEAD_PX; the grid scrolls in its own place when they do not fit.
         rows, cols = self.grid_shape
-        if not rows:
-            return
-        width = self.scroll.viewport().width() / cols
-        side = int(max(MIN_HEAD_PX, min(width * 0.8, 420)))
-        for canvas in self.head_canvases[: self._heads_shown]:
-            if canvas.minimumHeight() != side:
-                canvas.setMinimumHeight(side)
+        if rows:
+            width = self.heads_scroll.viewport().width() / cols
+            side = int(max(MIN_HEAD_PX, min(width * 0.8, 420)))
+            for canvas in self.head_canvases[: self._heads_shown]:
+                if canvas.minimumHeight() != side:
+                    canvas.setMinimumHeight(side)
+        self._share_height()
+
+    def stages_least_height(self) -> int:
+        """The least height of the stages' row with every label (their place scrolls below it)."""
+        shown = [self._stage_min.get(key, (120, MIN_STAGE_PX, 0))[1] for key, c in self.canvases.items()
+                 if not c.isHidden()]
+        return max(shown, default=MIN_STAGE_PX)
+
+    def _share_height(self) -> None:
+        """The stages first, whole; the heads' grid below them only when a row of heads fits whole
+        beside them (else the head bar reaches every head), as tall as it needs or as is left."""
+        top = self.layout()
+        spacing = top.spacing()
+        margins = top.contentsMargins()
+        header = max(self.header.height(), 0 if self.head_bar.isHidden() else self.head_bar.sizeHint().height())
+        taken = margins.top() + margins.bottom() + header + spacing
+        if not self.formula_panel.isHidden():
+            taken += self.formula_panel.height() + spacing
+        room = self.height() - taken  # for the stages and the grid
+        least = self.stages_least_height()
+        rows, cols = self.grid_shape
+        show = self._heads_shown > 0 and room - least - spacing >= GRID_LEAST
+        if show:
+            visible = [c for c in self.canvases.values() if not c.isHidden()]
+            across = self.scroll.viewport().width() / max(len(visible), 1)
+            stages = max(least, min(int(across * 0.95), room - spacing - GRID_LEAST))
+            side = max((c.minimumHeight() for c in self.head_canvases[: self._heads_shown]), default=MIN_HEAD_PX)
+            grid = min(room - spacing - stages, rows * side)
+            if self.heads_scroll.maximumHeight() != grid:
+                self.heads_scroll.setFixedHeight(grid)
+        if self.heads_scroll.isHidden() == show:
+            self.heads_scroll.setVisible(show)
+
+    def eventFilter(self, watched, event) -> bool:  # noqa: N802 (Qt's name)
+        if watched is self.scroll.viewport() and event.type() == QtCore.QEvent.Resize:
+            self._size_stages()  # the grid took or gave back height: the stages follow
+        return False
 
     def keyPressEvent(self, event):
         if event.key() == QtCore.Qt.Key_Escape and self.highlight.active:
