@@ -17,6 +17,7 @@ from ...formatting import DEFAULT_DIGITS, format_number
 from ..qt.pg import cache_static, pg
 from .heatmap import SCORES_CMAP, Heatmap
 from .heatmap_canvas import HeatmapCanvas
+from .. import presentation
 from ..widgets import view_layout
 
 LEVELS = (-1.0, 1.0)
@@ -38,6 +39,14 @@ def followed_columns(dim: int) -> list[int]:
     n_freq = (dim + 1) // 2
     freqs = np.unique(np.round(np.linspace(0, n_freq - 1, min(MAX_CURVES, n_freq))).astype(int))
     return [int(2 * i) for i in freqs]
+
+
+class PositionAxis(pg.AxisItem):
+    """The curves' axis of positions: each position is a token's, so its numbers are drawn as large as
+    the token labels (``presentation.restyle`` gives an axis that can ``relabel()`` the token font)."""
+
+    def relabel(self) -> None:
+        """Nothing to do: the ticks are set by the view (one per position)."""
 
 
 class PositionalView(QtWidgets.QWidget):
@@ -84,7 +93,8 @@ class PositionalView(QtWidgets.QWidget):
             self.canvas.bar.setLevels(values=LEVELS)
         row.addWidget(self.canvas, 3)
 
-        self.lines = pg.PlotWidget()
+        self.lines = pg.PlotWidget(axisItems={"bottom": PositionAxis("bottom")})
+        self.lines.getPlotItem().getAxis("bottom").setStyle(tickFont=presentation.token_font())
         self.lines.setObjectName("positionalCurves")
         plot = self.lines.getPlotItem()
         plot.setMenuEnabled(False)
