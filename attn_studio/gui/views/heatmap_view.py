@@ -24,7 +24,6 @@ MIN_STAGE_PX = 240  # below this the stages scroll rather than thin a dozen labe
 MIN_HEAD_PX = 200   # side of one head's heatmap in the grid
 # The heads' grid shows under the stages only where a row of heads fits whole beside them (a 1920 × 1080
 # screen); on a 1280 × 720 projector the stages keep the whole height and the head bar reaches every head.
-GRID_LEAST = MIN_HEAD_PX
 SHORT_VIEW_PX = 560  # a view shorter than this (a 720-pixel projector) gives the formula panel's room to the stages
 
 
@@ -396,14 +395,27 @@ class HeatmapView(QtWidgets.QWidget):
                 bar = canvas.bar.geometry().width() if canvas.bar is not None and canvas.bar.geometry().width() > 0 \
                     else (60 if canvas.bar is not None else 0)
                 chrome = hm.left_axis.minimumWidth() + bar + 16  # margins and spacing of the canvas
-                width = int(chrome - title + t_k * hm.bottom_axis.min_label_spacing()) + 1
+                # A few per cent to spare: a zoomed font's line is not exactly the floor's (MiniLM's
+                # columns at 115 % were thinned to 1 in 2 at the bare least width).
+                width = int(chrome - title + t_k * hm.bottom_axis.min_label_spacing() * 1.08) + 1
             if t_q <= ALL_LABELS_UP_TO:
-                chrome = 40 + hm.bottom_axis.minimumHeight() + 16  # title, slanted labels, margins
+                # The column labels' height at the angle they will be drawn at: upright where the stage's
+                # width leaves too little room for slanted ones (MiniLM's 16 tokens at 1280 × 720), and
+                # upright labels are taller (measured as slanted, the rows were thinned to 1 in 2).
+                axis = hm.bottom_axis
+                labels_h = axis.minimumHeight()
+                heights = getattr(axis, "_heights", None)
+                if heights and t_k > 1:
+                    across = self.scroll.viewport().width() / max(sum(not c.isHidden() for c in self.canvases.values()), 1)
+                    cells = max(width, across) - (hm.left_axis.minimumWidth() + 76)
+                    slanted = t_k * axis.label_spacing() * (1 - axis.slack)
+                    labels_h = max(labels_h, heights[90] if cells < slanted else heights[axis.ANGLE])
+                chrome = 40 + labels_h + 16  # title, column labels, margins
                 height = max(height, int(chrome + t_q * hm.left_axis.min_label_spacing()) + 1)
             self._stage_min[key] = (width, height, int(title or self._title_room))
             self._title_room = max(self._title_room, int(title))
         self._size_stages()
-        self._share_height()
+        self._size_heads()
 
     def _refit_stages(self) -> None:
         state = self.studio.state
@@ -511,26 +523,9 @@ class HeatmapView(QtWidgets.QWidget):
         self._size_heads()
 
     def _size_heads(self) -> None:
-        # Square-ish cells: as tall as about 0.8 of their width (labels included),
-        # never smaller than MIN_HEAD_PX; the grid scrolls in its own place when they do not fit.
-        rows, cols = self.grid_shape
-        if rows:
-            width = self.heads_scroll.viewport().width() / cols
-            side = int(max(MIN_HEAD_PX, min(width * 0.8, 420)))
-            for canvas in self.head_canvases[: self._heads_shown]:
-                if canvas.minimumHeight() != side:
-                    canvas.setMinimumHeight(side)
-        self._share_height()
-
-    def stages_least_height(self) -> int:
-        """The least height of the stages' row with every label (their place scrolls below it)."""
-        shown = [self._stage_min.get(key, (120, MIN_STAGE_PX, 0))[1] for key, c in self.canvases.items()
-                 if not c.isHidden()]
-        return max(shown, default=MIN_STAGE_PX)
-
-    def _share_height(self) -> None:
-        """The stages first, whole; the heads' grid below them only when a row of heads fits whole
-        beside them (else the head bar reaches every head), as tall as it needs or as is left."""
+        """Share the height under the header: the stages first, whole; the heads' grid below them only
+        where a row of heads fits whole beside them with every label (else the head bar reaches every
+        head), as tall as it needs or as is left (then it scrolls in its own place)."""
         top = self.layout()
         spacing = top.spacing()
         margins = top.contentsMargins()
@@ -540,18 +535,32 @@ class HeatmapView(QtWidgets.QWidget):
             taken += self.formula_panel.height() + spacing
         room = self.height() - taken  # for the stages and the grid
         least = self.stages_least_height()
+        head_least = max(MIN_HEAD_PX, least)  # a head carries the same labels as a stage
         rows, cols = self.grid_shape
-        show = self._heads_shown > 0 and room - least - spacing >= GRID_LEAST
+        show = self._heads_shown > 0 and room - least - spacing >= head_least
         if show:
             visible = [c for c in self.canvases.values() if not c.isHidden()]
             across = self.scroll.viewport().width() / max(len(visible), 1)
-            stages = max(least, min(int(across * 0.95), room - spacing - GRID_LEAST))
-            side = max((c.minimumHeight() for c in self.head_canvases[: self._heads_shown]), default=MIN_HEAD_PX)
-            grid = min(room - spacing - stages, rows * side)
+            stages = max(least, min(int(across * 0.95), room - spacing - head_least))
+            grid = room - spacing - stages
+            # Square-ish cells: as tall as about 0.8 of their width (labels included), never shorter
+            # than their labels need; a row of heads fits the place, further rows scroll in it.
+            width = self.scroll.viewport().width() / cols
+            side = int(max(head_least, width * 0.5 + 1, min(width * 0.8, 420, grid)))
+            for canvas in self.head_canvases[: self._heads_shown]:
+                if canvas.minimumHeight() != side:
+                    canvas.setMinimumHeight(side)
+            grid = min(grid, rows * side)
             if self.heads_scroll.maximumHeight() != grid:
                 self.heads_scroll.setFixedHeight(grid)
         if self.heads_scroll.isHidden() == show:
             self.heads_scroll.setVisible(show)
+
+    def stages_least_height(self) -> int:
+        """The least height of the stages' row with every label (their place scrolls below it)."""
+        shown = [self._stage_min.get(key, (120, MIN_STAGE_PX, 0))[1] for key, c in self.canvases.items()
+                 if not c.isHidden()]
+        return max(shown, default=MIN_STAGE_PX)
 
     def eventFilter(self, watched, event) -> bool:  # noqa: N802 (Qt's name)
         if watched is self.scroll.viewport() and event.type() == QtCore.QEvent.Resize:
