@@ -3,6 +3,8 @@ then every head in an even grid, and the formula of a clicked cell."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from PySide6 import QtCore, QtGui, QtWidgets
 
@@ -24,6 +26,7 @@ MIN_STAGE_PX = 240  # below this the stages scroll rather than thin a dozen labe
 MIN_HEAD_PX = 200   # side of one head's heatmap in the grid
 # The heads' grid shows under the stages only where a row of heads fits whole beside them (a 1920 × 1080
 # screen); on a 1280 × 720 projector the stages keep the whole height and the head bar reaches every head.
+READABLE_VALUE_PX = 9.0  # cell values smaller than this in a row: the stages go two above two if that writes them larger
 SHORT_VIEW_PX = 560  # a view shorter than this (a 720-pixel projector) gives the formula panel's room to the stages
 
 
@@ -80,9 +83,13 @@ class HeatmapView(QtWidgets.QWidget):
         outer = QtWidgets.QVBoxLayout(body)
         outer.setContentsMargins(0, 0, 0, 0)
         outer.setSpacing(2)
-        stage_row = QtWidgets.QHBoxLayout()
-        stage_row.setSpacing(0)
-        outer.addLayout(stage_row, 1)
+        # The stages stand in a row (scores → logits → weights); where the row is too narrow for the
+        # cells' values and the view tall enough, two above two (the scores and logits, then the
+        # weights): an 11-token sentence at 1366 × 768 shows every value so.
+        self._stage_grid = QtWidgets.QGridLayout()
+        self._stage_grid.setSpacing(0)
+        outer.addLayout(self._stage_grid, 1)
+        self.wrapped = False  # two above two (True) or a row
         self.stages = {
             "scores": Heatmap("raw scores q·k", SCORES_CMAP),
             "logits": Heatmap("logits", SCORES_CMAP),
@@ -97,9 +104,9 @@ class HeatmapView(QtWidgets.QWidget):
             canvas = HeatmapCanvas(heatmap, with_bar=key != "stable")  # stable shares the weights' 0..1 bar
             canvas.setMinimumHeight(MIN_STAGE_PX)
             self.canvases[key] = canvas
-            stage_row.addWidget(canvas, 1)
             canvas.scene().sigMouseClicked.connect(self._on_click)
             canvas.tooltip_provider = self.tooltip_for
+        self._place_stages(False)
         self.scroll.viewport().installEventFilter(self)
         self.stage_bars = {key: c.bar for key, c in self.canvases.items() if c.bar is not None}
         self.canvases["stable"].hide()
@@ -142,6 +149,7 @@ class HeatmapView(QtWidgets.QWidget):
         top.addWidget(self.formula_panel)
         self.pinned: tuple[str, int, int] | None = None  # (heatmap key, query, key) of the pinned formula
         self._stage_min: dict[str, tuple[int, int, int]] = {}  # each stage's least size for its labels, its title
+        self._wrapped_min: dict[str, int] = {}  # each stage's least height two stages across
         self._title_room = 0  # the rows' title's width, once measured
         # A zoom step changes the labels' font: the stages' least sizes are measured again once the
         # axes have it (restyle() gives it to them after the widgets' font, in the same turn).
@@ -403,15 +411,22 @@ class HeatmapView(QtWidgets.QWidget):
                 # width leaves too little room for slanted ones (MiniLM's 16 tokens at 1280 × 720), and
                 # upright labels are taller (measured as slanted, the rows were thinned to 1 in 2).
                 axis = hm.bottom_axis
-                labels_h = axis.minimumHeight()
+                labels_h = wrapped_h = axis.minimumHeight()
                 heights = getattr(axis, "_heights", None)
                 if heights and t_k > 1:
-                    across = self.scroll.viewport().width() / max(sum(not c.isHidden() for c in self.canvases.values()), 1)
-                    cells = max(width, across) - (hm.left_axis.minimumWidth() + 76)
                     slanted = t_k * axis.label_spacing() * (1 - axis.slack)
-                    labels_h = max(labels_h, heights[90] if cells < slanted else heights[axis.ANGLE])
-                chrome = 40 + labels_h + 16  # title, column labels, margins
-                height = max(height, int(chrome + t_q * hm.left_axis.min_label_spacing()) + 1)
+                    chrome_w = hm.left_axis.minimumWidth() + 76
+                    for cols in (None, 2):  # as laid out now, and two stages across
+                        shown = max(sum(not c.isHidden() for c in self.canvases.values()), 1)
+                        across = self.scroll.viewport().width() / (cols or (2 if self.wrapped else shown))
+                        need = heights[90] if max(width, across) - chrome_w < slanted else heights[axis.ANGLE]
+                        if cols is None:
+                            labels_h = max(labels_h, need)
+                        else:
+                            wrapped_h = max(wrapped_h, need)
+                rows_h = t_q * hm.left_axis.min_label_spacing()
+                height = max(height, int(40 + labels_h + 16 + rows_h) + 1)  # title, column labels, margins
+                self._wrapped_min[key] = max(MIN_STAGE_PX, int(40 + wrapped_h + 16 + rows_h) + 1)
             self._stage_min[key] = (width, height, int(title or self._title_room))
             self._title_room = max(self._title_room, int(title))
         self._size_stages()
@@ -426,20 +441,76 @@ class HeatmapView(QtWidgets.QWidget):
         if event.type() == QtCore.QEvent.FontChange:
             self._refit_timer.start()
 
+    def _place_stages(self, wrapped: bool) -> None:
+        """Lay the stages out in a row, or (``wrapped``) two above two."""
+        grid = self._stage_grid
+        for key, canvas in self.canvases.items():
+            grid.removeWidget(canvas)
+        for i, key in enumerate(self.canvases):
+            grid.addWidget(self.canvases[key], *(divmod(i, 2) if wrapped else (0, i)))
+        for c in range(4):
+            grid.setColumnStretch(c, 1 if c < (2 if wrapped else 4) else 0)
+        for r in range(2):
+            grid.setRowStretch(r, 1 if r == 0 or wrapped else 0)
+        self.wrapped = wrapped
+
+    def _layout_shape(self) -> tuple[int, int]:
+        """(rows, columns) of the stages as laid out."""
+        shown = sum(not c.isHidden() for c in self.canvases.values())
+        return (2, 2) if self.wrapped else (1, max(shown, 1))
+
+    def _values_px(self, rows: int, cols: int, width: float, height: float) -> float:
+        """The size of the smallest stage's cell values (pixels) with the stages ``rows`` × ``cols`` in
+        ``width`` × ``height``: each stage's axes and colour bar as now, the rest its cells."""
+        state = self.studio.state
+        t_q, t_k = max(len(state.query_tokens), 1), max(len(state.key_tokens), 1)
+        smallest = math.inf
+        for key, canvas in self.canvases.items():
+            if canvas.isHidden():
+                continue
+            hm = self.stages[key]
+            box = hm.plot.vb.size() if hm.plot.vb is not None else QtCore.QSizeF()
+            chrome_w = canvas.width() - box.width() if box.width() > 1 else 160
+            chrome_h = canvas.height() - box.height() if box.height() > 1 else 130
+            cell_w = (width / cols - chrome_w) / t_k
+            cell_h = (height / rows - chrome_h) / t_q
+            em = hm.overlay._chars  # the widest value, in ems of the cells' font
+            smallest = min(smallest, cell_h * hm.overlay.line_share, (cell_w - 3) / (em + 0.15))
+        return smallest
+
+    def _choose_shape(self, room: int) -> None:
+        """Two above two where the row leaves the values unreadable and two rows of stages, each with
+        every label, fit ``room`` pixels of height and write them larger; else a row."""
+        state = self.studio.state
+        t = max(len(state.query_tokens), len(state.key_tokens))
+        visible = [c for c in self.canvases.values() if not c.isHidden()]
+        width = self.scroll.viewport().width()
+        least = max((self._wrapped_min.get(k, MIN_STAGE_PX) for k, c in self.canvases.items()
+                     if not c.isHidden()), default=MIN_STAGE_PX)
+        wrap = False
+        if 1 < t <= ALL_LABELS_UP_TO and len(visible) >= 3 and room >= 2 * least:
+            in_row = self._values_px(1, len(visible), width, room)
+            wrap = in_row < READABLE_VALUE_PX and self._values_px(2, 2, width, room) > in_row + 0.5
+        if wrap != self.wrapped:
+            self._place_stages(wrap)
+
     def _size_stages(self) -> None:
         # The stages come first: as tall as square-ish cells make them, up to the whole
         # viewport; the heads' grid gets the rest (and scrolls below them).
         visible = [key for key, c in self.canvases.items() if not c.isHidden()]
         viewport = self.scroll.viewport().size()
-        across = viewport.width() / max(len(visible), 1)
-        wanted = min(int(across * 0.95), viewport.height())
+        rows, cols = self._layout_shape()
+        across = viewport.width() / cols
+        wanted = min(int(across * 0.95), viewport.height() // rows)
         # On a narrow screen (1024 pixels) the rows' titles give their room to the cells,
         # on every stage alike, so that the three stay as wide as each other.
         least = [self._stage_min.get(key, (120, MIN_STAGE_PX, 0)) for key in visible]
-        narrow = sum(w + t for w, _, t in least) > viewport.width()
+        narrow = sum(w + t for w, _, t in least[:cols]) > viewport.width()
         for key, canvas in self.canvases.items():
             self.stages[key].show_row_title(not narrow)
             width, height, title = self._stage_min.get(key, (120, MIN_STAGE_PX, 0))
+            if self.wrapped:
+                height = self._wrapped_min.get(key, height)
             size = QtCore.QSize(width + (0 if narrow else title), max(height, wanted))
             if canvas.minimumSize() != size:
                 canvas.setMinimumSize(size)
@@ -512,11 +583,6 @@ class HeatmapView(QtWidgets.QWidget):
 
     def resizeEvent(self, event):
         super().resizeEvent(event)
-        # On a short screen the pinned formula gives its room to the stages (hovering a
-        # cell still shows its formula).
-        short = event.size().height() < SHORT_VIEW_PX
-        if self.formula_panel.isVisibleTo(self) == short:
-            self.formula_panel.setVisible(not short)
         if getattr(self, "_small", None) is not None and self._small != self._small_screen():
             self._refit_timer.start()  # the labels' floor changes with the room: their least sizes too
         self._size_stages()
@@ -531,17 +597,23 @@ class HeatmapView(QtWidgets.QWidget):
         margins = top.contentsMargins()
         header = max(self.header.height(), 0 if self.head_bar.isHidden() else self.head_bar.sizeHint().height())
         taken = margins.top() + margins.bottom() + header + spacing
-        if not self.formula_panel.isHidden():
-            taken += self.formula_panel.height() + spacing
-        room = self.height() - taken  # for the stages and the grid
+        room = self.height() - taken  # for the stages, the grid and the pinned formula
+        self._choose_shape(room)
+        # On a short screen, or where the stages stand two above two, the pinned formula gives its
+        # room to the stages (hovering a cell still shows its formula).
+        formula = not self.wrapped and self.height() >= SHORT_VIEW_PX
+        if self.formula_panel.isHidden() == formula:
+            self.formula_panel.setVisible(formula)
+        if formula:
+            room -= self.formula_panel.height() + spacing
         least = self.stages_least_height()
         head_least = max(MIN_HEAD_PX, least)  # a head carries the same labels as a stage
         rows, cols = self.grid_shape
         show = self._heads_shown > 0 and room - least - spacing >= head_least
         if show:
-            visible = [c for c in self.canvases.values() if not c.isHidden()]
-            across = self.scroll.viewport().width() / max(len(visible), 1)
-            stages = max(least, min(int(across * 0.95), room - spacing - head_least))
+            rows_, cols_ = self._layout_shape()
+            across = self.scroll.viewport().width() / cols_
+            stages = max(least, min(int(across * 0.95) * rows_, room - spacing - head_least))
             grid = room - spacing - stages
             # Square-ish cells: as tall as about 0.8 of their width (labels included), never shorter
             # than their labels need; a row of heads fits the place, further rows scroll in it.
@@ -557,9 +629,12 @@ class HeatmapView(QtWidgets.QWidget):
             self.heads_scroll.setVisible(show)
 
     def stages_least_height(self) -> int:
-        """The least height of the stages' row with every label (their place scrolls below it)."""
+        """The least height of the stages with every label (their place scrolls below it)."""
         shown = [self._stage_min.get(key, (120, MIN_STAGE_PX, 0))[1] for key, c in self.canvases.items()
                  if not c.isHidden()]
+        if self.wrapped:
+            shown = [self._wrapped_min.get(key, MIN_STAGE_PX) for key, c in self.canvases.items() if not c.isHidden()]
+            return 2 * max(shown, default=MIN_STAGE_PX)
         return max(shown, default=MIN_STAGE_PX)
 
     def eventFilter(self, watched, event) -> bool:  # noqa: N802 (Qt's name)
