@@ -341,9 +341,13 @@ class HeatmapView(QtWidgets.QWidget):
             hm = self.head_maps[i]
             hm.set_title(f"head {i + 1}" + (SHOWN_MARK if i == head else ""))
             hm.set_axis_titles(row_title, col_title)
+            # The stages above name the rows; a head's small map gives the title's room to its labels'
+            # note ("1 in 3 labelled" was cut to "1 in" beside "query").
+            hm.show_row_title(False)
             values, levels, picture = self._picture(result, "head", i) or (result.weights[i], (0.0, 1.0), None)
             hm.set_data(values, masked=blocked, row_labels=q_tokens, col_labels=k_tokens,
                         levels=levels, selected_row=selected, picture=picture)
+            self._keep_labels(hm)
             if self.head_canvases[i].isHidden():
                 self.head_canvases[i].show()
             yield f"head {i + 1}"
@@ -448,10 +452,8 @@ class HeatmapView(QtWidgets.QWidget):
             grid.removeWidget(canvas)
         for i, key in enumerate(self.canvases):
             grid.addWidget(self.canvases[key], *(divmod(i, 2) if wrapped else (0, i)))
-        for c in range(4):
-            grid.setColumnStretch(c, 1 if c < (2 if wrapped else 4) else 0)
-        for r in range(2):
-            grid.setRowStretch(r, 1 if r == 0 or wrapped else 0)
+        # No stretch factors: the (expanding) stages share alike, and the column of a hidden stage (the
+        # stable softmax's, most of the time) takes no room.
         self.wrapped = wrapped
 
     def _layout_shape(self) -> tuple[int, int]:
@@ -557,6 +559,8 @@ class HeatmapView(QtWidgets.QWidget):
         """Keep the formula of cell (query ``i``, key ``j``) of heatmap ``key`` in the formula panel."""
         self.pinned = (key, int(i), int(j))
         self._show_pinned()
+        for hm in self.head_maps[: max(self._heads_shown, 0)]:
+            self._keep_labels(hm)
 
     def _show_pinned(self) -> None:
         if self.pinned is None:
@@ -580,6 +584,20 @@ class HeatmapView(QtWidgets.QWidget):
             hm.set_highlight(self.highlight.row, self.highlight.col)
         for hm in self.head_maps:
             hm.set_highlight(self.highlight.row, self.highlight.col)
+            self._keep_labels(hm)
+
+    def _keep_labels(self, hm: Heatmap) -> None:
+        """A head's small map names its query row and the pinned or pointed-at column whatever else
+        it thins, no larger than the stages' labels (their floor)."""
+        state = self.studio.state
+        pinned = self.pinned[1:] if self.pinned is not None else (None, None)
+        hm.left_axis.keep({state.query_index if state.query_tokens else None, self.highlight.row, pinned[0]})
+        hm.bottom_axis.keep({self.highlight.col, pinned[1]})
+        floor = self.stages["weights"].left_axis.min_label_px
+        for axis in (hm.left_axis, hm.bottom_axis):
+            if axis.min_label_px != floor:
+                axis.min_label_px = floor
+                axis.picture = None
 
     def resizeEvent(self, event):
         super().resizeEvent(event)

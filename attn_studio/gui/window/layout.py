@@ -294,8 +294,8 @@ class WindowLayout(QtCore.QObject):
     def give_room(self, view: QtWidgets.QWidget, docks, *, compact_only: bool = False) -> None:
         """While ``view`` is the shown tab, the open ``docks`` step aside (they come back when another
         tab is shown, and before the window closes, so that the layout kept for the next run has them).
-        ``compact_only``: only while the window is less than COMPACT_WIDTHS[1] pixels wide (a laptop's
-        1366 or a projector's 1280), where the docks share the bottom.
+        ``compact_only``: only while the window is as wide as a laptop's 1366 or a projector's 1280 pixels
+        (:meth:`compact`), where the docks share the bottom.
 
         The Heads tab needs the window's height: under the Numbers panel a 1280×720 screen left it
         about 340 px, four rows of the report card and a 50-80 px heatmap of the selected head. So do
@@ -310,8 +310,9 @@ class WindowLayout(QtCore.QObject):
         self._make_room(self.view_tabs.currentIndex())
 
     def compact(self) -> bool:
-        """True while the window is narrower than COMPACT_WIDTHS[1] pixels (its docks share the bottom)."""
-        return self.window.width() < COMPACT_WIDTHS[1]
+        """True while the window is as wide as a laptop's or a projector's screen (COMPACT_WIDTHS: 1024 up
+        to 1600 pixels), where the docks share the bottom."""
+        return COMPACT_WIDTHS[0] <= self.window.width() < COMPACT_WIDTHS[1]
 
     def _make_room(self, index: int) -> None:
         self._bring_back()
