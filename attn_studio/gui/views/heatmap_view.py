@@ -24,8 +24,10 @@ LONG_INPUT = 40  # beyond this many tokens the header says what is thinned or hi
 SMALL_SCREEN_VIEW_PX = 900  # views narrower than this (1024 × 768: 736 px) let stage labels go below 14 px
 MIN_STAGE_PX = 240  # below this the stages scroll rather than thin a dozen labels
 MIN_HEAD_PX = 200   # side of one head's heatmap in the grid
-# The heads' grid shows under the stages only where a row of heads fits whole beside them (a 1920 × 1080
-# screen); on a 1280 × 720 projector the stages keep the whole height and the head bar reaches every head.
+# The heads' grid has its own place under the stages, never taking their least height: a whole row of
+# heads where it fits, else what is left (it scrolls there), and none where less than this is left (the
+# head bar beside the title reaches every head).
+GRID_PEEK = 120
 READABLE_VALUE_PX = 9.0  # cell values smaller than this in a row: the stages go two above two if that writes them larger
 SHORT_VIEW_PX = 560  # a view shorter than this (a 720-pixel projector) gives the formula panel's room to the stages
 
@@ -607,9 +609,9 @@ class HeatmapView(QtWidgets.QWidget):
         self._size_heads()
 
     def _size_heads(self) -> None:
-        """Share the height under the header: the stages first, whole; the heads' grid below them only
-        where a row of heads fits whole beside them with every label (else the head bar reaches every
-        head), as tall as it needs or as is left (then it scrolls in its own place)."""
+        """Share the height under the header: the stages first, whole; the heads' grid below them in what
+        is left (GRID_PEEK or more; else the head bar reaches every head), a row of heads whole where it
+        fits, scrolling in its own place."""
         top = self.layout()
         spacing = top.spacing()
         margins = top.contentsMargins()
@@ -627,11 +629,13 @@ class HeatmapView(QtWidgets.QWidget):
         least = self.stages_least_height()
         head_least = max(MIN_HEAD_PX, least)  # a head carries the same labels as a stage
         rows, cols = self.grid_shape
-        show = self._heads_shown > 0 and room - least - spacing >= head_least
+        show = self._heads_shown > 0 and room - least - spacing >= GRID_PEEK
         if show:
             rows_, cols_ = self._layout_shape()
             across = self.scroll.viewport().width() / cols_
-            stages = max(least, min(int(across * 0.95) * rows_, room - spacing - head_least))
+            # A whole row of heads where it fits beside the stages' least; else what is left, scrolled.
+            wanted = min(head_least, room - spacing - least)
+            stages = max(least, min(int(across * 0.95) * rows_, room - spacing - wanted))
             grid = room - spacing - stages
             # Square-ish cells: as tall as about 0.8 of their width (labels included), never shorter
             # than their labels need; a row of heads fits the place, further rows scroll in it.
