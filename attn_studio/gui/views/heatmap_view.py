@@ -422,9 +422,9 @@ class HeatmapView(QtWidgets.QWidget):
                 if heights and t_k > 1:
                     slanted = t_k * axis.label_spacing() * (1 - axis.slack)
                     chrome_w = hm.left_axis.minimumWidth() + 76
-                    for cols in (None, 2):  # as laid out now, and two stages across
+                    for cols in (None, 2):  # in a row, and two stages across
                         shown = max(sum(not c.isHidden() for c in self.canvases.values()), 1)
-                        across = self.scroll.viewport().width() / (cols or (2 if self.wrapped else shown))
+                        across = self.scroll.viewport().width() / (cols or shown)
                         need = heights[90] if max(width, across) - chrome_w < slanted else heights[axis.ANGLE]
                         if cols is None:
                             labels_h = max(labels_h, need)
@@ -628,6 +628,10 @@ class HeatmapView(QtWidgets.QWidget):
             room -= self.formula_panel.height() + spacing
         least = self.stages_least_height()
         head_least = max(MIN_HEAD_PX, least)  # a head carries the same labels as a stage
+        # Stages wider than the view (MiniLM's 16 tokens at 1366 px) scroll sideways: their bar's height too.
+        if self.scroll.widget().minimumSizeHint().width() > self.scroll.viewport().width() + 1 \
+                or self.scroll.horizontalScrollBar().isVisible():
+            least += self.scroll.horizontalScrollBar().sizeHint().height()
         rows, cols = self.grid_shape
         show = self._heads_shown > 0 and room - least - spacing >= GRID_PEEK
         if show:
@@ -662,6 +666,10 @@ class HeatmapView(QtWidgets.QWidget):
     def eventFilter(self, watched, event) -> bool:  # noqa: N802 (Qt's name)
         if watched is self.scroll.viewport() and event.type() == QtCore.QEvent.Resize:
             self._size_stages()  # the grid took or gave back height: the stages follow
+            # Much wider or narrower (the docks stepped aside or came back): whether the column labels
+            # stand slanted or upright, and so the stages' least height, is measured again.
+            if abs(event.size().width() - event.oldSize().width()) > 20:
+                self._refit_timer.start()
         return False
 
     def keyPressEvent(self, event):
