@@ -181,6 +181,9 @@ def test_every_token_label_of_the_window_is_at_least_14_px(window, size):
             labels = [(t, px) for t, px in texts if re.match(r"^\d+: ", t) and t.split(": ", 1)[1] in tokens]
             ticks = [px for t, px in drawn_texts(view.lines) if t.isdigit()]
             assert ticks and min(ticks) >= MIN_TOKEN_PX - 0.01, ticks
+            # Thinned rows say so whole ("1 in 2", never cut to "1 in"), in a readable hand.
+            notes = [(t, px) for t, px in texts if t.startswith("1 in")]
+            assert all(re.match(r"^1 in \d+( labelled)?$", t) and px >= 10 for t, px in notes), notes
         else:
             labels = [(t, px) for t, px in texts if t in tokens]
         assert labels, type(view).__name__

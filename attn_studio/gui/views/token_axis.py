@@ -447,7 +447,7 @@ class TokenAxis(pg.AxisItem):
             # Whole in a smaller hand rather than cut to "1 in" (a head's small map beside its title).
             size = font.pixelSize() if font.pixelSize() > 0 else font_pixels(font)
             fitted = size * max(end - start - 2, 1.0) / (metrics.horizontalAdvance(text) + 2)
-            font.setPixelSize(max(1, int(fitted)))
+            font.setPixelSize(max(8, int(fitted)))
             p.setFont(font)
             metrics = QtGui.QFontMetricsF(font)
         length = metrics.horizontalAdvance(text) + 2
