@@ -252,3 +252,24 @@ def test_the_model_panel_is_whole_with_minilm_on_a_laptop(window, qtbot, minilm,
         for name in ("headScaleSpin",):
             child = panel.findChild(QtWidgets.QWidget, name)
             assert child is not None and fully_shown(child, viewport), name
+
+
+def test_numbers_brought_back_beside_the_attention_tab_stay(window):
+    """On a laptop the Numbers step aside for the Attention tab; brought back from the View menu there, they
+    stay (a lecturer editing weights while watching the heatmaps), until the layout is reset."""
+    w = window
+    fit(w, (1366, 768))
+    try:
+        assert not w.tables_dock.isVisible()
+        w.tables_dock.toggleViewAction().trigger()  # View → Numbers
+        settle(w)
+        assert w.tables_dock.isVisible()
+        w.view_tabs.setCurrentWidget(w.pipeline_view)
+        settle(w)
+        w.view_tabs.setCurrentWidget(w.heatmap_view)
+        settle(w)
+        assert w.tables_dock.isVisible()
+        assert_stages_whole(w, "with the Numbers")  # the stages fit the shorter view (a row, or scrolled labels)
+    finally:
+        w.reset_layout()
+        settle(w)

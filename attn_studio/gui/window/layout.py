@@ -149,6 +149,7 @@ class WindowLayout(QtCore.QObject):
         self._roomy: dict = {}  # view -> the docks that step aside while it is shown (give_room)
         self._roomy_compact: dict = {}  # the same on a window up to COMPACT_WIDTHS[1] wide (give_room)
         self._compact: bool | None = None  # the window as wide as that when room was last made
+        self._kept_open: set = set()  # views beside which the person brought the docks back (View menu)
         self._set_aside: list[QtWidgets.QDockWidget] = []  # the docks stepped aside for the current view
         self._fitted_size: QtCore.QSize | None = None  # the size fit_to_screen gave for the window's own screen
         self._open: set | None = None  # the docks open (not closed) when the window last kept to its screen
@@ -307,6 +308,12 @@ class WindowLayout(QtCore.QObject):
             # the second's step aside.
             self.view_tabs.currentChanged.connect(self._make_room)
         (self._roomy_compact if compact_only else self._roomy)[view] = tuple(docks)
+        if compact_only:
+            for dock in docks:
+                # Brought back from the View menu while this tab is shown: the person's choice stays.
+                dock.toggleViewAction().triggered.connect(
+                    lambda on, view=view: on and self.view_tabs.currentWidget() is view
+                    and self._kept_open.add(view))
         self._make_room(self.view_tabs.currentIndex())
 
     def compact(self) -> bool:
@@ -318,7 +325,8 @@ class WindowLayout(QtCore.QObject):
         self._bring_back()
         view = self.view_tabs.widget(index)
         self._compact = self.compact()
-        docks = self._roomy.get(view) or (self._roomy_compact.get(view, ()) if self._compact else ())
+        compact = self._compact and view not in self._kept_open
+        docks = self._roomy.get(view) or (self._roomy_compact.get(view, ()) if compact else ())
         for dock in docks:
             if dock.isVisible() and not dock.isFloating():
                 dock.hide()
@@ -422,6 +430,7 @@ class WindowLayout(QtCore.QObject):
             dock.show()
             dock.setFloating(False)
         self._set_aside = []
+        self._kept_open.clear()
         self.fit_to_screen()
         if self._roomy:
             self._make_room(self.view_tabs.currentIndex())  # the shown tab keeps its room
