@@ -1,5 +1,6 @@
-"""The heatmap panel: raw scores -> logits (scaled when scaling is on) -> weights of the chosen head,
-then every head in an even grid, and the formula of a clicked cell."""
+"""The heatmap panel: raw scores -> logits (scaled when scaling is on) -> weights of the chosen head (in
+a row, or two above two where a row is too narrow for the cells' values), a head bar that chooses the
+head, every head in an even grid in the height left under them, and the formula of a clicked cell."""
 
 from __future__ import annotations
 
@@ -131,7 +132,6 @@ class HeatmapView(QtWidgets.QWidget):
         self.head_canvases: list[HeatmapCanvas] = []
         self._heads_shown = -1  # nothing laid out yet
         self.grid_shape = (0, 0)  # (rows, columns) of the heads' grid
-        self._outer = outer
 
         # A clicked cell's formula stays here, large and selectable, until another cell is clicked.
         # Read-only text: selectable, and it scrolls when a wide model's formula is long,
