@@ -627,7 +627,9 @@ class HeatmapView(QtWidgets.QWidget):
         if formula:
             room -= self.formula_panel.height() + spacing
         least = self.stages_least_height()
-        head_least = max(MIN_HEAD_PX, least)  # a head carries the same labels as a stage
+        one = max((self._stage_min.get(k, (120, MIN_STAGE_PX, 0))[1] for k, c in self.canvases.items()
+                   if not c.isHidden()), default=MIN_STAGE_PX)
+        head_least = max(MIN_HEAD_PX, one)  # a head carries the same labels as a stage in a row
         # Stages wider than the view (MiniLM's 16 tokens at 1366 px) scroll sideways: their bar's height too.
         if self.scroll.widget().minimumSizeHint().width() > self.scroll.viewport().width() + 1 \
                 or self.scroll.horizontalScrollBar().isVisible():

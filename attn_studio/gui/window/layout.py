@@ -357,6 +357,9 @@ class WindowLayout(QtCore.QObject):
             if w.isVisible():
                 frame = w.frameGeometry().size() - w.geometry().size()
         height = min(900, available.height()) - frame.height()
+        # Docks stepped aside for the shown tab are sized too: back for the sizing, aside again after.
+        aside = bool(self._set_aside)
+        self._bring_back()
         narrow = available.width() < NARROW_WIDTH
         self.side_limit = int(available.width() * 0.25) if narrow else None
         self.screen_width = available.width()
@@ -375,6 +378,9 @@ class WindowLayout(QtCore.QObject):
             w.resizeDocks([w.variance_dock], [max(int(height * 0.31), COMPACT_PLOT_DOCK)], QtCore.Qt.Vertical)
         if own and w.isVisible():
             self.keep_on_screen()
+        if aside or (self._roomy_compact and w.isVisible()):
+            # Once the docks have taken their sizes (a dock hidden in the turn it was sized forgets them).
+            QtCore.QTimer.singleShot(0, self, lambda: self._make_room(self.view_tabs.currentIndex()))
 
     def _fit_frame(self) -> None:
         w = self.window
