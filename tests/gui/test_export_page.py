@@ -205,8 +205,8 @@ def test_compare_draws_every_label_at_1280(window):
 
 
 def test_the_sqrt_dk_plots_are_tall_enough_at_720(window):
-    screen(window, 1280, 720)
     window.view_tabs.setCurrentWidget(window.pipeline_view)  # the plots step aside for the Attention tab
+    screen(window, 1280, 720)
     window.variance_dock.raise_()
     settle(window)
     for plot in (window.variance_plot.variance, window.variance_plot.saturation):

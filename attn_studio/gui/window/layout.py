@@ -379,8 +379,7 @@ class WindowLayout(QtCore.QObject):
         if own and w.isVisible():
             self.keep_on_screen()
         if aside or (self._roomy_compact and w.isVisible()):
-            # Once the docks have taken their sizes (a dock hidden in the turn it was sized forgets them).
-            QtCore.QTimer.singleShot(0, self, lambda: self._make_room(self.view_tabs.currentIndex()))
+            self._make_room(self.view_tabs.currentIndex())
 
     def _fit_frame(self) -> None:
         w = self.window
