@@ -180,6 +180,12 @@ def test_heads_are_equal_squareish_cells(window, heads):
     window.studio.update(heads=heads, d_model=24)
     screen(window, 1280, 720)
     view = window.heatmap_view
+    # At 1280×720 the stages keep the height and the head bar reaches every head; the grid shows in a
+    # taller window of that width.
+    assert view.head_bar.count() == heads and not view.heads_scroll.isVisible()
+    window.resize(1280, 1500)
+    settle(window)
+    assert view.heads_scroll.isVisible()
     sizes = {(c.width(), c.height()) for c in view.head_canvases[:view.heads_shown]}
     assert view.heads_shown == heads
     widths, heights = {w for w, _ in sizes}, {h for _, h in sizes}
@@ -199,6 +205,7 @@ def test_compare_draws_every_label_at_1280(window):
 
 
 def test_the_sqrt_dk_plots_are_tall_enough_at_720(window):
+    window.view_tabs.setCurrentWidget(window.pipeline_view)  # the plots step aside for the Attention tab
     screen(window, 1280, 720)
     window.variance_dock.raise_()
     settle(window)
@@ -222,9 +229,10 @@ def test_present_fills_its_screen_and_leaves_the_window_as_it_was(window):
 @pytest.mark.xfail(strict=True, reason="known bug: with the Numbers tabbed beside the plot at 1280x720, the first "
                    "zoom in and back leaves the bottom dock 3 px shorter (284 -> 281 px); later cycles are stable")
 def test_zooming_in_and_back_restores_the_layout(window):
+    window.view_tabs.setCurrentWidget(window.pipeline_view)  # beside which the bottom docks are shown
     screen(window, 1280, 720)
     settle(window)  # the docks take their final sizes a turn after the window's resize
-    parts = (window.controls_dock, window.variance_dock, window.heatmap_view, window.central_scroll)
+    parts = (window.controls_dock, window.variance_dock, window.pipeline_view, window.central_scroll)
     before = [p.size() for p in parts]
     window.set_zoom(1.5)
     settle(window)

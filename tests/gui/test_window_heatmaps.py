@@ -121,8 +121,16 @@ def visible_head_maps(view) -> list:
     return [hm for hm, canvas in zip(view.head_maps, view.head_canvases) if canvas.isVisible()]
 
 
+def room_for_the_heads(w) -> None:
+    """A window tall enough for the grid of heads under the stages (on a shorter one the stages keep
+    the height and the head bar reaches every head)."""
+    w.resize(1700, 1100)
+    settle(w)
+
+
 def test_head_count_follows_the_spin_box(window, qtbot):
     w = window
+    room_for_the_heads(w)
     w.load_preset("animal")
     settle(w)
     spin = find(w, QtWidgets.QSpinBox, "headsSpin")
@@ -176,6 +184,7 @@ def test_head_count_follows_the_spin_box(window, qtbot):
 
 def test_fewer_heads_than_the_selected_head_is_accepted(window, qtbot):
     w = window
+    room_for_the_heads(w)
     w.load_preset("animal")
     spin = find(w, QtWidgets.QSpinBox, "headsSpin")
     combo = find(w, QtWidgets.QComboBox, "headCombo")
@@ -251,6 +260,7 @@ def test_a_new_heads_grid_shows_each_head_when_its_numbers_are_set(window, qtbot
     canvas in one stall: the grid is laid out with each cell kept, and a head's canvas is shown in
     the step that sets its numbers."""
     view = window.heatmap_view
+    room_for_the_heads(window)
     window.studio.update(heads=1, projections=True)
     settle(window)
     assert view.heads_shown == 0

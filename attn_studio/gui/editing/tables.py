@@ -11,6 +11,8 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 # The model lives beside the view; it is imported from here as it always was.
 from .matrix_model import MatrixModel, display_number, parse_clipboard  # noqa: F401
+from .. import presentation
+from ..views.token_axis import MIN_LABEL_PX, font_pixels
 
 SAME_SHAPE_MEASURED = 4  # numbers of one shape measured per column (digit widths can differ a little)
 
@@ -97,7 +99,24 @@ class MatrixTable(QtWidgets.QTableView):
         for signal in (model.modelReset, model.headerDataChanged):
             signal.connect(self._refit)
         model.dataChanged.connect(self._refit_changed)
+        self._fit_header_font()
         self.fit_columns()
+
+    def _fit_header_font(self) -> None:
+        """The rows' and columns' labels (the tokens, d1 …) at least as large as the heatmaps' token
+        labels (MIN_LABEL_PX at 100 %), else in the table's font: the numbers stay compact, the
+        tokens read from the back of the room."""
+        font = QtGui.QFont(self.font())
+        least = MIN_LABEL_PX * min(presentation.STYLE.zoom, 1.0)
+        if font_pixels(font) < least:
+            font.setPixelSize(int(-(-least // 1)))
+        for header in (self.verticalHeader(), self.horizontalHeader()):
+            if header.font() != font:
+                header.setFont(font)
+        # Rows as tall as their labels need.
+        rows = max(int(self.fontMetrics().height() * 1.5) + 2, QtGui.QFontMetrics(font).height() + 6)
+        if self.verticalHeader().defaultSectionSize() != rows:
+            self.verticalHeader().setDefaultSectionSize(rows)
 
     def _refit(self, *args) -> None:
         self._fit_next, self._fit_stop = 0, None
@@ -266,7 +285,7 @@ class MatrixTable(QtWidgets.QTableView):
         table; the columns are fitted at once (as many as the budget allows, the rest in the next
         event-loop turns), so a zoom never shows a number elided, not even for a frame.
         """
-        self.verticalHeader().setDefaultSectionSize(int(self.fontMetrics().height() * 1.5) + 2)
+        self._fit_header_font()
         self._fit_timer.stop()
         self._fit_next = 0
         self.fit_columns()
@@ -274,7 +293,8 @@ class MatrixTable(QtWidgets.QTableView):
     def changeEvent(self, event):
         super().changeEvent(event)
         if event.type() == QtCore.QEvent.FontChange:
-            # A new font (however it came): the numbers need other widths.
+            # A new font (however it came): the numbers need other widths, the labels another size.
+            self._fit_header_font()
             self._refit()
 
     def fitting(self) -> bool:

@@ -1,7 +1,10 @@
-"""The heatmap panel: raw scores -> logits (scaled when scaling is on) -> weights of the chosen head,
-then every head in an even grid, and the formula of a clicked cell."""
+"""The heatmap panel: raw scores -> logits (scaled when scaling is on) -> weights of the chosen head (in
+a row, or two above two where a row is too narrow for the cells' values), a head bar that chooses the
+head, every head in an even grid in the height left under them, and the formula of a clicked cell."""
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 from PySide6 import QtCore, QtGui, QtWidgets
@@ -22,6 +25,11 @@ LONG_INPUT = 40  # beyond this many tokens the header says what is thinned or hi
 SMALL_SCREEN_VIEW_PX = 900  # views narrower than this (1024 × 768: 736 px) let stage labels go below 14 px
 MIN_STAGE_PX = 240  # below this the stages scroll rather than thin a dozen labels
 MIN_HEAD_PX = 200   # side of one head's heatmap in the grid
+# The heads' grid has its own place under the stages, never taking their least height: a whole row of
+# heads where it fits, else what is left (it scrolls there), and none where less than this is left (the
+# head bar beside the title reaches every head).
+GRID_PEEK = 120
+READABLE_VALUE_PX = 9.0  # cell values smaller than this in a row: the stages go two above two if that writes them larger
 SHORT_VIEW_PX = 560  # a view shorter than this (a 720-pixel projector) gives the formula panel's room to the stages
 
 
@@ -41,9 +49,32 @@ class HeatmapView(QtWidgets.QWidget):
         top = view_layout(self, spacing=2)
         self.header = caption_label("heatmapHeader")
         self.header.setAlignment(QtCore.Qt.AlignCenter)
-        top.addWidget(self.header)
-        # The heatmaps scroll when the window is too small for their labels
-        # (a projector at 1280×720 with many heads), rather than thin or squash them.
+        self.header.setToolTip("Click a row to follow another token; click a cell to keep its formula.")
+        header_row = QtWidgets.QHBoxLayout()
+        header_row.setSpacing(6)
+        top.addLayout(header_row)
+        # One tab per head: the chosen head's scores → logits → weights, one click away for every head
+        # (the heads' grid below needs more height than a projector has).
+        self.head_bar = QtWidgets.QTabBar()
+        self.head_bar.setObjectName("headBar")
+        self.head_bar.setDocumentMode(True)
+        self.head_bar.setExpanding(False)
+        self.head_bar.setUsesScrollButtons(True)
+        self.head_bar.setElideMode(QtCore.Qt.ElideNone)
+        self.head_bar.setDrawBase(False)
+        self.head_bar.setToolTip("Show this head's scores, logits and weights")
+        # As tall as the header's line: on a 720-pixel projector the stages need every pixel of height.
+        self.head_bar.setStyleSheet("QTabBar::tab { padding: 1px 8px; min-width: 14px; }")
+        self.head_bar.currentChanged.connect(self._on_head_tab)
+        self.head_title = QtWidgets.QLabel("head")
+        self.head_title.setObjectName("headBarTitle")
+        for part in (self.head_bar, self.head_title):
+            part.hide()
+        header_row.addWidget(self.head_title)
+        header_row.addWidget(self.head_bar)
+        header_row.addWidget(self.header, 1)
+        # The stages scroll only when the window is too small for their labels (a 1024 × 768 screen
+        # zoomed in), rather than thin or squash them; the heads' grid has a place of its own below.
         self.scroll = QtWidgets.QScrollArea()
         self.scroll.setObjectName("heatmapScroll")
         self.scroll.setWidgetResizable(True)
@@ -55,9 +86,13 @@ class HeatmapView(QtWidgets.QWidget):
         outer = QtWidgets.QVBoxLayout(body)
         outer.setContentsMargins(0, 0, 0, 0)
         outer.setSpacing(2)
-        stage_row = QtWidgets.QHBoxLayout()
-        stage_row.setSpacing(0)
-        outer.addLayout(stage_row, 3)
+        # The stages stand in a row (scores → logits → weights); where the row is too narrow for the
+        # cells' values and the view tall enough, two above two (the scores and logits, then the
+        # weights): an 11-token sentence at 1366 × 768 shows every value so.
+        self._stage_grid = QtWidgets.QGridLayout()
+        self._stage_grid.setSpacing(0)
+        outer.addLayout(self._stage_grid, 1)
+        self.wrapped = False  # two above two (True) or a row
         self.stages = {
             "scores": Heatmap("raw scores q·k", SCORES_CMAP),
             "logits": Heatmap("logits", SCORES_CMAP),
@@ -72,9 +107,10 @@ class HeatmapView(QtWidgets.QWidget):
             canvas = HeatmapCanvas(heatmap, with_bar=key != "stable")  # stable shares the weights' 0..1 bar
             canvas.setMinimumHeight(MIN_STAGE_PX)
             self.canvases[key] = canvas
-            stage_row.addWidget(canvas, 1)
             canvas.scene().sigMouseClicked.connect(self._on_click)
             canvas.tooltip_provider = self.tooltip_for
+        self._place_stages(False)
+        self.scroll.viewport().installEventFilter(self)
         self.stage_bars = {key: c.bar for key, c in self.canvases.items() if c.bar is not None}
         self.canvases["stable"].hide()
 
@@ -83,12 +119,19 @@ class HeatmapView(QtWidgets.QWidget):
         self._heads_grid = QtWidgets.QGridLayout(self.heads_widget)
         self._heads_grid.setContentsMargins(0, 0, 0, 0)
         self._heads_grid.setSpacing(0)
-        outer.addWidget(self.heads_widget, 2)
+        # Its own scrolled place under the stages: a scroll bar there never covers a stage's colour bar.
+        self.heads_scroll = QtWidgets.QScrollArea()
+        self.heads_scroll.setObjectName("headsScroll")
+        self.heads_scroll.setWidgetResizable(True)
+        self.heads_scroll.setFrameShape(QtWidgets.QFrame.NoFrame)
+        self.heads_scroll.setHorizontalScrollBarPolicy(QtCore.Qt.ScrollBarAlwaysOff)
+        self.heads_scroll.setWidget(self.heads_widget)
+        self.heads_scroll.hide()
+        top.addWidget(self.heads_scroll)
         self.head_maps: list[Heatmap] = []
         self.head_canvases: list[HeatmapCanvas] = []
         self._heads_shown = -1  # nothing laid out yet
         self.grid_shape = (0, 0)  # (rows, columns) of the heads' grid
-        self._outer = outer
 
         # A clicked cell's formula stays here, large and selectable, until another cell is clicked.
         # Read-only text: selectable, and it scrolls when a wide model's formula is long,
@@ -108,6 +151,7 @@ class HeatmapView(QtWidgets.QWidget):
         top.addWidget(self.formula_panel)
         self.pinned: tuple[str, int, int] | None = None  # (heatmap key, query, key) of the pinned formula
         self._stage_min: dict[str, tuple[int, int, int]] = {}  # each stage's least size for its labels, its title
+        self._wrapped_min: dict[str, int] = {}  # each stage's least height two stages across
         self._title_room = 0  # the rows' title's width, once measured
         # A zoom step changes the labels' font: the stages' least sizes are measured again once the
         # axes have it (restyle() gives it to them after the widgets' font, in the same turn).
@@ -185,7 +229,6 @@ class HeatmapView(QtWidgets.QWidget):
         for r in range(max(self._heads_grid.rowCount(), rows)):
             self._heads_grid.setRowStretch(r, 1 if r < rows else 0)
         self.heads_widget.setVisible(shown > 0)
-        self._outer.setStretch(1, 2 * rows)  # 0: stages, 1: heads
         self.grid_shape = (rows, cols)
         self._heads_shown = shown
         self._size_heads()
@@ -240,7 +283,6 @@ class HeatmapView(QtWidgets.QWidget):
         selected = state.query_index if q_tokens else None
         scores = result.scores[head]
         logits = result.logits[head]
-        head_label = f"head {head + 1}: " if n_heads > 1 else ""
         # What the engine did, not what the switch says: additive scores are never scaled,
         # and a temperature alone divides by T, not by √d_k.
         if result.scale_factor != 1.0:
@@ -265,9 +307,10 @@ class HeatmapView(QtWidgets.QWidget):
         long_note = (f" <span style='color:#a05a00'><b>Long input ({n} tokens):</b> labels are drawn smaller "
                      f"(thinned where even that cannot fit: the axis says so) and values hidden in small cells; "
                      f"hover a cell for its numbers.</span>" if n > LONG_INPUT else "")
+        self._show_head_bar(n_heads, head)
         self.header.setText(
-            f"<b>{head_label}</b>scores → {logits_word} → weights{mask_note}; "
-            f"the outlined row is the query {query}. Click a row to follow another token.{overflow_note}{long_note}")
+            f"scores → {logits_word} → weights{mask_note}; "
+            f"the outlined row is the query {query}.{overflow_note}{long_note}")
         self.stages["scores"].set_title(scores_title(state))
         self.stages["logits"].set_title(logits_title(state, result, self.digits))
         self.stages["weights"].set_title("weights: softmax" if state.softmax != "sum" else "weights: x / Σx")
@@ -329,9 +372,13 @@ class HeatmapView(QtWidgets.QWidget):
                 hm = self.head_maps[i]
                 hm.set_title(f"head {i + 1}" + (SHOWN_MARK if i == head else ""))
                 hm.set_axis_titles(row_title, col_title)
+                # The stages above name the rows; a head's small map gives the title's room to its labels'
+                # note ("1 in 3 labelled" was cut to "1 in" beside "query").
+                hm.show_row_title(False)
                 values, levels, picture = self._picture(result, "head", i) or (result.weights[i], (0.0, 1.0), None)
                 hm.set_data(values, masked=blocked, row_labels=q_tokens, col_labels=k_tokens,
                             levels=levels, selected_row=selected, picture=picture)
+                self._keep_labels(hm)
                 if self.head_canvases[i].isHidden():
                     self.head_canvases[i].show()
                 release(self.head_canvases[i])
@@ -350,6 +397,31 @@ class HeatmapView(QtWidgets.QWidget):
         painting, self._painting = self._painting, []
         for canvas in painting:
             canvas.scene().prepareForPaint()
+
+    def _show_head_bar(self, n_heads: int, head: int) -> None:
+        """One tab per head (none with one head), the shown head's current."""
+        bar = self.head_bar
+        blocked = bar.blockSignals(True)
+        try:
+            while bar.count() > n_heads:
+                bar.removeTab(bar.count() - 1)
+            while bar.count() < n_heads:
+                bar.addTab(str(bar.count() + 1))
+                bar.setTabToolTip(bar.count() - 1, f"head {bar.count()}: its scores, logits and weights")
+            if 0 <= head < bar.count() and bar.currentIndex() != head:
+                bar.setCurrentIndex(head)
+        finally:
+            bar.blockSignals(blocked)
+        if bar.isHidden() == (n_heads > 1):
+            bar.setVisible(n_heads > 1)
+            self.head_title.setVisible(n_heads > 1)
+            self._size_heads()
+
+    def _on_head_tab(self, index: int) -> None:
+        # A person chose a head: its scores, logits and weights become the stages (as the Model panel's
+        # "show head" does).
+        if index >= 0 and index != self.studio.state.shown_head:
+            self.studio.select(head=index)
 
     def _small_screen(self) -> bool:
         # Narrower than the views get on a 1280-pixel screen (a 1024 × 768 projector): there the
@@ -380,13 +452,35 @@ class HeatmapView(QtWidgets.QWidget):
                 bar = canvas.bar.geometry().width() if canvas.bar is not None and canvas.bar.geometry().width() > 0 \
                     else (60 if canvas.bar is not None else 0)
                 chrome = hm.left_axis.minimumWidth() + bar + 16  # margins and spacing of the canvas
-                width = int(chrome - title + t_k * hm.bottom_axis.min_label_spacing()) + 1
+                # A few per cent to spare: a zoomed font's line is not exactly the floor's (MiniLM's
+                # columns at 115 % were thinned to 1 in 2 at the bare least width).
+                width = int(chrome - title + t_k * hm.bottom_axis.min_label_spacing() * 1.08) + 1
             if t_q <= ALL_LABELS_UP_TO:
-                chrome = 40 + hm.bottom_axis.minimumHeight() + 16  # title, slanted labels, margins
-                height = max(height, int(chrome + t_q * hm.left_axis.min_label_spacing()) + 1)
+                # The column labels' height at the angle they will be drawn at: upright where the stage's
+                # width leaves too little room for slanted ones (MiniLM's 16 tokens at 1280 × 720), and
+                # upright labels are taller (measured as slanted, the rows were thinned to 1 in 2).
+                axis = hm.bottom_axis
+                labels_h = wrapped_h = axis.minimumHeight()
+                heights = getattr(axis, "_heights", None)
+                if heights and t_k > 1:
+                    slanted = t_k * axis.label_spacing() * (1 - axis.slack)
+                    chrome_w = hm.left_axis.minimumWidth() + 76
+                    for cols in (None, 2):  # in a row, and two stages across
+                        shown = max(sum(not c.isHidden() for c in self.canvases.values()), 1)
+                        across = self.scroll.viewport().width() / (cols or shown)
+                        need = heights[90] if max(width, across) - chrome_w < slanted else heights[axis.ANGLE]
+                        if cols is None:
+                            labels_h = max(labels_h, need)
+                        else:
+                            wrapped_h = max(wrapped_h, need)
+                rows_h = t_q * hm.left_axis.min_label_spacing()
+                height = max(height, int(40 + labels_h + 16 + rows_h) + 1)  # title, column labels, margins
+                self._wrapped_min[key] = max(MIN_STAGE_PX, int(40 + wrapped_h + 16 + rows_h) + 1)
             self._stage_min[key] = (width, height, int(title or self._title_room))
             self._title_room = max(self._title_room, int(title))
-        return self._size_stages()
+        changed = self._size_stages()
+        self._size_heads()
+        return changed
 
     def _refit_stages(self) -> None:
         state = self.studio.state
@@ -397,21 +491,75 @@ class HeatmapView(QtWidgets.QWidget):
         if event.type() == QtCore.QEvent.FontChange:
             self._refit_timer.start()
 
+    def _place_stages(self, wrapped: bool) -> None:
+        """Lay the stages out in a row, or (``wrapped``) two above two."""
+        grid = self._stage_grid
+        for key, canvas in self.canvases.items():
+            grid.removeWidget(canvas)
+        for i, key in enumerate(self.canvases):
+            grid.addWidget(self.canvases[key], *(divmod(i, 2) if wrapped else (0, i)))
+        # No stretch factors: the (expanding) stages share alike, and the column of a hidden stage (the
+        # stable softmax's, most of the time) takes no room.
+        self.wrapped = wrapped
+
+    def _layout_shape(self) -> tuple[int, int]:
+        """(rows, columns) of the stages as laid out."""
+        shown = sum(not c.isHidden() for c in self.canvases.values())
+        return (2, 2) if self.wrapped else (1, max(shown, 1))
+
+    def _values_px(self, rows: int, cols: int, width: float, height: float) -> float:
+        """The size of the smallest stage's cell values (pixels) with the stages ``rows`` × ``cols`` in
+        ``width`` × ``height``: each stage's axes and colour bar as now, the rest its cells."""
+        state = self.studio.state
+        t_q, t_k = max(len(state.query_tokens), 1), max(len(state.key_tokens), 1)
+        smallest = math.inf
+        for key, canvas in self.canvases.items():
+            if canvas.isHidden():
+                continue
+            hm = self.stages[key]
+            box = hm.plot.vb.size() if hm.plot.vb is not None else QtCore.QSizeF()
+            chrome_w = canvas.width() - box.width() if box.width() > 1 else 160
+            chrome_h = canvas.height() - box.height() if box.height() > 1 else 130
+            cell_w = (width / cols - chrome_w) / t_k
+            cell_h = (height / rows - chrome_h) / t_q
+            em = hm.overlay._chars  # the widest value, in ems of the cells' font
+            smallest = min(smallest, cell_h * hm.overlay.line_share, (cell_w - 3) / (em + 0.15))
+        return smallest
+
+    def _choose_shape(self, room: int) -> None:
+        """Two above two where the row leaves the values unreadable and two rows of stages, each with
+        every label, fit ``room`` pixels of height and write them larger; else a row."""
+        state = self.studio.state
+        t = max(len(state.query_tokens), len(state.key_tokens))
+        visible = [c for c in self.canvases.values() if not c.isHidden()]
+        width = self.scroll.viewport().width()
+        least = max((self._wrapped_min.get(k, MIN_STAGE_PX) for k, c in self.canvases.items()
+                     if not c.isHidden()), default=MIN_STAGE_PX)
+        wrap = False
+        if 1 < t <= ALL_LABELS_UP_TO and len(visible) >= 3 and room >= 2 * least:
+            in_row = self._values_px(1, len(visible), width, room)
+            wrap = in_row < READABLE_VALUE_PX and self._values_px(2, 2, width, room) > in_row + 0.5
+        if wrap != self.wrapped:
+            self._place_stages(wrap)
+
     def _size_stages(self) -> bool:
         # The stages come first: as tall as square-ish cells make them, up to the whole
         # viewport; the heads' grid gets the rest (and scrolls below them).
         visible = [key for key, c in self.canvases.items() if not c.isHidden()]
         viewport = self.scroll.viewport().size()
-        across = viewport.width() / max(len(visible), 1)
-        wanted = min(int(across * 0.95), viewport.height())
+        rows, cols = self._layout_shape()
+        across = viewport.width() / cols
+        wanted = min(int(across * 0.95), viewport.height() // rows)
         # On a narrow screen (1024 pixels) the rows' titles give their room to the cells,
         # on every stage alike, so that the three stay as wide as each other.
         least = [self._stage_min.get(key, (120, MIN_STAGE_PX, 0)) for key in visible]
-        narrow = sum(w + t for w, _, t in least) > viewport.width()
+        narrow = sum(w + t for w, _, t in least[:cols]) > viewport.width()
         changed = False
         for key, canvas in self.canvases.items():
             self.stages[key].show_row_title(not narrow)
             width, height, title = self._stage_min.get(key, (120, MIN_STAGE_PX, 0))
+            if self.wrapped:
+                height = self._wrapped_min.get(key, height)
             size = QtCore.QSize(width + (0 if narrow else title), max(height, wanted))
             if canvas.minimumSize() != size:
                 canvas.setMinimumSize(size)
@@ -460,6 +608,8 @@ class HeatmapView(QtWidgets.QWidget):
         """Keep the formula of cell (query ``i``, key ``j``) of heatmap ``key`` in the formula panel."""
         self.pinned = (key, int(i), int(j))
         self._show_pinned()
+        for hm in self.head_maps[: max(self._heads_shown, 0)]:
+            self._keep_labels(hm)
 
     def _show_pinned(self) -> None:
         if self.pinned is None:
@@ -483,35 +633,93 @@ class HeatmapView(QtWidgets.QWidget):
             hm.set_highlight(self.highlight.row, self.highlight.col)
         for hm in self.head_maps:
             hm.set_highlight(self.highlight.row, self.highlight.col)
+            self._keep_labels(hm)
+
+    def _keep_labels(self, hm: Heatmap) -> None:
+        """A head's small map names its query row and the pinned or pointed-at column whatever else
+        it thins, no larger than the stages' labels (their floor)."""
+        state = self.studio.state
+        pinned = self.pinned[1:] if self.pinned is not None else (None, None)
+        hm.left_axis.keep({state.query_index if state.query_tokens else None, self.highlight.row, pinned[0]})
+        hm.bottom_axis.keep({self.highlight.col, pinned[1]})
+        floor = self.stages["weights"].left_axis.min_label_px
+        for axis in (hm.left_axis, hm.bottom_axis):
+            if axis.min_label_px != floor:
+                axis.min_label_px = floor
+                axis.picture = None
 
     def resizeEvent(self, event):
         super().resizeEvent(event)
-        # On a short screen the pinned formula gives its room to the stages (hovering a
-        # cell still shows its formula).
-        short = event.size().height() < SHORT_VIEW_PX
-        if self.formula_panel.isVisibleTo(self) == short:
-            self.formula_panel.setVisible(not short)
         if getattr(self, "_small", None) is not None and self._small != self._small_screen():
             self._refit_timer.start()  # the labels' floor changes with the room: their least sizes too
         self._size_stages()
         self._size_heads()
 
     def _size_heads(self) -> None:
-        # Square-ish cells: as tall as about 0.8 of their width (labels included),
-        # never smaller than MIN_HEAD_PX; the panel scrolls when they do not fit.
+        """Share the height under the header: the stages first, whole; the heads' grid below them in what
+        is left (GRID_PEEK or more; else the head bar reaches every head), a row of heads whole where it
+        fits, scrolling in its own place."""
+        top = self.layout()
+        spacing = top.spacing()
+        margins = top.contentsMargins()
+        header = max(self.header.height(), 0 if self.head_bar.isHidden() else self.head_bar.sizeHint().height())
+        taken = margins.top() + margins.bottom() + header + spacing
+        room = self.height() - taken  # for the stages, the grid and the pinned formula
+        self._choose_shape(room)
+        # On a short screen, or where the stages stand two above two, the pinned formula gives its
+        # room to the stages (hovering a cell still shows its formula).
+        formula = not self.wrapped and self.height() >= SHORT_VIEW_PX
+        if self.formula_panel.isHidden() == formula:
+            self.formula_panel.setVisible(formula)
+        if formula:
+            room -= self.formula_panel.height() + spacing
+        least = self.stages_least_height()
+        one = max((self._stage_min.get(k, (120, MIN_STAGE_PX, 0))[1] for k, c in self.canvases.items()
+                   if not c.isHidden()), default=MIN_STAGE_PX)
+        head_least = max(MIN_HEAD_PX, one)  # a head carries the same labels as a stage in a row
+        # Stages wider than the view (MiniLM's 16 tokens at 1366 px) scroll sideways: their bar's height too.
+        if self.scroll.widget().minimumSizeHint().width() > self.scroll.viewport().width() + 1 \
+                or self.scroll.horizontalScrollBar().isVisible():
+            least += self.scroll.horizontalScrollBar().sizeHint().height()
         rows, cols = self.grid_shape
-        if not rows:
-            return
-        width = self.scroll.viewport().width() / cols
-        side = int(max(MIN_HEAD_PX, min(width * 0.8, 420)))
-        # As wide as the view shows, not as the stages above (wider than the view, they scroll): the heads keep
-        # their size when a sentence of another length widens the stages, and none is cut at the right edge.
-        widest = max(self.scroll.viewport().width(), self._heads_grid.minimumSize().width())
-        if self.heads_widget.maximumWidth() != widest:
-            self.heads_widget.setMaximumWidth(widest)
-        for canvas in self.head_canvases[: self._heads_shown]:
-            if canvas.minimumHeight() != side:
-                canvas.setMinimumHeight(side)
+        show = self._heads_shown > 0 and room - least - spacing >= GRID_PEEK
+        if show:
+            rows_, cols_ = self._layout_shape()
+            across = self.scroll.viewport().width() / cols_
+            # A whole row of heads where it fits beside the stages' least; else what is left, scrolled.
+            wanted = min(head_least, room - spacing - least)
+            stages = max(least, min(int(across * 0.95) * rows_, room - spacing - wanted))
+            grid = room - spacing - stages
+            # Square-ish cells: as tall as about 0.8 of their width (labels included), never shorter
+            # than their labels need; a row of heads fits the place, further rows scroll in it.
+            width = self.scroll.viewport().width() / cols
+            side = int(max(head_least, width * 0.5 + 1, min(width * 0.8, 420, grid)))
+            for canvas in self.head_canvases[: self._heads_shown]:
+                if canvas.minimumHeight() != side:
+                    canvas.setMinimumHeight(side)
+            grid = min(grid, rows * side)
+            if self.heads_scroll.maximumHeight() != grid:
+                self.heads_scroll.setFixedHeight(grid)
+        if self.heads_scroll.isHidden() == show:
+            self.heads_scroll.setVisible(show)
+
+    def stages_least_height(self) -> int:
+        """The least height of the stages with every label (their place scrolls below it)."""
+        shown = [self._stage_min.get(key, (120, MIN_STAGE_PX, 0))[1] for key, c in self.canvases.items()
+                 if not c.isHidden()]
+        if self.wrapped:
+            shown = [self._wrapped_min.get(key, MIN_STAGE_PX) for key, c in self.canvases.items() if not c.isHidden()]
+            return 2 * max(shown, default=MIN_STAGE_PX)
+        return max(shown, default=MIN_STAGE_PX)
+
+    def eventFilter(self, watched, event) -> bool:  # noqa: N802 (Qt's name)
+        if watched is self.scroll.viewport() and event.type() == QtCore.QEvent.Resize:
+            self._size_stages()  # the grid took or gave back height: the stages follow
+            # Much wider or narrower (the docks stepped aside or came back): whether the column labels
+            # stand slanted or upright, and so the stages' least height, is measured again.
+            if abs(event.size().width() - event.oldSize().width()) > 20:
+                self._refit_timer.start()
+        return False
 
     def keyPressEvent(self, event):
         if event.key() == QtCore.Qt.Key_Escape and self.highlight.active:

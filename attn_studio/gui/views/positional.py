@@ -17,6 +17,7 @@ from ...formatting import DEFAULT_DIGITS, format_number
 from ..qt.pg import cache_static, pg
 from .heatmap import SCORES_CMAP, Heatmap, relabel_bar, set_bar_levels
 from .heatmap_canvas import HeatmapCanvas
+from .. import presentation
 from ..widgets import view_layout
 
 LEVELS = (-1.0, 1.0)
@@ -24,6 +25,7 @@ LEVELS = (-1.0, 1.0)
 CURVE_COLOURS = ("#d55e00", "#0072b2", "#009e73", "#cc79a7")
 MAX_CURVES = len(CURVE_COLOURS)
 MAX_COLUMN_LABELS = 16
+ROW_TITLE, SHORT_ROW_TITLE, COLUMN_TITLE = "position: token", "position", "dimension"
 ON_COLOUR = "#007a4d"
 OFF_COLOUR = "#8a5a00"
 
@@ -38,6 +40,14 @@ def followed_columns(dim: int) -> list[int]:
     n_freq = (dim + 1) // 2
     freqs = np.unique(np.round(np.linspace(0, n_freq - 1, min(MAX_CURVES, n_freq))).astype(int))
     return [int(2 * i) for i in freqs]
+
+
+class PositionAxis(pg.AxisItem):
+    """The curves' axis of positions: each position is a token's, so its numbers are drawn as large as
+    the token labels (``presentation.restyle`` gives an axis that can ``relabel()`` the token font)."""
+
+    def relabel(self) -> None:
+        """Nothing to do: the ticks are set by the view (one per position)."""
 
 
 class PositionalView(QtWidgets.QWidget):
@@ -75,7 +85,7 @@ class PositionalView(QtWidgets.QWidget):
         row.setSpacing(4)
         outer.addLayout(row, 1)
         self.heatmap = Heatmap("positional encoding PE(pos, dim)", SCORES_CMAP)
-        self.heatmap.set_axis_titles("position: token", "dimension")
+        self.heatmap.set_axis_titles(ROW_TITLE, COLUMN_TITLE)
         for axis in (self.heatmap.left_axis, self.heatmap.bottom_axis):
             axis.enableAutoSIPrefix(False)  # no "(x0.001)" on the titles of an empty sentence
         self.canvas = HeatmapCanvas(self.heatmap)
@@ -84,7 +94,8 @@ class PositionalView(QtWidgets.QWidget):
             set_bar_levels(self.canvas.bar, LEVELS, self.digits)
         row.addWidget(self.canvas, 3)
 
-        self.lines = pg.PlotWidget()
+        self.lines = pg.PlotWidget(axisItems={"bottom": PositionAxis("bottom")})
+        self.lines.getPlotItem().getAxis("bottom").setStyle(tickFont=presentation.token_font())
         self.lines.setObjectName("positionalCurves")
         plot = self.lines.getPlotItem()
         plot.setMenuEnabled(False)
@@ -136,6 +147,17 @@ class PositionalView(QtWidgets.QWidget):
             labels.append(f"{i}: " + " / ".join(parts))
         return n, labels
 
+    def _fit_row_title(self) -> None:
+        # Where the rows are thinned (11 positions at 1280 × 720), the rows' title is shortened so that the
+        # "1 in n" note beside it is whole (it was cut to "1 in"); the labels say "position: token".
+        axis = self.heatmap.left_axis
+        thinned = axis.linkedView() is not None and axis.visible_step() > 1
+        self.heatmap.set_axis_titles(SHORT_ROW_TITLE if thinned else ROW_TITLE, COLUMN_TITLE)
+
+    def resizeEvent(self, event):
+        super().resizeEvent(event)
+        QtCore.QTimer.singleShot(0, self, self._fit_row_title)  # once the heatmap has its new size
+
     def set_digits(self, digits: int):
         """Write the cell formulas with ``digits`` decimals (the precision setting)."""
         self.digits = int(digits)
@@ -165,6 +187,7 @@ class PositionalView(QtWidgets.QWidget):
         self.heatmap.set_data(pe, masked=np.zeros(pe.shape, dtype=bool), row_labels=row_labels,
                               col_labels=self._sparse(self.col_labels), levels=LEVELS, selected_row=selected)
         self.heatmap.set_title(f"PE: {n} position{'s' if n != 1 else ''} × {d} dims")
+        QtCore.QTimer.singleShot(0, self, self._fit_row_title)
 
         followed = followed_columns(d)
         positions = np.arange(n, dtype=np.float64)

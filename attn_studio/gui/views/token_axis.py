@@ -126,6 +126,7 @@ class TokenAxis(pg.AxisItem):
         self.shown_angle, self.shown_scale = self.ANGLE, 1.0  # of the labels at the last paint
         self.thinned_note = ""  # what the axis said about thinned labels at the last paint
         self.min_label_px = MIN_LABEL_PX  # the floor of this axis' labels (a view on a small screen lowers it)
+        self.kept: frozenset = frozenset()  # tokens labelled even where the others are thinned (keep())
         # Grow for upright labels as soon as laid out, not at the next paint: for a view whose layout does
         # not follow the axis' height (the heatmap view's stages do, and would chase every passing size).
         self.grow_when_laid_out = False
@@ -345,6 +346,26 @@ class TokenAxis(pg.AxisItem):
             return floor, 90, max(2, int(np.ceil(need * floor / spacing)))
         return floor, self.ANGLE, max(2, int(np.ceil(need * floor / spacing)))
 
+    def keep(self, indices) -> None:
+        """Label the tokens at ``indices`` (a query row, a pinned or pointed-at column) even where the
+        axis labels only every n-th token: a small map still names the row a lecturer talks about."""
+        kept = frozenset(int(i) for i in indices if i is not None and i >= 0)
+        if kept != self.kept:
+            self.kept = kept
+            self.picture = None
+            self.update()
+
+    def _thinned(self, step: int) -> list[tuple[float, str]]:
+        """Every ``step``-th label, and the kept ones in place of their thinned neighbours."""
+        if step <= 1 or not self.kept:
+            return self._labels[::step]
+        chosen = set(range(0, len(self._labels), step))
+        for k in self.kept:
+            if k < len(self._labels):
+                chosen = {j for j in chosen if abs(j - k) >= step or j in self.kept}
+                chosen.add(k)
+        return [self._labels[j] for j in sorted(chosen)]
+
     def visible_step(self) -> int:
         """Label every n-th token: 1 unless even the floor font, upright, cannot fit them all."""
         return self.fit()[2]
@@ -382,7 +403,7 @@ class TokenAxis(pg.AxisItem):
         origin = self.mapFromScene(view.mapViewToScene(QtCore.QPointF(0.0, 0.0)))
         unit = self.mapFromScene(view.mapViewToScene(QtCore.QPointF(1.0, 1.0)))
         x0, dx, y0, dy = origin.x(), unit.x() - origin.x(), origin.y(), unit.y() - origin.y()
-        for value, text in self._labels[::step]:
+        for value, text in self._thinned(step):
             point = QtCore.QPointF(x0 + value * dx, y0 + value * dy)
             if self.orientation != "bottom":
                 if point.y() < bounds.top() - 1 or point.y() > bounds.bottom() + 1:
@@ -429,6 +450,13 @@ class TokenAxis(pg.AxisItem):
             before, after = (start, first - 4), (last + 4, end)
             start, end = max(before, after, key=lambda span: span[1] - span[0])
         text = note if metrics.horizontalAdvance(note) <= end - start else f"1 in {step}"
+        if metrics.horizontalAdvance(text) + 2 > end - start:
+            # Whole in a smaller hand rather than cut to "1 in" (a head's small map beside its title).
+            size = font.pixelSize() if font.pixelSize() > 0 else font_pixels(font)
+            fitted = size * max(end - start - 2, 1.0) / (metrics.horizontalAdvance(text) + 2)
+            font.setPixelSize(max(8, int(fitted)))
+            p.setFont(font)
+            metrics = QtGui.QFontMetricsF(font)
         length = metrics.horizontalAdvance(text) + 2
         if self.orientation == "bottom":
             rect = QtCore.QRectF(end - length, self.height() - metrics.height() - 1, length, metrics.height())

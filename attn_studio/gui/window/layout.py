@@ -147,6 +147,9 @@ class WindowLayout(QtCore.QObject):
         self._panel_scroll: QtWidgets.QScrollArea | None = None  # the Model panel's (fit_panel)
         window.installEventFilter(self)  # its width sets the Model panel's limits
         self._roomy: dict = {}  # view -> the docks that step aside while it is shown (give_room)
+        self._roomy_compact: dict = {}  # the same on a window up to COMPACT_WIDTHS[1] wide (give_room)
+        self._compact: bool | None = None  # the window as wide as that when room was last made
+        self._kept_open: set = set()  # views beside which the person brought the docks back (View menu)
         self._set_aside: list[QtWidgets.QDockWidget] = []  # the docks stepped aside for the current view
         self._fitted_size: QtCore.QSize | None = None  # the size fit_to_screen gave for the window's own screen
         self._open: set | None = None  # the docks open (not closed) when the window last kept to its screen
@@ -289,23 +292,42 @@ class WindowLayout(QtCore.QObject):
                 spare = max(0, sum(f.height() for f in fronts) - sum(needs))
                 w.resizeDocks(fronts, [n + spare * n // sum(needs) for n in needs], QtCore.Qt.Vertical)
 
-    def give_room(self, view: QtWidgets.QWidget, docks) -> None:
+    def give_room(self, view: QtWidgets.QWidget, docks, *, compact_only: bool = False) -> None:
         """While ``view`` is the shown tab, the open ``docks`` step aside (they come back when another
         tab is shown, and before the window closes, so that the layout kept for the next run has them).
+        ``compact_only``: only while the window is as wide as a laptop's 1366 or a projector's 1280 pixels
+        (:meth:`compact`), where the docks share the bottom.
 
         The Heads tab needs the window's height: under the Numbers panel a 1280×720 screen left it
-        about 340 px, four rows of the report card and a 50-80 px heatmap of the selected head.
+        about 340 px, four rows of the report card and a 50-80 px heatmap of the selected head. So do
+        the Attention tab's stages on such a screen: an 11-token sentence's scores, logits and weights
+        show every cell's value two above two, which needs about 600 px.
         """
-        if not self._roomy:
+        if not self._roomy and not self._roomy_compact:
             # One slot for every such tab: from one to another, the first's docks come back before
             # the second's step aside.
             self.view_tabs.currentChanged.connect(self._make_room)
-        self._roomy[view] = tuple(docks)
+        (self._roomy_compact if compact_only else self._roomy)[view] = tuple(docks)
+        if compact_only:
+            for dock in docks:
+                # Brought back from the View menu while this tab is shown: the person's choice stays.
+                dock.toggleViewAction().triggered.connect(
+                    lambda on, view=view: on and self.view_tabs.currentWidget() is view
+                    and self._kept_open.add(view))
         self._make_room(self.view_tabs.currentIndex())
+
+    def compact(self) -> bool:
+        """True while the window is as wide as a laptop's or a projector's screen (COMPACT_WIDTHS: 1024 up
+        to 1600 pixels), where the docks share the bottom."""
+        return COMPACT_WIDTHS[0] <= self.window.width() < COMPACT_WIDTHS[1]
 
     def _make_room(self, index: int) -> None:
         self._bring_back()
-        for dock in self._roomy.get(self.view_tabs.widget(index), ()):
+        view = self.view_tabs.widget(index)
+        self._compact = self.compact()
+        compact = self._compact and view not in self._kept_open
+        docks = self._roomy.get(view) or (self._roomy_compact.get(view, ()) if compact else ())
+        for dock in docks:
             if dock.isVisible() and not dock.isFloating():
                 dock.hide()
                 self._set_aside.append(dock)
@@ -339,6 +361,9 @@ class WindowLayout(QtCore.QObject):
             if w.isVisible():
                 frame = w.frameGeometry().size() - w.geometry().size()
         height = min(900, available.height()) - frame.height()
+        # Docks stepped aside for the shown tab are sized too: back for the sizing, aside again after.
+        aside = bool(self._set_aside)
+        self._bring_back()
         narrow = available.width() < NARROW_WIDTH
         self.side_limit = int(available.width() * 0.25) if narrow else None
         self.screen_width = available.width()
@@ -357,6 +382,8 @@ class WindowLayout(QtCore.QObject):
             w.resizeDocks([w.variance_dock], [max(int(height * 0.31), COMPACT_PLOT_DOCK)], QtCore.Qt.Vertical)
         if own and w.isVisible():
             self.keep_on_screen()
+        if aside or (self._roomy_compact and w.isVisible()):
+            self._make_room(self.view_tabs.currentIndex())
 
     def _fit_frame(self) -> None:
         w = self.window
@@ -412,6 +439,7 @@ class WindowLayout(QtCore.QObject):
             dock.show()
             dock.setFloating(False)
         self._set_aside = []
+        self._kept_open.clear()
         self.fit_to_screen()
         if self._roomy:
             self._make_room(self.view_tabs.currentIndex())  # the shown tab keeps its room
@@ -430,7 +458,12 @@ class WindowLayout(QtCore.QObject):
         if watched is self.window:
             if event.type() == QtCore.QEvent.Resize:
                 self._refit_panel()  # the Model panel's limits follow the window's width
-            elif event.type() == QtCore.QEvent.Show and self._fitted_size == self.window.size():
+                if self._roomy_compact and self._compact is not None and self._compact != self.compact():
+                    self._make_room(self.view_tabs.currentIndex())  # wider or narrower than a laptop now
+            if event.type() == QtCore.QEvent.Show and self._roomy_compact:
+                # Docks are only set aside when shown: the shown tab gets its room once the window is.
+                QtCore.QTimer.singleShot(0, self, lambda: self._make_room(self.view_tabs.currentIndex()))
+            if event.type() == QtCore.QEvent.Show and self._fitted_size == self.window.size():
                 # Sized for its screen before it had a frame: the frame too within the screen.
                 QtCore.QTimer.singleShot(0, self, self._fit_frame)
             elif event.type() == QtCore.QEvent.Close and self._set_aside:

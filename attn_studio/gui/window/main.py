@@ -128,6 +128,9 @@ class MainWindow(SeenWhenGrabbed, QtWidgets.QMainWindow):
         # they are shown.
         self.layout_room.give_room(self.training.page, [getattr(self, name) for name in TRAINING_DOCKS])
         self.layout_room.give_room(self.heads_tab, (self.tables_dock, self.variance_dock))
+        # On a laptop or projector screen the Attention tab's stages need the height too (every cell's
+        # value of an 11-token sentence, two stages above two): the bottom docks step aside for it.
+        self.layout_room.give_room(self.heatmap_view, (self.tables_dock, self.variance_dock), compact_only=True)
         self.layout_room.fit_to_screen()
         self.layout_room.remember_default()
         self._apply_preferences(prefs)
