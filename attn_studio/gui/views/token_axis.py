@@ -347,6 +347,20 @@ class TokenAxis(pg.AxisItem):
         spacing = self._spacing()
         return 0.0 if math.isinf(spacing) else self.label_spacing(font) / spacing
 
+    def paint(self, p, opt, widget):
+        # Drawn straight onto the painter, not recorded into a QPicture and played back: recording lays
+        # every label's text out and playing lays it out again, and the picture was never played twice
+        # (the axis paints into its item cache, cache_static, so it is painted only when it changed).
+        p.save()
+        try:
+            if self.style["tickFont"]:
+                p.setFont(self.style["tickFont"])
+            specs = self.generateDrawSpecs(p)
+            if specs is not None:
+                self.drawPicture(p, *specs)
+        finally:
+            p.restore()
+
     def generateDrawSpecs(self, p):
         # This axis has no ticks or texts of pyqtgraph's (its labels are drawn in drawPicture): only the
         # axis line is left of pyqtgraph's specs, and working out the rest (tick pens, levels, text
