@@ -19,7 +19,7 @@ import math
 import weakref
 
 import numpy as np
-from PySide6 import QtCore, QtGui
+from PySide6 import QtCore, QtGui, QtWidgets
 
 from .. import presentation
 from ..qt.pg import pg
@@ -350,7 +350,11 @@ class TokenAxis(pg.AxisItem):
     def paint(self, p, opt, widget):
         # Drawn straight onto the painter, not recorded into a QPicture and played back: recording lays
         # every label's text out and playing lays it out again, and the picture was never played twice
-        # (the axis paints into its item cache, cache_static, so it is painted only when it changed).
+        # (the axis paints into its item cache, cache_static, so it is painted only when it changed). Without
+        # a cache (a figure being drawn) it keeps pyqtgraph's picture, so a figure's pixels are as they were.
+        if self.cacheMode() == QtWidgets.QGraphicsItem.NoCache:
+            super().paint(p, opt, widget)
+            return
         p.save()
         try:
             if self.style["tickFont"]:
