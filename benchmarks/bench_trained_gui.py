@@ -18,7 +18,7 @@ largest gap between the ticks of a 10 ms timer on the GUI thread, beyond its int
 while the edits compute, are drawn and the window settles. Runs on Qt's offscreen platform:
 
     python benchmarks/bench_trained_gui.py [--repeats N] [--tabs attention,model] [--sizes 16,32,128]
-    python benchmarks/bench_trained_gui.py --profile     # where the GUI thread's time goes (cProfile)
+    python benchmarks/bench_trained_gui.py --profile     # where the GUI thread's CPU time goes (cProfile; BENCH_SORT=tottime)
     python benchmarks/bench_trained_gui.py --count       # layouts and paints per edit
     python benchmarks/bench_trained_gui.py --room        # the trained room's views alone, same-length edits
     python benchmarks/bench_trained_gui.py --switch [--repeats N]   # toy <-> trained, the longest turn
