@@ -19,7 +19,7 @@ import math
 import weakref
 
 import numpy as np
-from PySide6 import QtCore, QtGui
+from PySide6 import QtCore, QtGui, QtWidgets
 
 from .. import presentation
 from ..qt.pg import pg
@@ -374,6 +374,46 @@ class TokenAxis(pg.AxisItem):
         """Room the labels need at full size over the room they have (above 1: they would overlap)."""
         spacing = self._spacing()
         return 0.0 if math.isinf(spacing) else self.label_spacing(font) / spacing
+
+    def paint(self, p, opt, widget):
+        # Drawn straight onto the painter, not recorded into a QPicture and played back: recording lays
+        # every label's text out and playing lays it out again, and the picture was never played twice
+        # (the axis paints into its item cache, cache_static, so it is painted only when it changed). Without
+        # a cache (a figure being drawn) it keeps pyqtgraph's picture, so a figure's pixels are as they were.
+        if self.cacheMode() == QtWidgets.QGraphicsItem.NoCache:
+            super().paint(p, opt, widget)
+            return
+        p.save()
+        try:
+            if self.style["tickFont"]:
+                p.setFont(self.style["tickFont"])
+            specs = self.generateDrawSpecs(p)
+            if specs is not None:
+                self.drawPicture(p, *specs)
+        finally:
+            p.restore()
+
+    def generateDrawSpecs(self, p):
+        # This axis has no ticks or texts of pyqtgraph's (its labels are drawn in drawPicture): only the
+        # axis line is left of pyqtgraph's specs, and working out the rest (tick pens, levels, text
+        # boxes) cost a millisecond per paint, 20-odd paints when a sentence of a new length is drawn.
+        if self._tickLevels != [[]] or self.grid is not False or any(self.style["stopAxisAtTick"]):
+            return super().generateDrawSpecs(p)
+        if self.style["tickFont"] is not None:
+            p.setFont(self.style["tickFont"])
+        if self.deviceTransform_() is None:  # not in a view: nothing to draw (as pyqtgraph says)
+            return None
+        bounds = self.mapRectFromParent(self.geometry())
+        # The line as pyqtgraph places it, a pixel past the axis' ends (its span is never of length 0).
+        if self.orientation == "left":
+            span = (bounds.topRight() + QtCore.QPointF(-1, -1), bounds.bottomRight() + QtCore.QPointF(-1, 1))
+        elif self.orientation == "right":
+            span = (bounds.topLeft() + QtCore.QPointF(1, -1), bounds.bottomLeft() + QtCore.QPointF(1, 1))
+        elif self.orientation == "top":
+            span = (bounds.bottomLeft() + QtCore.QPointF(-1, -1), bounds.bottomRight() + QtCore.QPointF(1, -1))
+        else:
+            span = (bounds.topLeft() + QtCore.QPointF(-1, 1), bounds.topRight() + QtCore.QPointF(1, 1))
+        return (self.pen(), span[0], span[1]), [], []
 
     def drawPicture(self, p, axisSpec, tickSpecs, textSpecs):
         super().drawPicture(p, axisSpec, tickSpecs, [])
