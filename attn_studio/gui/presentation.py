@@ -176,10 +176,9 @@ def restyle(root: QtWidgets.QWidget) -> None:
         # A colour bar labelled at its ends (views.heatmap.set_bar_levels) is as wide as its labels
         # in its font: measured again at the new text size, or the heatmap beside it keeps the old room.
         for item in view.scene().items():
-            if isinstance(item, pg.ColorBarItem) and getattr(item, "_labelled", None) is not None:
-                from .views.heatmap import relabel_bar
-
-                relabel_bar(item, item._labelled[1])
+            relabel = getattr(item, "_relabel_with", None)  # set by views.heatmap.set_bar_levels
+            if isinstance(item, pg.ColorBarItem) and relabel is not None:
+                relabel(item, item._labelled[1])
     for table in root.findChildren(QtWidgets.QTableView):
         # A table that sizes its own columns to its numbers (``restyled()``) is asked to do it
         # again at the new text size: setting a header's default size resets every section to

@@ -67,7 +67,8 @@ def assert_stages_whole(w, label: str) -> None:
             assert area.contains(rect_in(canvas, viewport, QtCore.QRectF(box))), (label, key, type(item).__name__)
     # The weights' bar is labelled at its ends (its axis is inside the viewport, above).
     texts = {text for text, _ in drawn_texts(view.figure_widget())}
-    assert {"0", "1.0"} <= texts or {"0.0", "1.0"} <= texts, (label, sorted(texts)[:20])
+    ends = [text for _, text in view.stage_bars["weights"].axis._tickLevels[0]]
+    assert ends == ["0", "1"] and set(ends) <= texts, (label, ends, sorted(texts)[:20])
 
 
 def token_labels(widget, tokens) -> list[tuple[str, float]]:

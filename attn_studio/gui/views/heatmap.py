@@ -170,6 +170,7 @@ def set_bar_levels(bar, levels, digits: int | None = None) -> None:
             least = bar._least_width = bar.axis.width()
         label_colour_bar(bar, levels, digits, least_width=least)
         bar._labelled = key
+        bar._relabel_with = relabel_bar  # how a restyle (presentation, a layer below) labels it again
 
 
 def relabel_bar(bar, digits: int) -> None:
