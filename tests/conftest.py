@@ -15,11 +15,27 @@ from pathlib import Path
 
 import pytest
 
+from suite_order import SLOW_FIRST
+
 # Set before anything imports Qt: the GUI tests drive the real window offscreen.
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 # Set before NumPy loads, as the app's entry points do: the suite runs on two worker
 # processes, and two BLAS threads in each fought over two cores (a training step 6x slower).
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+
+def pytest_collection_modifyitems(config, items):
+    """The ``SLOW_FIRST`` modules' tests first, in its order, marked ``slow``; every other test after them,
+    in the order collected. (With ``--no-loadscope-reorder`` xdist hands the modules out in this order.)"""
+    rank = {name: n for n, name in enumerate(SLOW_FIRST)}
+
+    def place(item) -> int:
+        return rank.get(item.path.relative_to(config.rootpath).as_posix(), len(SLOW_FIRST))
+
+    for item in items:
+        if place(item) < len(SLOW_FIRST):
+            item.add_marker("slow")
+    items.sort(key=place)  # stable: the order within a module, and of the other modules, is kept
 
 
 def pytest_configure(config):
