@@ -183,7 +183,8 @@ def in_sight(item, canvas, viewport) -> bool:
 
     if not canvas.isVisible():
         return False
-    corner = canvas.viewport().mapTo(viewport, QtCore.QPoint(0, 0))
+    # Through the screen: the heads' canvases sit in a scroll area of their own, not in ``viewport``'s.
+    corner = viewport.mapFromGlobal(canvas.viewport().mapToGlobal(QtCore.QPoint(0, 0)))
     box = canvas.mapFromScene(item.sceneBoundingRect()).boundingRect().translated(corner)
     shown = box.intersected(QtCore.QRect(corner, canvas.viewport().size())).intersected(viewport.rect())
     return not shown.isEmpty()
@@ -196,10 +197,11 @@ def attention_items(view, tokens: list) -> list:
     T = len(tokens)
     viewport = view.scroll.viewport()
     canvases = [view.canvases[key] for key in ("scores", "logits", "weights")]
-    canvases += view.head_canvases[: max(view.heads_shown, 0)]
-    for canvas in canvases:
+    heads = view.head_canvases[: max(view.heads_shown, 0)]
+    for canvas in canvases + heads:
         hm = canvas.heatmap
-        shown = [item for item in (hm.image, hm.left_axis, hm.bottom_axis) if in_sight(item, canvas, viewport)]
+        place = view.heads_scroll.viewport() if canvas in heads and hasattr(view, "heads_scroll") else viewport
+        shown = [item for item in (hm.image, hm.left_axis, hm.bottom_axis) if in_sight(item, canvas, place)]
         if not shown:
             continue
         if list(hm.bottom_axis._full) != tokens or list(hm.left_axis._full) != tokens:
