@@ -8,11 +8,13 @@ run.tokens, run.attentions, run.hidden_states, run.layer_results[l].q
 edited = run.rerun(Edits().with_head_scale(3, 5, 0.0))    # recomputes layers 3.. only
 edited.drift(run)                                          # how far each layer moved
 head_report(run).role; find_heads(run, "it", "animal")[:3]  # Head Lab (heads.py)
+detect_heads(model.run_ids(repeated_tokens(model)), "induction")  # head detector (detect.py)
 ```
 Layers and heads are counted from 0. See ``model.py`` for the run and edits API.
 """
 
 from .config import ModelConfig
+from .detect import DETECTORS, detect_heads, repeated_tokens
 from .errors import ModelError
 from .heads import (
     Cancelled,
@@ -36,6 +38,7 @@ from .model import Edits, Encoding, ModelRun, TrainedModel, WordComparison
 
 __all__ = [
     "Cancelled",
+    "DETECTORS",
     "DEFAULT_MODEL",
     "Edits",
     "Encoding",
@@ -50,10 +53,12 @@ __all__ = [
     "available_models",
     "cache_root",
     "default_model_zip",
+    "detect_heads",
     "find_heads",
     "head_importance",
     "head_report",
     "hub_cache_dirs",
     "load_pretrained",
     "norm_attention",
+    "repeated_tokens",
 ]
