@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from attn_studio.pretrained import DETECTORS, ModelError, detect_heads, repeated_tokens
-from attn_studio.pretrained.detect import detected_roles, detection_pattern, ordinary_token_ids, top_heads
+from attn_studio.pretrained.detect import (detect, detected_roles, detection_ceiling, detection_pattern,
+                                           ordinary_token_ids, top_heads)
 from attn_studio.pretrained.heads import head_report
 
 ANIMAL = "The animal didn't cross the street because it was too tired."
@@ -90,9 +91,37 @@ def test_detected_roles_and_top_heads():
     scores = {"previous": np.array([[0.9, 0.1], [0.2, 0.3]]),
               "duplicate": np.array([[0.0, 0.5], [0.2, 0.1]]),
               "induction": np.array([[0.1, 0.6], [0.2, 0.35]])}
+    # 1.2's induction (0.6) beats its duplicate (0.5); 2.2's induction (0.35) is below 0.4; previous
+    # 0.3 of 2.2 is under half the model's best previous-token head (0.9).
     roles = detected_roles(scores, threshold=0.4)
     assert roles.tolist() == [["previous token", "induction"], ["", ""]]
+    # As shares of their ceilings: induction can reach 0.5 at most, so 0.35 is 70 % of it.
+    ceilings = {"previous": np.full((2, 2), 0.9), "duplicate": np.full((2, 2), 0.5),
+                "induction": np.full((2, 2), 0.5)}
+    assert detected_roles(scores, ceilings, threshold=0.4)[1, 1] == "induction"
     assert top_heads(scores["induction"], 2) == [(0, 1, 0.6), (1, 1, 0.35)]
+
+
+def test_the_ceiling_is_what_a_perfect_head_of_the_kind_would_score():
+    ids = np.array([5, 2, 8, 5, 2, 8])
+    rng = np.random.default_rng(0)
+    a = rng.random((1, 2, 6, 6))
+    a /= a.sum(axis=-1, keepdims=True)
+    run = SimpleNamespace(attentions=a, ids=ids)
+    for name in DETECTORS:
+        pattern = detection_pattern(ids, name)
+        # The head's own row sums moved onto the pattern's cells of each row that has some.
+        perfect = np.zeros_like(a)
+        for h in range(2):
+            for i in range(6):
+                cells = np.flatnonzero(pattern[i])
+                if cells.size:
+                    perfect[0, h, i, cells] = a[0, h, i].sum() / cells.size
+                else:
+                    perfect[0, h, i, i] = a[0, h, i].sum()
+        np.testing.assert_allclose(detection_ceiling(run, name),
+                                   detect_heads(SimpleNamespace(attentions=perfect, ids=ids), name), rtol=1e-12)
+    assert detection_ceiling(run, "induction")[0, 0] == pytest.approx(0.5)  # the second copy's rows
 
 
 # -- repeated random tokens on real models ------------------------------------------------------------
@@ -166,9 +195,9 @@ def test_minilm_detector_names_the_heads_the_report_card_calls_previous_token(mi
     report = head_report(minilm.run(ANIMAL))
     carded = {tuple(int(v) for v in lh) for lh in np.argwhere(report.role == "previous token")}
     assert carded == {(0, 2)}  # 1.3 on screen
-    scores = detect_heads(minilm.run_ids(repeated_tokens(minilm, length=20, seed=seed)), "previous")
-    detected = {(l, h) for l, h in np.argwhere(detected_roles({"previous": scores, "duplicate": 0 * scores,
-                                                                 "induction": 0 * scores}) == "previous token")}
+    run = minilm.run_ids(repeated_tokens(minilm, length=20, seed=seed))
+    scores = detect_heads(run, "previous")
+    detected = {(int(l), int(h)) for l, h in np.argwhere(detect(run).roles == "previous token")}
     assert detected == carded
     top = top_heads(scores, len(carded))
     assert {(l, h) for l, h, _ in top} == carded and top[0][2] > 0.9
