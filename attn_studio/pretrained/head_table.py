@@ -55,8 +55,8 @@ def parse_item(text: str):
 
 
 def repeated_source(length: int, seed: int) -> str:
-    """How the table names the detector's sequence: "20 random tokens twice (seed 0)"."""
-    return f"{length} random tokens twice (seed {seed})"
+    """How the table names the detector's sequence: "20 random tokens twice, seed 0"."""
+    return f"{length} random tokens twice, seed {seed}"
 
 
 def detect_run(model, length: int = 20, seed: int = 0, edits=None):
@@ -131,8 +131,9 @@ def _name(layer: int, head: int) -> str:
 def summary(table: HeadTable, top: int = 5) -> str:
     """A few lines for the terminal: heads with a clear role, the strongest links, the most important heads."""
     report = table.report
+    on = " (the detector's)" if table.detection is not None and table.tokens == table.detection.tokens else ""
     lines = [f"{table.model}: {report.role.shape[0]} layers x {report.role.shape[1]} heads, "
-             f"{len(table.tokens)} tokens"]
+             f"{len(table.tokens)} tokens{on}"]
     lines.append("Heads with a clear role (the share of attention that names it):")
     any_role = False
     for measure in ROLE_MEASURES:
@@ -157,6 +158,7 @@ def summary(table: HeadTable, top: int = 5) -> str:
     if detection is not None:
         lines.append(f"Head detector on {detection.source or 'the sequence'} (score: the share of a head's "
                      "attention on its kind's pattern):")
+        lines.append(f"  tokens: {' '.join(detection.tokens)}")
         for name in DETECTORS:
             kind = DETECTOR_NAMES[name]
             shown = ", ".join(f"{_name(l, h)} ({s:.2f})" for l, h, s in top_heads(detection.scores[name], top))
