@@ -181,8 +181,9 @@ def ordinary_token_ids(model) -> np.ndarray:
 
     A model may say which itself (``model.ordinary_token_ids()``, as a lab model with its
     32 letters does). Otherwise, from its tokenizer: every token but the special and added
-    ones, placeholders ([unused12], <|endoftext|>) and WordPiece's continuation pieces (##ing),
-    so that the stretch reads as words. A model without a tokenizer: ids 0 .. vocab_size - 1.
+    ones, placeholders ([unused12], <|endoftext|>), WordPiece's continuation pieces (##ing)
+    and tokens outside printable ASCII, so that the stretch reads as words on any screen.
+    A model without a tokenizer: ids 0 .. vocab_size - 1.
     """
     own = getattr(model, "ordinary_token_ids", None)
     if callable(own):
@@ -195,8 +196,19 @@ def ordinary_token_ids(model) -> np.ndarray:
     wordpiece = getattr(model, "kind", "") == "bert"
     ids = [i for token, i in tokenizer.get_vocab(with_added_tokens=True).items()
            if i < vocab_size and i not in special and not _PLACEHOLDER.fullmatch(token)
-           and not (wordpiece and token.startswith("##")) and token.strip()]
+           and not (wordpiece and token.startswith("##")) and _readable(token)]
+    if not ids:  # a vocabulary of other scripts: every token but the special ones
+        ids = [i for token, i in tokenizer.get_vocab(with_added_tokens=True).items()
+               if i < vocab_size and i not in special and not _PLACEHOLDER.fullmatch(token) and token.strip()]
     return np.asarray(sorted(ids), dtype=np.int64)
+
+
+def _readable(token: str) -> bool:
+    """A token a person can read and type on any screen: printable ASCII once its word-start mark
+    (GPT-2's 'Ġ', SentencePiece's '▁') is taken off; tokens of other scripts would be boxes where
+    the screen's fonts lack them."""
+    text = token[1:] if token[:1] in ("\u0120", "\u2581") else token
+    return bool(text) and text.isascii() and text.isprintable() and not text.isspace()
 
 
 def _special_id(model, token: str) -> int:
