@@ -98,9 +98,10 @@ class InductionPanel(LabPanel):
             raise ValueError(f"the mask is (layers, heads) = (2, {HEADS}), got {mask.shape}")
         self._silenced = mask.copy()
         for (layer, head), box in self.silence_boxes.items():
-            if box.isChecked() != (mask[layer, head] == 0):
+            out = bool(mask[layer, head] == 0)
+            if box.isChecked() != out:
                 box.blockSignals(True)
-                box.setChecked(mask[layer, head] == 0)
+                box.setChecked(out)
                 box.blockSignals(False)
         self._send_inputs()
 
