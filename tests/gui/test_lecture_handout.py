@@ -78,7 +78,7 @@ def small_lecture_file(tmp_path):
     return path
 
 
-def test_the_example_handout_prints_on_twelve_a4_pages_readable_and_trained(tmp_path, capsys, qtbot):
+def test_the_example_handout_prints_on_a4_pages_readable_and_trained(tmp_path, capsys, qtbot):
     lecture_path = tmp_path / "example.attn-lecture.json"
     lecture = example_lecture()
     write_lecture(lecture, lecture_path)
@@ -87,12 +87,13 @@ def test_the_example_handout_prints_on_twelve_a4_pages_readable_and_trained(tmp_
     err = capsys.readouterr().err
     assert "step 600 of 600" in err and "step 2,000 of 2,000" in err  # the training's progress is printed
     _, sizes, texts = _read(out)
-    assert len(sizes) == 12 and set(sizes) == {A4}
+    pages = len(lecture.scenes)
+    assert len(sizes) == pages and set(sizes) == {A4}
     smallest = min((size, text, n) for n, page in enumerate(texts, 1) for text, size in page)
     assert smallest[0] >= SMALLEST_PT - 0.01, smallest
     for n, (scene, page) in enumerate(zip(lecture.scenes, texts), start=1):
         words = _joined(page)
-        assert f"page {n} of 12" in words and lecture.title in words  # the footer
+        assert f"page {n} of {pages}" in words and lecture.title in words  # the footer
         assert scene.title.split()[0] in words and scene.caption.split()[-1] in words
         assert " ".join(scene.notes.split()[:4]) in words  # --notes
         assert "press Play" not in words
@@ -101,6 +102,12 @@ def test_the_example_handout_prints_on_twelve_a4_pages_readable_and_trained(tmp_
     # The training scenes drawn after their runs: the run's step on the page, and its curves' axes.
     assert "step 600" in _joined(texts[10]) and "loss" in _joined(texts[10])
     assert "step 2,000" in _joined(texts[11])
+    # The ablation scene: the same run (seed 0, step 2,000) taken apart, its bars and their words printed.
+    knock = next(n for n, s in enumerate(lecture.scenes) if s.title == "Why two layers: knock the heads out")
+    words = _joined(texts[knock])
+    assert "seed 0" in words and "step 2,000" in words
+    assert "Nats added by silencing a head" in words and "2.1+2.2" in words
+    assert "The repeat needs heads" in words and "no better than guessing" in words
 
 
 def test_a_letter_handout_has_a_card_for_a_missing_model_and_no_notes_unless_asked(small_lecture_file, tmp_path,

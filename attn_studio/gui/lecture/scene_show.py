@@ -58,6 +58,9 @@ def capture_scene(window, title: str, pin: tuple[int, int] | None = None) -> Sce
         steps = int(snap.exp.step_count) if snap.exp is not None else int(snap.steps)
         if steps > 0:
             selection["steps"] = min(steps, MAX_TRAINING_STEPS)
+        seed = getattr(snap.exp, "seed", None)
+        if seed is not None and steps > 0:
+            selection["seed"] = int(seed)  # the run, not only its length: the stage and hand-out train it
     return Scene(title=title, view=view, selection=selection, session=json.loads(state_to_json(state)))
 
 
@@ -99,6 +102,11 @@ def show_scene(window, scene: Scene, on_shown=None, wanted=lambda: True) -> None
         if ok and wanted() or not ok:
             window.present.deferred = False
         if ok and wanted():
+            lab = window.present.training_panel(scene.view) if scene.view.startswith("Training: ") else None
+            if lab is not None and "seed" in sel and window.present.active and hasattr(lab, "play_to"):
+                # On the stage, the run the scene saved (its seed, trained to its steps), not whatever
+                # the panel last played: the caption's numbers are that run's.
+                lab.play_to(sel["seed"], sel.get("steps") or lab.runner.snapshot().steps)
             window.present.show_view(scene.view, page=sel.get("page", 0))
         elif not ok and wanted() and window.present.active:
             # Nothing dead on the stage: the room sees which model the scene needs, not the scene before.

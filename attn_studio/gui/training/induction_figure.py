@@ -22,7 +22,7 @@ from ...training.ablation import ablated_logits, ablation_study, heldout_batch, 
 from ...training.claims import GUESSING, against_guessing
 from ...training.induction import HEADS, SEQ_LEN, VOCAB, induction_score
 from ..views.heatmap import Heatmap
-from .ablation_chart import FIRST_COLOUR, REPEAT_COLOUR, AblationChart
+from .ablation_chart import AblationChart
 from .curves import COLOURS, CurvePlot, recent, smoothed
 from .figure import GREY, LabFigure, number, styled, table_text
 
@@ -103,10 +103,8 @@ class InductionFigure(LabFigure):
         # first copy and the previous-token score.
         row = self.key_row([f"{arm}: repeat / induction" for arm in InductionExperiment.arms],
                            [(f"{arm}: first copy / previous token", colour, True)
-                            for arm, colour in zip(InductionExperiment.arms, COLOURS)] + [("guessing", GREY, True)]
-                           + [("bars: nats added to the repeat", REPEAT_COLOUR, False),
-                              ("to the first copy", FIRST_COLOUR, False)],
-                           columns=2)
+                            for arm, colour in zip(InductionExperiment.arms, COLOURS)] + [("guessing", GREY, True)],
+                           columns=2)  # the bars' colours are named in their plot's title
         # On screen, legends where the curves are not: bottom left (the losses start high), top left
         # (the scores start low).
         self.loss_plot = CurvePlot("Loss: first copy (dashed) and repeat (solid)", "loss (nats)",

@@ -48,8 +48,8 @@ class InductionPanel(LabPanel):
         self._silenced = np.ones((2, HEADS))
         self._silence_measured = None  # (run, mask) last measured with heads silenced (the worker's)
 
-    def _make(self):
-        return InductionExperiment(seed=self._seed, lr=self._lr)
+    def _make(self, seed: int | None = None):
+        return InductionExperiment(seed=self._seed if seed is None else seed, lr=self._lr)
 
     @property
     def tokens(self) -> list[int]:

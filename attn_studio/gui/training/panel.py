@@ -249,8 +249,36 @@ class LabPanel(QtWidgets.QWidget):
         """Subclasses set their own settings (d_k...) from checked values."""
 
     # -------------------------------------------------------------------- the worker's side
-    def _make(self):
+    def _make(self, seed: int | None = None):
+        """A fresh experiment from the panel's settings (``seed``: another seed than the panel's, for a
+        scene that saved its run's)."""
         raise NotImplementedError
+
+    def play_to(self, seed: int, steps: int) -> bool:
+        """Show the run a scene saved: ``seed`` trained to ``steps``, headless on the worker (the figure
+        follows when it is there). The run shown is kept when it is that one already, and trained on
+        from where it is when it is that seed at fewer steps. Returns True when it has to train."""
+        seed, steps = int(seed), int(steps)
+        snap = self.runner.snapshot()
+        exp = snap.exp
+        if exp is not None and self._seed == seed and exp.seed == seed and snap.steps == steps and not snap.playing:
+            return False
+        self.pause()
+        if self._seed != seed:
+            self._seed = seed
+            self.seed_spin.blockSignals(True)
+            self.seed_spin.setValue(seed)
+            self.seed_spin.blockSignals(False)
+        kept = exp if exp is not None and exp.seed == seed and exp.lr == self._lr else None
+
+        def trained():  # on the worker, between steps
+            run = kept if kept is not None and kept.step_count <= steps else self._make(seed)
+            run.run(steps - run.step_count)
+            return run
+
+        self.step_label.setText(f"training to step {steps:,}…")
+        self.runner.reset(trained)
+        return True
 
     def extras(self, exp, inputs: dict, heavy: bool) -> dict:
         """What the panel shows beyond the history, measured on the worker thread (the figure's
