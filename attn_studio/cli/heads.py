@@ -31,7 +31,8 @@ def heads_parser() -> argparse.ArgumentParser:
                         help="also score every head as previous-token, duplicate-token and induction head "
                              "(TransformerLens's detect_head) on a random stretch of tokens repeated twice")
     parser.add_argument("--seq-len", type=int, default=None, dest="seq_len", metavar="N",
-                        help="--detect: the length of the random stretch, repeated once (default 20)")
+                        help="--detect: the length of the random stretch, read twice (default 20, or what the "
+                             "model's positions hold)")
     parser.add_argument("--seed", type=int, default=None, metavar="S",
                         help="--detect: the seed of the random stretch (default 0)")
     parser.add_argument("--top", type=int, default=5, help="heads listed per line of the summary (default 5)")
@@ -55,13 +56,15 @@ def heads_main(argv: list[str]) -> int:
             raise UsageError("--seq-len and --seed choose the detector's tokens: use them with --detect")
         if args.text is None and not args.detect:
             raise UsageError("give --text (the sentence to run), or --detect")
-        length = 20 if args.seq_len is None else args.seq_len
         seed = 0 if args.seed is None else args.seed
         if args.text is not None:
             check_text(args.text)
         model = open_model(args.model)
         detected = source = None
         if args.detect:
+            # 20 tokens twice unless told, or as many as the model's positions hold (a lab model's 32: 16).
+            framed = 2 if getattr(model, "kind", "") == "bert" else 0
+            length = min(20, (model.max_positions - framed) // 2) if args.seq_len is None else args.seq_len
             detected = detect_run(model, length, seed)
             source = repeated_source(length, seed)
         run = model.run(args.text) if args.text is not None else detected

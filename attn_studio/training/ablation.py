@@ -285,9 +285,11 @@ def needed_text(study: AblationStudy, arm: str = "two layers", digits: int = 2) 
     needed = sorted(study.needed(arm, MATTERS), key=lambda item: (-item.added_repeat, item.layer, item.head))
     lo, hi = min(h.added_repeat for h in needed), max(h.added_repeat for h in needed)
     spread = num(hi) if len(needed) == 1 else f"{num(lo)} to {num(hi)}"
+    losses = [num(h.loss_repeat) for h in needed]
+    losses = losses[0] if len(losses) == 1 else ", ".join(losses[:-1]) + " and " + losses[-1]
     text = (f"The repeat needs {_heads_words([head_label(h.layer, h.head) for h in needed])}: silenced alone, "
-            f"{'it sends' if len(needed) == 1 else 'each sends'} the repeat loss up by {spread} nats (from "
-            f"{num(intact['loss_repeat'])}).")
+            f"{'it sends' if len(needed) == 1 else 'each sends'} its loss from {num(intact['loss_repeat'])} up to "
+            f"{losses} ({spread} nats more).")
     layers = max(h.layer for h in heads) + 1
     if layers > 1:
         out = study.layer_out[arm][layers - 1]["loss_repeat"]

@@ -184,8 +184,8 @@ def test_detect_on_minilm_names_the_report_cards_previous_token_head(tmp_path, c
     carded = next(line for line in printed if line.strip().startswith("previous token: layer"))
     detected = next(line for line in printed if line.strip().startswith("previous token: layer") and "detected" in line)
     assert carded.strip().startswith("previous token: layer 1 head 3 (1.00)")  # the report card's
-    assert detected.strip().startswith("previous token: layer 1 head 3 (0.98)") and detected.endswith(
-        "detected: layer 1 head 3")
+    score = float(detected.split("previous token: layer 1 head 3 (")[1].split(")")[0])
+    assert score > 0.9 and detected.endswith("detected: layer 1 head 3")
     header, rows = read_csv(out)
     named = [(r[0], r[1]) for r in rows if r[-1] == "previous token"]
     assert named == [(r[0], r[1]) for r in rows if r[2] == "previous token"] == [("1", "3")]

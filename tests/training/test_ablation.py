@@ -212,7 +212,11 @@ def test_the_sentences_say_what_the_numbers_say(trained, seed):
     named = re.search(r"needs heads? ([\d., and]+):", text).group(1)
     assert sorted(re.findall(r"\d\.\d", named)) == sorted(f"{h.layer + 1}.{h.head + 1}" for h in needed)
     lo, hi = min(h.added_repeat for h in needed), max(h.added_repeat for h in needed)
-    assert f"up by {lo:.2f} to {hi:.2f} nats" in text
+    assert f"({lo:.2f} to {hi:.2f} nats more)" in text
+    ordered = sorted(needed, key=lambda h: -h.added_repeat)
+    losses = [f"{h.loss_repeat:.2f}" for h in ordered]
+    assert f"its loss from {study.intact['two layers']['loss_repeat']:.2f} up to {', '.join(losses[:-1])} and " \
+           f"{losses[-1]} (" in text
     out = study.layer_out["two layers"][1]["loss_repeat"]
     assert f"it is {out:.2f}, no better than guessing" in text
     moved = max(abs(h.added_first) for h in study.arm_heads("two layers"))

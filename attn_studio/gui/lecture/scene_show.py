@@ -83,7 +83,16 @@ def show_scene(window, scene: Scene, on_shown=None, wanted=lambda: True) -> None
     session = session_from_json(json.dumps(scene.session))
     sel = entered_at(scene, window.present.arrive_at_last)
 
-    def select_and_show(ok: bool = True) -> None:
+    def select_and_show(ok: bool = True, run_ready: bool = False) -> None:
+        lab = window.present.training_panel(scene.view) if scene.view.startswith("Training: ") else None
+        if ok and wanted() and lab is not None and not run_ready and hasattr(lab, "when_ready"):
+            # A training scene is shown once its panel shows a run; on the stage, the run the scene saved
+            # (its seed, trained to its steps), not whatever the panel last played: its caption's numbers
+            # are that run's. The stage keeps the scene before meanwhile.
+            saved = "seed" in sel and window.present.active
+            if lab.when_ready(lambda: select_and_show(True, run_ready=True), sel["seed"] if saved else None,
+                              (sel.get("steps") or lab.runner.snapshot().steps) if saved else None):
+                return
         if ok and wanted():
             studio = window.studio
             if studio.is_trained:
@@ -102,11 +111,6 @@ def show_scene(window, scene: Scene, on_shown=None, wanted=lambda: True) -> None
         if ok and wanted() or not ok:
             window.present.deferred = False
         if ok and wanted():
-            lab = window.present.training_panel(scene.view) if scene.view.startswith("Training: ") else None
-            if lab is not None and "seed" in sel and window.present.active and hasattr(lab, "play_to"):
-                # On the stage, the run the scene saved (its seed, trained to its steps), not whatever
-                # the panel last played: the caption's numbers are that run's.
-                lab.play_to(sel["seed"], sel.get("steps") or lab.runner.snapshot().steps)
             window.present.show_view(scene.view, page=sel.get("page", 0))
         elif not ok and wanted() and window.present.active:
             # Nothing dead on the stage: the room sees which model the scene needs, not the scene before.

@@ -280,6 +280,35 @@ class LabPanel(QtWidgets.QWidget):
         self.runner.reset(trained)
         return True
 
+    def when_ready(self, on_ready, seed: int | None = None, steps: int | None = None) -> bool:
+        """Call ``on_ready()`` once the panel shows a run, drawn whole: at once when it does; else when
+        the worker has built it (a panel never shown yet) or, with ``seed`` and ``steps``, trained the
+        run a scene saved (:meth:`play_to`). Returns True when it waits (a scene on the stage keeps the
+        scene before until then)."""
+        target = None
+        if seed is not None and steps is not None and self.play_to(seed, steps):
+            target = (int(seed), int(steps))
+        self.runner.start()
+
+        def there() -> bool:
+            snap = self.runner.snapshot()
+            if snap.exp is None or (target is not None and (snap.exp.seed, snap.steps) != target):
+                return False
+            self.redraw()
+            return True
+
+        if there():
+            on_ready()
+            return False
+
+        def changed():
+            if there():
+                self.runner.changed.disconnect(changed)
+                on_ready()
+
+        self.runner.changed.connect(changed)
+        return True
+
     def extras(self, exp, inputs: dict, heavy: bool) -> dict:
         """What the panel shows beyond the history, measured on the worker thread (the figure's
         ``measure``)."""
