@@ -15,7 +15,6 @@ from attn_studio.pretrained.detect import detect
 from attn_studio.training import InductionExperiment, TrainingError
 from attn_studio.training.ablation import (HELDOUT_ROWS, MATTERS, ablation_rows, ablation_study, detector_scores,
                                            heldout_batch, needed_text, silenced_text)
-from attn_studio.training.induction import make_induction_batch
 
 GUESSING = math.log(32)
 STEPS = 1800  # the measurement: seeds 0-2 trained this far

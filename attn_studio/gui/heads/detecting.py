@@ -20,7 +20,7 @@ from ...pretrained.head_table import detect_run, repeated_source
 from .. import presentation
 from .matrix import MatrixCanvas
 from .readout import head_name
-from .report_card import DETECTED_MARKS
+from .report_card import DETECTED_MARKS, ROLE_COLOURS
 
 SENTENCE = "sentence"
 REPEATED = "repeated"
@@ -231,6 +231,24 @@ class DetectPart:
         self.detect_status.setText("Detected: " + detected_summary(detection))
         self._draw_roles()
         self._draw_detect_head()
+
+    def _draw_roles(self) -> None:
+        """The grid of roles: each head's colour its report card's role, a letter where the detector
+        names it (P previous token, D duplicate token, I induction)."""
+        report = self.report_model.report
+        if report is None:
+            return
+        layers, heads = report.role.shape
+        colours = [[ROLE_COLOURS[str(report.role[l, h])] for h in range(heads)] for l in range(layers)]
+        present = [name for name in ROLE_COLOURS if (report.role == name).any()]
+        marks = self.detect_marks()
+        note = ""
+        if marks is not None:
+            named = [f"{letter} {kind.split()[0]}" for kind, letter in DETECTED_MARKS.items() if (marks == letter).any()]
+            note = f"detected: {', '.join(named)}" if named else "detected: no head"
+        self.role_grid.set_matrix(np.zeros((layers, heads)), [str(i + 1) for i in range(layers)],
+                                  [str(i + 1) for i in range(heads)], colours=colours,
+                                  legend=[(name, ROLE_COLOURS[name]) for name in present], marks=marks, note=note)
 
     def detect_marks(self) -> np.ndarray | None:
         """The letters the role grid writes in the heads the detector names (P, D, I), or None."""

@@ -42,7 +42,7 @@ from ..files import export
 from .pages import NORM_NOTE, WEIGHT_NOTE, HeadsPages  # noqa: F401 (the notes: still importable from here)
 from .readout import head_name, silencing_readout  # noqa: F401 (importable from here)
 from .detecting import DetectPart
-from .report_card import DETECTED_MARKS, IMPORTANCE_COLUMN, ROLE_COLOURS
+from .report_card import IMPORTANCE_COLUMN
 from .worker import HeadJob
 
 
@@ -217,24 +217,6 @@ class HeadsTab(DetectPart, HeadsPages, QtWidgets.QWidget):
         self._refresh_importance()
         if self.found is not None:
             self.find(*self._found_words, open_top=False)
-
-    def _draw_roles(self) -> None:
-        """The grid of roles: each head's colour its report card's role, a letter where the detector
-        names it (P previous token, D duplicate token, I induction)."""
-        report = self.report_model.report
-        if report is None:
-            return
-        layers, heads = report.role.shape
-        colours = [[ROLE_COLOURS[str(report.role[l, h])] for h in range(heads)] for l in range(layers)]
-        present = [name for name in ROLE_COLOURS if (report.role == name).any()]
-        marks = self.detect_marks()
-        note = ""
-        if marks is not None:
-            named = [f"{letter} {kind.split()[0]}" for kind, letter in DETECTED_MARKS.items() if (marks == letter).any()]
-            note = f"detected: {', '.join(named)}" if named else "detected: no head"
-        self.role_grid.set_matrix(np.zeros((layers, heads)), [str(i + 1) for i in range(layers)],
-                                  [str(i + 1) for i in range(heads)], colours=colours,
-                                  legend=[(name, ROLE_COLOURS[name]) for name in present], marks=marks, note=note)
 
     def _show_selection(self) -> None:
         computed = self.studio.computed

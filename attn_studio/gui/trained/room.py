@@ -25,7 +25,7 @@ from ...pretrained import DEFAULT_MODEL, Edits, load_pretrained
 from ...trained import SELECTION_FIELDS, TrainedStudio, is_default_model
 from ..files import export
 from .model_panel import ModelPanel
-from .model_worker import BUSY_WORDS, LOAD, RUN, ModelWorker
+from .model_worker import BUSY_WORDS, LOAD, MEASURE, RUN, ModelWorker
 from ..views.drift_plot import DriftPlot
 from ..views.meaning_view import MeaningData, MeaningView
 from ..views.model_view import ModelView, ModelViewData
@@ -155,6 +155,11 @@ class TrainedRoom(QtCore.QObject):
     def set_sentence(self, text: str) -> bool:
         """The window's sentence box for a trained model."""
         return self.request(coalesce="sentence", sentence=text)
+
+    def measure(self, work, on_result=None, on_error=None) -> int:
+        """Run ``work()`` on the model's worker after the passes asked for (a measure of the model, the
+        Head Lab's detector): ``on_result(result)`` or ``on_error(message)`` on the GUI thread."""
+        return self.worker.submit(work, on_result, on_error, kind=MEASURE)
 
     def select(self, layer: int | None = None, head: int | None = None, query: int | None = None) -> None:
         """Select a layer, head and/or query (0-based)."""

@@ -9,7 +9,7 @@ nothing. The heads silenced with the panel's boxes are outlined.
 from __future__ import annotations
 
 import numpy as np
-from PySide6 import QtCore, QtGui
+from PySide6 import QtCore
 
 from ...training.ablation import head_label
 from ...training.claims import GUESSING
@@ -139,7 +139,3 @@ class AblationChart:
         positions[-1] += 0.6
         return [self.labels[int(np.argmin(np.abs(positions - c)))] for c in centres]
 
-
-def bar_colour(name: str) -> QtGui.QColor:
-    """The colour of bar series ``name`` ("repeat" or "first copy")."""
-    return QtGui.QColor(REPEAT_COLOUR if name == "repeat" else FIRST_COLOUR)

@@ -30,7 +30,6 @@ from ..lecture.mode import Lecture
 from ..lecture import scenes_panel
 from ..lecture.present import Present
 from ..settings import data_dir
-from ..trained.model_worker import MEASURE
 from ..trained.wiring import TrainedWiring
 from ..training.wiring import DOCKS as TRAINING_DOCKS
 from ..training.wiring import TrainingWiring
@@ -164,8 +163,7 @@ class MainWindow(SeenWhenGrabbed, QtWidgets.QMainWindow):
         # The Head Lab's wing meets the trained room here: it gets the studio and a way to select a head.
         room = self.trained.room
         self.heads_tab = HeadsTab(lambda layer, head, query=None: room.select(layer=layer, head=head, query=query),
-                                  lambda: self.view_tabs.setCurrentWidget(self.heatmap_view),
-                                  submit=lambda work, done, failed: room.worker.submit(work, done, failed, kind=MEASURE))
+                                  lambda: self.view_tabs.setCurrentWidget(self.heatmap_view), submit=room.measure)
         self.trained.add_tab(self.heads_tab, "Heads", "The Head Lab: every head's report card, find the head "
                              "that links two words, importance, flow beside rollout, what silencing changed")
         room.studioChanged.connect(self.heads_tab.set_studio)
