@@ -34,6 +34,7 @@ from .runner import SPEEDS, Runner
 __all__ = ["LabPanel", "CurvePlot", "COLOURS", "SMOOTH", "smoothed", "peaks", "thinned"]
 
 DRAW_INTERVAL_MS = 80  # at most 12.5 redraws a second, whatever the step rate
+PLAY_TO_PIECE = 25  # steps of a scene's run trained headless between two looks at whether the window closes
 LEARNING_RATES = (1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 1e-1)
 
 
@@ -271,9 +272,10 @@ class LabPanel(QtWidgets.QWidget):
             self.seed_spin.blockSignals(False)
         kept = exp if exp is not None and exp.seed == seed and exp.lr == self._lr else None
 
-        def trained():  # on the worker, between steps
+        def trained():  # on the worker, between steps; a window closing stops it between pieces
             run = kept if kept is not None and kept.step_count <= steps else self._make(seed)
-            run.run(steps - run.step_count)
+            while run.step_count < steps and not self.runner.stopping():
+                run.run(min(PLAY_TO_PIECE, steps - run.step_count))
             return run
 
         self.step_label.setText(f"training to step {steps:,}…")
