@@ -9,6 +9,8 @@ import subprocess
 import sys
 import textwrap
 
+from attn_studio.scenes import example_lecture
+
 SCREENS = {"screens": [
     {"name": "laptop", "x": 0, "y": 0, "width": 1920, "height": 1080, "logicalDpi": 96, "logicalBaseDpi": 96,
      "dpr": 1},
@@ -120,7 +122,8 @@ def test_the_stage_fills_the_projector_and_follows_the_laptop(tmp_path):
     assert out["after_unplug_screen"] == "laptop" and out["after_unplug_size"] == [1920, 1080]
     assert out["after_unplug_causal"] is True
     assert out["active_after_esc"] is False
-    assert out["console_shown"] and out["console_first"].startswith("Scene 1 of 12")
-    assert out["console_second"].startswith("Scene 2 of 12") and out["console_next"].startswith("Next: ")
+    scenes = len(example_lecture().scenes)
+    assert out["console_shown"] and out["console_first"].startswith(f"Scene 1 of {scenes}")
+    assert out["console_second"].startswith(f"Scene 2 of {scenes}") and out["console_next"].startswith("Next: ")
     live, held, rows, tokens, shown, value = out["window_after_scene"]
     assert live and not held and rows == tokens and shown == value

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import textwrap
 
+from attn_studio.scenes import example_lecture
 from test_present_two_screens import run_on_two_screens
 
 SCRIPT = textwrap.dedent("""
@@ -101,7 +102,7 @@ def test_the_console_shows_the_next_scene_and_can_replace_the_window(tmp_path):
     assert out["instead_visible"] and out["instead_screen"] == "laptop" and out["instead_size"] == [1920, 1080]
     assert out["dock_hidden"] and out["stage_still"] == "projector"
     assert out["key_moved"] == 1 and out["button_moved"] == 2
-    assert out["position"].startswith(f"Scene {out['button_moved'] + 2} of 12")
+    assert out["position"].startswith(f"Scene {out['button_moved'] + 2} of {len(example_lecture().scenes)}")
     assert out["back_beside"]
 
 

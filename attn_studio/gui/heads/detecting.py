@@ -208,6 +208,9 @@ class DetectPart:
             self._show_detection(run, detect(run, SENTENCE_SOURCE), run)
         elif self._repeated_key() != self._detect_key:
             self.run_detect()
+            self._draw_roles()  # the new report's roles now, the detector's marks when its pass is done
+        elif self.detection is not None:  # the same scores, written again (the precision may have changed)
+            self._show_detection(self._detect_run, self.detection, self._detect_key)
 
     def _detect_reset(self) -> None:
         """A new studio (or none): back to the sentence, nothing measured yet."""
