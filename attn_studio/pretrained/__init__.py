@@ -9,11 +9,13 @@ edited = run.rerun(Edits().with_head_scale(3, 5, 0.0))    # recomputes layers 3.
 edited.drift(run)                                          # how far each layer moved
 head_report(run).role; find_heads(run, "it", "animal")[:3]  # Head Lab (heads.py)
 lab = load_pretrained(folder_saved_by_exp_save_model)   # a lab model (lab.py): run_ids, logits
+detect_heads(model.run_ids(repeated_tokens(model)), "induction")  # head detector (detect.py)
 ```
 Layers and heads are counted from 0. See ``model.py`` for the run and edits API.
 """
 
 from .config import ModelConfig
+from .detect import DETECTORS, detect_heads, repeated_tokens
 from .errors import ModelError
 from .heads import (
     Cancelled,
@@ -39,6 +41,7 @@ from .lab_files import write_lab_folder
 
 __all__ = [
     "Cancelled",
+    "DETECTORS",
     "DEFAULT_MODEL",
     "Edits",
     "Encoding",
@@ -55,6 +58,7 @@ __all__ = [
     "available_models",
     "cache_root",
     "default_model_zip",
+    "detect_heads",
     "find_heads",
     "head_importance",
     "head_report",
@@ -62,4 +66,5 @@ __all__ = [
     "load_pretrained",
     "norm_attention",
     "write_lab_folder",
+    "repeated_tokens",
 ]

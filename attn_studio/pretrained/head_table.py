@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .detect import DETECTOR_NAMES, DETECTORS, Detection, detect, repeated_tokens, top_heads
 from .errors import ModelError
 from .heads import ROLE_MEASURES, ROLE_NAMES, HeadReport, find_heads, head_importance, head_report
 
@@ -29,8 +30,9 @@ TOKEN_INDEX = re.compile(r"#(\d+)")
 @dataclass(frozen=True)
 class HeadTable:
     """Everything the table holds: the run's model name and tokens, the report,
-    ``importance (L, H)`` or None, and ``found`` (``find_heads``'s list) with
-    the ``query`` and ``key`` it was asked for, or None."""
+    ``importance (L, H)`` or None, ``found`` (``find_heads``'s list) with
+    the ``query`` and ``key`` it was asked for, or None, and ``detection`` (the
+    head detector's answer, ``detect.detect``), or None."""
 
     model: str
     tokens: tuple
@@ -39,6 +41,7 @@ class HeadTable:
     found: tuple | None = None
     query: str | None = None
     key: str | None = None
+    detection: Detection | None = None
 
     @property
     def find_column(self) -> str | None:
@@ -51,22 +54,36 @@ def parse_item(text: str):
     return int(match.group(1)) if match else text
 
 
+def repeated_source(length: int, seed: int) -> str:
+    """How the table names the detector's sequence: "20 random tokens twice, seed 0"."""
+    return f"{length} random tokens twice, seed {seed}"
+
+
+def detect_run(model, length: int = 20, seed: int = 0, edits=None):
+    """The model's run on ``length`` random tokens twice from ``seed`` (``detect.repeated_tokens``),
+    with ``edits`` (a trained model's silenced or scaled heads) when given."""
+    ids = repeated_tokens(model, length, seed)
+    return model.run_ids(ids) if edits is None else model.run_ids(ids, edits=edits)
+
+
 def head_table(run, find: tuple[str, str] | None = None, importance: bool = False,
-               progress=None) -> HeadTable:
-    """Measure every head of ``run``: the report, and on request a find and the importance.
+               progress=None, detect_on=None, detect_source: str | None = None) -> HeadTable:
+    """Measure every head of ``run``: the report, and on request a find, the importance and the detector.
 
     ``find`` is ``(query, key)``: words of the sentence or ``#N`` token indices.
-    ``progress(done, total)`` is passed to :func:`head_importance`. Raises
-    :class:`ModelError` for a word not in the sentence or a bad index, before
-    any importance is computed.
+    ``progress(done, total)`` is passed to :func:`head_importance`. ``detect_on``
+    is the run the head detector scores (:func:`detect_run`: repeated random
+    tokens), named in the table by ``detect_source``. Raises :class:`ModelError`
+    for a word not in the sentence or a bad index, before any importance is computed.
     """
     report = head_report(run)
     found = query = key = None
     if find is not None:
         query, key = find
         found = tuple(find_heads(run, parse_item(query), parse_item(key)))
+    detection = None if detect_on is None else detect(detect_on, detect_source or "")
     scores = head_importance(run, progress) if importance else None
-    return HeadTable(run.model.name, tuple(run.tokens), report, scores, found, query, key)
+    return HeadTable(run.model.name, tuple(run.tokens), report, scores, found, query, key, detection)
 
 
 def table_rows(table: HeadTable) -> tuple[list[str], list[list]]:
@@ -74,6 +91,9 @@ def table_rows(table: HeadTable) -> tuple[list[str], list[list]]:
     header = ["layer", "head", "role", *MEASURE_COLUMNS.values()]
     if table.importance is not None:
         header.append("importance")
+    detection = table.detection
+    if detection is not None:
+        header += [f"{name}_score" for name in DETECTORS] + ["detected"]
     weights = None
     if table.found is not None:
         header.append(table.find_column)
@@ -85,6 +105,9 @@ def table_rows(table: HeadTable) -> tuple[list[str], list[list]]:
         row += [float(getattr(report, name)[layer, head]) for name in MEASURE_COLUMNS]
         if table.importance is not None:
             row.append(float(table.importance[layer, head]))
+        if detection is not None:
+            row += [float(detection.scores[name][layer, head]) for name in DETECTORS]
+            row.append(str(detection.roles[layer, head]))
         if weights is not None:
             row.append(weights[(layer, head)])
         rows.append(row)
@@ -108,8 +131,9 @@ def _name(layer: int, head: int) -> str:
 def summary(table: HeadTable, top: int = 5) -> str:
     """A few lines for the terminal: heads with a clear role, the strongest links, the most important heads."""
     report = table.report
+    on = " (the detector's)" if table.detection is not None and table.tokens == table.detection.tokens else ""
     lines = [f"{table.model}: {report.role.shape[0]} layers x {report.role.shape[1]} heads, "
-             f"{len(table.tokens)} tokens"]
+             f"{len(table.tokens)} tokens{on}"]
     lines.append("Heads with a clear role (the share of attention that names it):")
     any_role = False
     for measure in ROLE_MEASURES:
@@ -130,6 +154,16 @@ def summary(table: HeadTable, top: int = 5) -> str:
     if table.found is not None:
         lines.append(f"Heads that send {table.query!r} to {table.key!r} (share of its attention):")
         lines += [f"  {_name(l, h)}: {w:.3f} ({report.role[l, h]})" for l, h, w in table.found[:top]]
+    detection = table.detection
+    if detection is not None:
+        lines.append(f"Head detector on {detection.source or 'the sequence'} (score: the share of a head's "
+                     "attention on its kind's pattern):")
+        lines.append(f"  tokens: {' '.join(detection.tokens)}")
+        for name in DETECTORS:
+            kind = DETECTOR_NAMES[name]
+            shown = ", ".join(f"{_name(l, h)} ({s:.2f})" for l, h, s in top_heads(detection.scores[name], top))
+            named = [_name(int(l), int(h)) for l, h in np.argwhere(detection.roles == kind)]
+            lines.append(f"  {kind}: {shown}; detected: {', '.join(named) if named else 'none'}")
     if table.importance is not None:
         lines.append("Most important heads (1 - cosine of the sentence embedding without the head):")
         order = np.argsort(-table.importance.ravel(), kind="stable")[:top]

@@ -283,6 +283,46 @@ class TrainedModel:
         stream, results = self._forward(enc, scale, edits)
         return ModelRun(self, enc, head_mask, edits, scale, stream, results)
 
+    def encode_ids(self, ids) -> Encoding:
+        """An :class:`Encoding` of token ids as given (no special tokens added, none removed).
+
+        Its text is the tokens joined by spaces, with each token's offsets in it, so that
+        ``run.word_tokens`` finds a token by its text. Raises :class:`ModelError` for ids that
+        are not whole numbers, outside the vocabulary, empty or longer than the model's positions.
+        """
+        try:
+            raw = np.asarray(ids)
+        except (TypeError, ValueError):
+            raise ModelError("the token ids must be a sequence of whole numbers") from None
+        if raw.size and (raw.dtype == bool or not np.issubdtype(raw.dtype, np.integer)):
+            raise ModelError(f"the token ids must be whole numbers, got {raw.dtype}")
+        if raw.ndim != 1 or raw.size == 0:
+            raise ModelError(f"the token ids must be one non-empty sequence (T,), got shape {raw.shape}")
+        ids = raw.astype(np.int64)
+        if ids.min() < 0 or ids.max() >= self.vocab_size:
+            raise ModelError(f"token ids must lie in 0..{self.vocab_size - 1} for {self.name}; got "
+                             f"{int(ids.min())}..{int(ids.max())}")
+        if ids.size > self.max_positions:
+            raise ModelError(f"{ids.size} tokens but {self.name} knows only {self.max_positions} positions")
+        tokens = tuple(self._tokenizer.id_to_token(int(i)) or f"#{int(i)}" for i in ids)
+        offsets, start = [], 0
+        for token in tokens:
+            offsets.append((start, start + len(token)))
+            start += len(token) + 1
+        return Encoding(" ".join(tokens), tokens, ids, np.zeros_like(ids), tuple(offsets))
+
+    def run_ids(self, ids, head_mask=None, edits: Edits | None = None) -> ModelRun:
+        """Run the model on token ids as given (a :class:`ModelRun` as :meth:`run` gives).
+
+        Nothing is added: a BERT-family model gets [CLS] and [SEP] only if ``ids`` hold them
+        (``detect.repeated_tokens`` puts them in). ``head_mask`` and ``edits`` as for :meth:`run`.
+        """
+        edits = Edits() if edits is None else edits
+        enc = self.encode_ids(ids)
+        scale = self._head_scale(head_mask, edits)
+        stream, results = self._forward(enc, scale, edits)
+        return ModelRun(self, enc, head_mask, edits, scale, stream, results)
+
     def compare_word(self, text_a: str, text_b: str, word: str, edits: Edits | None = None) -> WordComparison:
         """Follow ``word`` (its first occurrence in each text) through the layers of both texts.
 

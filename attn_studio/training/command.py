@@ -4,16 +4,21 @@
     attn-studio train seq2seq --out runs/seq2seq
     attn-studio train induction --steps 1800 --save models/two-layers
 
+    attn-studio train induction --steps 1800 --ablate --out runs/induction
+
 
 A progress bar on the terminal; the run's tables (``history.csv``: one row per step, a column per
 arm and metric; ``accuracy_by_length.csv`` for seq2seq) go into the ``--out`` folder, and with
-``--png`` the panel's figure (``NAME.png``: the figure the window's Export writes for the same run). Ctrl-C stops the run and still writes the steps taken.
+``--png`` the panel's figure (``NAME.png``: the figure the window's Export writes for the same run); with
+``--ablate`` (induction) ``ablation.csv``, every head of both models silenced in turn on a held-out batch.
+Ctrl-C stops the run and still writes the steps taken.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 import numpy as np
 
@@ -21,7 +26,7 @@ from . import EXPERIMENTS
 from .experiment import TrainingError
 from .lab_models import DEFAULT_ARMS, check_save, train_arm
 from .report import (MAX_STEPS, check_steps, default_steps, figure_data, make_experiment, prepare_folder,
-                     write_report)
+                     write_csv, write_report)
 
 PROG = "attn-studio train"
 
@@ -58,6 +63,10 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--arm", default=None,
                         help="with --save: which model (induction: \"two layers\" (default) or \"one layer\"; "
                              "scaling: \"scaled\" (default) or \"unscaled\")")
+    parser.add_argument("--ablate", action="store_true",
+                        help="induction only: after training, silence each head of both models in turn on a "
+                             "held-out batch and write ablation.csv (one row per head: repeat and first-copy "
+                             "loss with the head out, and the head detector's scores)")
     parser.add_argument("--png", action="store_true",
                         help="also draw the panel's figure as NAME.png, as the window exports it (needs Qt, no display)")
     parser.add_argument("--animate", metavar="FILE", default=None,
@@ -71,6 +80,26 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--scale", type=float, default=1.0,
                         help="with --animate: the frames' size, times the figure's own (0.25 to 4, default 1)")
     return parser
+
+
+def ablation_summary(study) -> str:
+    """The ablation in a few lines for the terminal: each head's cost to the repeat and the first copy,
+    then the sentence the panel writes under its bars."""
+    from ..formatting import format_number
+    from .ablation import head_label, needed_text
+
+    def signed(x: float) -> str:
+        text = format_number(x)
+        return text if text.startswith("−") or float(x) == 0 or text == "0.00" else "+" + text
+
+    lines = [f"  heads silenced one at a time on {study.rows} held-out rows (nats added to the loss):"]
+    for arm in study.intact:
+        intact = study.intact[arm]
+        cells = ", ".join(f"{head_label(h.layer, h.head)} repeat {signed(h.added_repeat)} first copy {signed(h.added_first)}"
+                          for h in study.arm_heads(arm))
+        lines.append(f"    {arm} (repeat {intact['loss_repeat']:.2f}, first copy {intact['loss_first']:.2f}): {cells}")
+    lines.append("  " + needed_text(study))
+    return "\n".join(lines)
 
 
 def _fail(message, code: int = 2) -> int:
@@ -93,6 +122,11 @@ def main(argv: list[str], draw_figures=None, animate_figures=None) -> int:
     try:
         exp = make_experiment(args.experiment, seed=args.seed, d_k=args.d_k)
         steps = check_steps(args.steps if args.steps is not None else default_steps(args.experiment))
+        if args.ablate and args.experiment != "induction":
+            raise TrainingError(f"--ablate knocks out the heads of the induction experiment's models, not "
+                                f"{args.experiment}'s")
+        if args.ablate and (args.out is None or args.animate is not None):
+            raise TrainingError("--ablate writes ablation.csv into the --out folder: give --out DIR (without --animate)")
         if args.png and draw_figures is None:
             raise TrainingError("--png needs the figures of the window's side: run it as attn-studio train")
         if args.out is None and args.animate is None and args.save is None:
@@ -143,9 +177,16 @@ def main(argv: list[str], draw_figures=None, animate_figures=None) -> int:
         except KeyboardInterrupt:
             stopped = True
     written = {}
+    study = None
     try:
         if args.out is not None:
             written = write_report(exp, args.out, figures=figure_data(exp))
+            if args.ablate:
+                from .ablation import ablation_rows, ablation_study
+
+                study = ablation_study(exp)
+                written["ablation"] = Path(args.out) / "ablation.csv"
+                write_csv(written["ablation"], *ablation_rows(study))
         if args.png:
             for path in draw_figures(args.experiment, exp, args.out):
                 written[path.stem] = path
@@ -165,6 +206,8 @@ def main(argv: list[str], draw_figures=None, animate_figures=None) -> int:
         if last:
             means = ", ".join(f"{metric} {np.mean(values[-last:]):.3f}" for metric, values in values_of.items())
             print(f"  {name}: mean of the last {last} steps: {means}")
+    if study is not None:
+        print(ablation_summary(study))
     for path in written.values():
         print(f"  wrote {path}")
     return 130 if stopped else 0

@@ -224,3 +224,17 @@ class InductionExperiment(Experiment):
         training. ``{"tokens": int (32, 32), "n": int (32,)}``."""
         step = check_int("step", step, 0)
         return make_induction_batch(self.rng(STREAM_BATCH, step))
+
+    def ablate(self, arm: str, batch, head_mask) -> dict[str, float]:
+        """``{"loss_repeat": float, "loss_first": float}``: the metrics of ``arm`` on ``batch`` (a
+        `make_induction_batch` dict) with each head whose ``head_mask[l, h]`` is 0 silenced (its
+        output zeroed before W_O). See `training.ablation`."""
+        from .ablation import ablate  # the ablations import this module
+
+        return ablate(self, arm, batch, head_mask)
+
+    def heldout_batch(self) -> dict[str, np.ndarray]:
+        """A fixed held-out batch of this seed (never trained on), for ablations: `ablation.heldout_batch`."""
+        from .ablation import heldout_batch
+
+        return heldout_batch(self)

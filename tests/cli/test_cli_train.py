@@ -100,3 +100,31 @@ def test_png_draws_the_panels_figure(tmp_path):
     colours = {image.pixelColor(x, y).name() for x in range(0, image.width(), 3) for y in range(0, image.height(), 3)}
     assert {"#0072b2", "#d55e00"} <= colours
     assert not list(tmp_path.glob(".*"))  # no temporary file left
+
+
+def test_train_induction_ablate_writes_a_row_per_head(tmp_path, capsys):
+    from attn_studio.training import InductionExperiment
+    from attn_studio.training.ablation import ablation_study
+
+    assert main(["train", "induction", "--steps", "4", "--seed", "1", "--ablate", "--out", str(tmp_path)]) == 0
+    table = _read(tmp_path / "ablation.csv")
+    header, rows = table[0], table[1:]
+    assert header[:6] == ["arm", "layer", "head", "step", "loss_repeat", "loss_first"]
+    assert [tuple(r[:3]) for r in rows] == [("one layer", "1", "1"), ("one layer", "1", "2"), ("two layers", "1", "1"),
+                                            ("two layers", "1", "2"), ("two layers", "2", "1"), ("two layers", "2", "2")]
+    twin = InductionExperiment(seed=1)
+    twin.run(4)
+    study = ablation_study(twin)
+    for row in rows:
+        item = study.head(row[0], int(row[1]) - 1, int(row[2]) - 1)
+        values = dict(zip(header, row))
+        assert float(values["loss_repeat"]) == pytest.approx(item.loss_repeat, rel=1e-9)
+        assert float(values["added_first"]) == pytest.approx(item.added_first, rel=1e-6, abs=1e-9)
+        assert float(values["induction_score"]) == pytest.approx(item.scores["induction"], rel=1e-9)
+    printed = capsys.readouterr().out
+    assert "No head is needed yet" in printed and "ablation.csv" in printed
+
+
+def test_ablate_is_for_the_induction_experiment_only(tmp_path, capsys):
+    assert main(["train", "scaling", "--steps", "2", "--ablate", "--out", str(tmp_path / "o")]) == 2
+    assert "--ablate" in capsys.readouterr().err and not (tmp_path / "o").exists()

@@ -117,6 +117,9 @@ def wait_idle(qtbot, window) -> None:
     """Until the trained room's worker has nothing left to do, then let the bridge and views catch up."""
     room = window.trained.room
     qtbot.waitUntil(lambda: not room.worker.is_busy(), timeout=60000)
+    # A scene asked for is shown once it can be drawn whole: its trained model opened, a training
+    # scene's saved run trained on its panel's worker (minutes on a loaded machine).
+    qtbot.waitUntil(lambda: not window.scenes.showing(), timeout=900_000)
     settle(window)
     # A long sentence's report card is measured off the GUI thread when the Heads tab shows it.
     qtbot.waitUntil(lambda: not window.heads_tab.measuring(), timeout=60000)

@@ -45,3 +45,9 @@ def test_the_example_handout_prints_on_a4_pages_readable_and_trained(tmp_path, c
     words = _joined(texts[lab])
     assert "not on this machine" not in words and "head 2" in words
     assert "1UQIJBCAF0" * 2 in "".join(text for text, _ in texts[lab] if len(text) == 1)  # its tokens on an axis
+    # The ablation scene: the same run (seed 0, step 2,000) taken apart, its bars and their words printed.
+    knock = next(n for n, s in enumerate(lecture.scenes) if s.title == "Why two layers: knock the heads out")
+    words = _joined(texts[knock])
+    assert "seed 0" in words and "step 2,000" in words
+    assert "Nats added by silencing a head" in words and "2.1+2.2" in words
+    assert "The repeat needs heads" in words and "no better than guessing" in words

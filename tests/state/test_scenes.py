@@ -154,3 +154,13 @@ def test_a_scene_keeps_its_pin_precision_last_page_and_training_steps():
                        ({"steps": 10**5}, "at most 20,000")):
         with _pytest.raises(LectureError, match=words):
             Scene.from_dict({**base.to_dict(), "selection": bad})
+
+
+def test_a_training_scene_keeps_its_runs_seed_within_the_labs_bounds():
+    base = example_lecture().scenes[-1]
+    assert base.view == "Training: Why two layers" and base.selection["seed"] == 0
+    scene = Scene.from_dict({**base.to_dict(), "selection": {"page": 2, "steps": 2000, "seed": 999_999}})
+    assert scene.selection["seed"] == 999_999 and Scene.from_dict(scene.to_dict()) == scene
+    for bad in (1_000_000, -1, True, 2.5, "0"):
+        with pytest.raises(LectureError, match="seed must be a whole number from 0 to 999,999"):
+            Scene.from_dict({**base.to_dict(), "selection": {"seed": bad}})

@@ -38,7 +38,8 @@ class MatrixCanvas(QtWidgets.QWidget):
 
     ``set_matrix(values, rows, cols, vmin, vmax)`` draws it; ``colours``
     (optional, an (R, C) array of QColor) paints categories instead (the role
-    grid), with ``legend`` as (name, colour) pairs. Clicking a cell emits
+    grid), with ``legend`` as (name, colour) pairs, and ``marks`` (optional, an (R, C) array of
+    short strings) writes a letter in cells (the head detector's kinds). Clicking a cell emits
     ``cellClicked(row, col)``; ``set_highlight(row, col)`` outlines a cell (or a
     whole row with ``col=None``). ``stale=True`` greys the cells and says so.
     """
@@ -54,6 +55,7 @@ class MatrixCanvas(QtWidgets.QWidget):
         self.cols: list[str] = []
         self.vmin, self.vmax = 0.0, 1.0
         self.colours = None
+        self.marks = None
         self.legend: list = []
         self.stale = False
         self.note = ""
@@ -69,9 +71,10 @@ class MatrixCanvas(QtWidgets.QWidget):
 
     # -- data ----------------------------------------------------------------------------
     def set_matrix(self, values, rows, cols, vmin: float = 0.0, vmax: float = 1.0, *, title: str | None = None,
-                   colours=None, legend=(), note: str = "") -> None:
+                   colours=None, legend=(), note: str = "", marks=None) -> None:
         """Show ``values (R, C)`` on the fixed scale ``vmin`` to ``vmax``; None clears the canvas."""
         self.values = None if values is None else np.asarray(values, dtype=np.float64)
+        self.marks = None if marks is None else np.asarray(marks, dtype=object)
         self.rows, self.cols = [short_token(str(r), 12) for r in rows], [short_token(str(c), 12) for c in cols]
         self.vmin, self.vmax = float(vmin), float(vmax) if vmax > vmin else float(vmin) + 1.0
         self.colours, self.legend, self.note = colours, list(legend), note
@@ -212,6 +215,22 @@ class MatrixCanvas(QtWidgets.QWidget):
                             f"{self.cols[c]}: {self.number(value)}")
         super().mouseMoveEvent(event)
 
+    def _paint_marks(self, p: QtGui.QPainter, left: float, top: float, cell: float) -> None:
+        """The marks, one letter a cell in bold at about half the cell's height, dark on light cells
+        and white on dark ones."""
+        font = QtGui.QFont(self.label_font())
+        font.setBold(True)
+        font.setPixelSize(max(8, int(cell * 0.5)))
+        p.setFont(font)
+        for (r, c), text in np.ndenumerate(self.marks):
+            if not text:
+                continue
+            colour = self.colours[r][c] if self.colours is not None else QtGui.QColor(255, 255, 255)
+            p.setPen(QtGui.QColor(20, 20, 20) if colour.lightnessF() > 0.55 else QtGui.QColor(255, 255, 255))
+            p.drawText(QtCore.QRectF(left + c * cell, top + r * cell, cell, cell), QtCore.Qt.AlignCenter, str(text))
+        p.setFont(self.font())
+        p.setPen(self.palette().windowText().color())
+
     def paintEvent(self, event):
         p = QtGui.QPainter(self)
         p.setRenderHint(QtGui.QPainter.Antialiasing, False)
@@ -238,6 +257,8 @@ class MatrixCanvas(QtWidgets.QWidget):
                     if self.stale:
                         colour = QtGui.QColor.fromHsvF(0, 0, 0.55 + 0.4 * colour.valueF())
                     p.fillRect(QtCore.QRectF(left + c * cell, top + r * cell, cell, cell), colour)
+            if self.marks is not None:
+                self._paint_marks(p, left, top, cell)
         else:
             # One image, one cell per pixel, drawn scaled without smoothing: a 128-token head costs
             # one drawImage, not 16 000 rectangles.

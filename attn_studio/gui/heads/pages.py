@@ -85,6 +85,8 @@ class HeadsPages:
         self.pages.tabBar().setExpanding(False)
         self.find_page = self._build_find()
         self.pages.addTab(self.find_page, "Find the head")
+        self.detect_page = self._build_detect()
+        self.pages.addTab(self.detect_page, "Detect heads")
         self.pages.addTab(self._build_importance(), "Importance")
         self.pages.addTab(self._build_flow(), "Flow vs rollout")
         self.pages.addTab(self._build_silencing(), "What silencing changed")

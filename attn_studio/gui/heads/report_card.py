@@ -28,8 +28,15 @@ COLUMNS = (
     ("Punctuation", "punctuation", "Mean weight on punctuation tokens"),
     ("Importance", None, "1 − cosine between the sentence embedding with and without the head "
      "(Run importance; stale after an edit); four decimals, as attn-studio heads writes it"),
+    ("Previous score", "det:previous", "Head detector: the share of the head's attention on the token just before "
+     "(TransformerLens's detect_head), on the detector's sequence (Detect heads page)"),
+    ("Duplicate score", "det:duplicate", "Head detector: the share of the head's attention on earlier copies of "
+     "the query's own token, on the detector's sequence (Detect heads page)"),
+    ("Induction score", "det:induction", "Head detector: the share of the head's attention on the token after an "
+     "earlier copy of the query's token (what an induction head copies), on the detector's sequence"),
 )
-IMPORTANCE_COLUMN = len(COLUMNS) - 1
+IMPORTANCE_COLUMN = next(i for i, column in enumerate(COLUMNS) if column[0] == "Importance")
+DETECTOR_COLUMNS = tuple(i for i, column in enumerate(COLUMNS) if str(column[1]).startswith("det:"))
 
 # One colour per role, the same in the table's badge and the grid beside it.
 ROLE_COLOURS = {
@@ -42,6 +49,8 @@ ROLE_COLOURS = {
     "broad": QtGui.QColor(190, 190, 190),
     "mixed": QtGui.QColor(240, 240, 240),
 }
+# The detector's kinds as the role grid marks them: a letter in the head's cell.
+DETECTED_MARKS = {"previous token": "P", "duplicate token": "D", "induction": "I"}
 
 
 class ReportCardModel(QtCore.QAbstractTableModel):
@@ -57,6 +66,7 @@ class ReportCardModel(QtCore.QAbstractTableModel):
         self.report: HeadReport | None = None
         self.importance: np.ndarray | None = None
         self.importance_stale = False
+        self.detection = None  # the head detector's answer (pretrained.detect.Detection), or None
         self._heads = 0
         self._cells: dict = {}
 
@@ -74,6 +84,16 @@ class ReportCardModel(QtCore.QAbstractTableModel):
         self._build()
         if self.rowCount():
             self.dataChanged.emit(self.index(0, IMPORTANCE_COLUMN), self.index(self.rowCount() - 1, IMPORTANCE_COLUMN))
+
+    def set_detection(self, detection) -> None:
+        """Show the head detector's scores (a ``Detection``) in their columns; None empties them."""
+        if detection is self.detection:
+            return
+        self.detection = detection
+        self._build()
+        if self.rowCount():
+            first, last = DETECTOR_COLUMNS[0], DETECTOR_COLUMNS[-1]
+            self.dataChanged.emit(self.index(0, first), self.index(self.rowCount() - 1, last))
 
     def _build(self) -> None:
         display, sort, decoration, foreground = [], [], [], []
@@ -138,6 +158,9 @@ class ReportCardModel(QtCore.QAbstractTableModel):
             return head + 1
         if column == IMPORTANCE_COLUMN:
             return None if self.importance is None else float(self.importance[layer, head])
+        if name.startswith("det:"):
+            detection = self.detection
+            return None if detection is None else float(detection.scores[name[4:]][layer, head])
         value = getattr(self.report, name)[layer, head]
         return str(value) if name == "role" else float(value)
 

@@ -8,10 +8,13 @@
 - importance by ablation, computed off the GUI thread with progress and Cancel,
   marked stale after any edit of the model or the sentence;
 - raw attention beside rollout and flow, on one colour scale;
-- what silencing or scaling a head changed, in words and as drift per layer.
+- what silencing or scaling a head changed, in words and as drift per layer;
+- the head detector (`detecting`): previous-token, duplicate-token and induction scores in the
+  report card, the kinds it names marked in the grid of roles, "Detect" on random tokens twice.
 
 The tab imports no other wing: the window hands it a callback that selects a
-head (``select(layer, head[, query])``, 0-based) and one that shows the Attention view,
+head (``select(layer, head[, query])``, 0-based), one that shows the Attention view and
+one that runs work on the model's worker thread (``submit(work, on_result, on_error)``),
 and calls :meth:`HeadsTab.set_studio` with the trained studio (or None).
 """
 
@@ -38,7 +41,8 @@ from .. import presentation
 from ..files import export
 from .pages import NORM_NOTE, WEIGHT_NOTE, HeadsPages  # noqa: F401 (the notes: still importable from here)
 from .readout import head_name, silencing_readout  # noqa: F401 (importable from here)
-from .report_card import IMPORTANCE_COLUMN, ROLE_COLOURS
+from .detecting import DetectPart
+from .report_card import IMPORTANCE_COLUMN
 from .worker import HeadJob
 
 
@@ -55,17 +59,20 @@ def measures_cost(run) -> int:
     return int(layers * heads * t * (t + run.hidden_states.shape[-1]))
 
 
-class HeadsTab(HeadsPages, QtWidgets.QWidget):
+class HeadsTab(DetectPart, HeadsPages, QtWidgets.QWidget):
     """The Head Lab's widgets (see the module docstring). ``select(layer, head[, query])`` selects a
-    head (and a query token) in the trained studio; ``show_attention()`` brings the Attention view forward."""
+    head (and a query token) in the trained studio; ``show_attention()`` brings the Attention view forward;
+    ``submit(work, on_result, on_error)`` runs the detector's pass on the model's worker (without it, on
+    the tab's own job)."""
 
     message = QtCore.Signal(str)
 
     def __init__(self, select: Callable[..., object], show_attention: Callable[[], object] | None = None,
-                 parent=None):
+                 parent=None, submit: Callable[..., object] | None = None):
         super().__init__(parent)
         self.setObjectName("headsTab")
         self._select, self._show_attention = select, show_attention
+        self._submit = submit
         self.studio = None
         self._unsubscribe = None
         self._run = None            # the run the report was drawn for
@@ -81,6 +88,7 @@ class HeadsTab(HeadsPages, QtWidgets.QWidget):
         self.job = HeadJob(self)          # importance
         self.flow_job = HeadJob(self)     # attention flow
         self.measures_job = HeadJob(self)  # a long sentence's report card and norm attention
+        self.detect_job = HeadJob(self)    # the detector's pass when the window gives no model worker
         self._measuring = None
         self._build()
         self.job.progress.connect(self._on_progress)
@@ -93,6 +101,8 @@ class HeadsTab(HeadsPages, QtWidgets.QWidget):
         self.flow_job.failed.connect(lambda tag, text: self.flow_status.setText(f"Flow failed: {text}"))
         self.flow_job.running.connect(lambda on: self.flow_button.setEnabled(not on))
         self.measures_job.finished.connect(self._on_measures)
+        self.detect_job.finished.connect(self._on_detect_job)
+        self.detect_job.failed.connect(self._on_detect_job_failed)
 
     def set_studio(self, studio) -> None:
         """Show ``studio`` (a ``TrainedStudio``), or nothing (None). A running sweep is cancelled."""
@@ -102,8 +112,10 @@ class HeadsTab(HeadsPages, QtWidgets.QWidget):
         self.job.cancel(quiet=True)
         self.flow_job.cancel(quiet=True)
         self.measures_job.cancel(quiet=True)
+        self.detect_job.cancel(quiet=True)
         self._measuring = None
         self.studio = studio
+        self._detect_reset()
         self._run = None
         self.importance, self._importance_key = None, None
         self.flow, self._flow_key = None, None
@@ -151,7 +163,9 @@ class HeadsTab(HeadsPages, QtWidgets.QWidget):
         studio = self.studio
         if studio is None:
             self.report_model.set_report(None)
+            self.report_model.set_detection(None)
             self.role_grid.set_matrix(None, [], [], note="No trained model.")
+            self.detect_map.set_matrix(None, [], [], note="No trained model.")
             self.head_map.set_matrix(None, [], [], note="No trained model.")
             self.importance_map.set_matrix(None, [], [], note="No trained model.")
             for canvas in (self.raw_map, self.rollout_map, self.flow_map):
@@ -192,12 +206,8 @@ class HeadsTab(HeadsPages, QtWidgets.QWidget):
         if not sized:
             self.table.resizeColumnsToContents()
         self._norm = norm
-        layers, heads = report.role.shape
-        colours = [[ROLE_COLOURS[str(report.role[l, h])] for h in range(heads)] for l in range(layers)]
-        present = [name for name in ROLE_COLOURS if (report.role == name).any()]
-        self.role_grid.set_matrix(np.zeros((layers, heads)), [str(i + 1) for i in range(layers)],
-                                  [str(i + 1) for i in range(heads)], colours=colours,
-                                  legend=[(name, ROLE_COLOURS[name]) for name in present])
+        layers = report.role.shape[0]
+        self._detect_follow(run)  # draws the grid of roles with the detector's marks
         self.flow_layer.setRange(1, layers)
         if self.flow_layer.value() == 1 and layers > 1 and self._flow_key is None:
             self.flow_layer.setValue(layers)
@@ -212,6 +222,7 @@ class HeadsTab(HeadsPages, QtWidgets.QWidget):
         computed = self.studio.computed
         state = computed.state
         self._draw_head()
+        self._draw_detect_head()
         self.role_grid.set_highlight(state.layer_index, state.head_index)
         self.importance_map.set_highlight(state.layer_index, state.head_index)
         self._select_row(state.layer_index, state.head_index)
@@ -421,7 +432,7 @@ class HeadsTab(HeadsPages, QtWidgets.QWidget):
     def figure_widgets(self) -> dict:
         """The tab's figures by name: the selected head, importance, flow beside rollout, silencing, roles."""
         return {"head": self.head_map, "importance": self.importance_map, "flow": self.flow_panel,
-                "silencing": self.drift, "roles": self.role_grid}
+                "silencing": self.drift, "roles": self.role_grid, "detect": self.detect_map}
 
     def export_figure(self, name: str, path) -> str:
         """Save figure ``name`` (see :meth:`figure_widgets`) as PNG, SVG or PDF by ``path``'s extension."""
@@ -440,7 +451,8 @@ class HeadsTab(HeadsPages, QtWidgets.QWidget):
         importance = None if self.importance_stale() else self.importance
         found = None if self.found is None else tuple(self.found)
         q, k = self._found_words if self.found is not None else (None, None)
-        return HeadTable(run.model.name, tuple(run.tokens), self.report_model.report, importance, found, q, k)
+        return HeadTable(run.model.name, tuple(run.tokens), self.report_model.report, importance, found, q, k,
+                         self.detection)
 
     def export_csv(self, path) -> None:
         """Write the report card as CSV (atomically)."""
@@ -478,3 +490,4 @@ class HeadsTab(HeadsPages, QtWidgets.QWidget):
         self.job.wait()
         self.flow_job.wait()
         self.measures_job.wait()
+        self.detect_job.wait()

@@ -22,6 +22,7 @@ TRAINING_VIEWS = {"Training: " + title: name for title, name in zip(TRAINING_TIT
 DEFAULT_STEPS = {"scaling": 600, "seq2seq": 1000, "induction": 2000}
 PROGRESS_EVERY = 25  # training steps between two progress reports (and a look at Cancel)
 FIGURE_TITLE_PX = 46  # the room a figure's own title takes (a training run's line)
+_LAST: dict = {}  # the last run trained for a page and what it was trained for (view, seed, panel settings)
 
 
 def lab_recipe(scene: Scene) -> dict | None:
@@ -72,12 +73,22 @@ def training_figure(window, scene: Scene, room: QtCore.QSizeF, report=None):
     if panel is None:
         raise ExportError(f"this window has no training lab for “{scene.view}”")
     steps = training_steps(scene)
-    exp = panel._make()  # a fresh run from the panel's seed, as its Reset builds one
+    settings = panel.settings()
+    seed = scene.selection.get("seed", settings["seed"])  # the scene's run; else the panel's seed
+    # A fresh run as the panel's Reset builds one; the run of the scene before when it is the same one
+    # trained to no more steps (two scenes of one run train it once).
+    key = (scene.view, seed, tuple(sorted((k, v) for k, v in settings.items() if k not in ("seed", "speed"))))
+    exp = _LAST.get("run") if _LAST.get("key") == key else None
+    if exp is None or exp.step_count > steps:
+        exp = panel._make(seed)
     with one_blas_thread():  # small matrices: BLAS's threads only wait for each other (5× slower on 2 busy cores)
+        if exp.step_count == steps and report is not None:
+            report(steps, steps)  # trained already, for the scene before
         while exp.step_count < steps:
             exp.run(min(PROGRESS_EVERY, steps - exp.step_count))
             if report is not None:
                 report(exp.step_count, steps)
+    _LAST.update(key=key, run=exp)
     snap = dataclasses.replace(panel.runner.snapshot(), exp=exp, steps=exp.step_count, playing=False, error="",
                                extras=panel.extras(exp, {}, True))
     cls = panel.figure_class

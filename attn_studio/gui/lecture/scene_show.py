@@ -58,6 +58,9 @@ def capture_scene(window, title: str, pin: tuple[int, int] | None = None) -> Sce
         steps = int(snap.exp.step_count) if snap.exp is not None else int(snap.steps)
         if steps > 0:
             selection["steps"] = min(steps, MAX_TRAINING_STEPS)
+        seed = getattr(snap.exp, "seed", None)
+        if seed is not None and steps > 0:
+            selection["seed"] = int(seed)  # the run, not only its length: the stage and hand-out train it
     return Scene(title=title, view=view, selection=selection, session=json.loads(state_to_json(state)))
 
 
@@ -80,7 +83,16 @@ def show_scene(window, scene: Scene, on_shown=None, wanted=lambda: True) -> None
     session = session_from_json(json.dumps(scene.session))
     sel = entered_at(scene, window.present.arrive_at_last)
 
-    def select_and_show(ok: bool = True) -> None:
+    def select_and_show(ok: bool = True, run_ready: bool = False) -> None:
+        lab = window.present.training_panel(scene.view) if scene.view.startswith("Training: ") else None
+        if ok and wanted() and lab is not None and not run_ready and hasattr(lab, "when_ready"):
+            # A training scene is shown once its panel shows a run; on the stage, the run the scene saved
+            # (its seed, trained to its steps), not whatever the panel last played: its caption's numbers
+            # are that run's. The stage keeps the scene before meanwhile.
+            saved = "seed" in sel and window.present.active
+            if lab.when_ready(lambda: select_and_show(True, run_ready=True), sel["seed"] if saved else None,
+                              (sel.get("steps") or lab.runner.snapshot().steps) if saved else None):
+                return
         if ok and wanted():
             studio = window.studio
             if studio.is_trained:

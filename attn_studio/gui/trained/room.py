@@ -26,7 +26,7 @@ from ...pretrained import DEFAULT_MODEL, Edits, load_pretrained
 from ...trained import SELECTION_FIELDS, TrainedStudio, is_default_model
 from ..files import export
 from .model_panel import ModelPanel
-from .model_worker import BUSY_WORDS, LOAD, RUN, ModelWorker
+from .model_worker import BUSY_WORDS, LOAD, MEASURE, RUN, ModelWorker
 
 # A model pass of a sentence takes a few tens of milliseconds: the moving bar shows only when one
 # runs longer than this (a bar flashing for every keystroke relaid the Model panel twice an edit).
@@ -180,6 +180,11 @@ class TrainedRoom(QtCore.QObject):
             return False
         seed = int(self._rng.integers(2**31)) if seed is None else int(seed)
         return self.request(sentence=example(seed))
+
+    def measure(self, work, on_result=None, on_error=None) -> int:
+        """Run ``work()`` on the model's worker after the passes asked for (a measure of the model, the
+        Head Lab's detector): ``on_result(result)`` or ``on_error(message)`` on the GUI thread."""
+        return self.worker.submit(work, on_result, on_error, kind=MEASURE)
 
     def select(self, layer: int | None = None, head: int | None = None, query: int | None = None) -> None:
         """Select a layer, head and/or query (0-based)."""

@@ -4,7 +4,10 @@ induction head that only the second can form.
 Curves of both arms: the loss on the first copy and on the repeat (with guessing, ln 32), the
 previous-token and induction scores; the step where the two-layer model's loss on the repeat
 drops is marked. The two-layer model's attention on one sequence, every head of both layers,
-with the tokens as letters, and both models' predictions under it.
+with the tokens as letters, and both models' predictions under it. Beside the curves, the
+ablation chart (`ablation_chart`): how much silencing each head of the two-layer model adds to
+the loss on a held-out batch, read in words under the figure, with the heads the panel's boxes
+silence measured beside the intact model and the one-layer model.
 """
 
 from __future__ import annotations
@@ -12,17 +15,19 @@ from __future__ import annotations
 import time
 
 import numpy as np
-from PySide6 import QtCore
+from PySide6 import QtCore, QtWidgets
 
 from ...training import InductionExperiment
+from ...training.ablation import ablated_logits, ablation_study, heldout_batch, needed_text, silenced_text
 from ...training.claims import GUESSING, against_guessing
 from ...training.induction import HEADS, SEQ_LEN, VOCAB, induction_score
 from ..views.heatmap import Heatmap
+from .ablation_chart import AblationChart
 from .curves import COLOURS, CurvePlot, recent, smoothed
 from .figure import GREY, LabFigure, number, styled, table_text
 
-__all__ = ["InductionFigure", "ALPHABET", "GUESSING", "DEMO_N", "demo_sequence", "drop_step", "letters",
-           "marked_predictions"]
+__all__ = ["InductionFigure", "ALPHABET", "GUESSING", "DEMO_N", "ablation_reading", "demo_sequence", "drop_step",
+           "letters", "marked_predictions"]
 
 # The 32 tokens as letters: A-Z, then six digits (all typable).
 ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZ012345"
@@ -39,6 +44,26 @@ def demo_sequence(rng: np.random.Generator, n: int = DEMO_N) -> list[int]:
 
 
 DEFAULT_TOKENS = tuple(demo_sequence(np.random.default_rng(7)))  # the sequence shown until one is typed
+
+
+def ablation_reading(study, silenced=None) -> str:
+    """The words under the ablation chart: what the bars say (`training.ablation.needed_text`), then the
+    heads silenced with the panel's boxes beside the intact model and the one-layer model
+    (`training.ablation.silenced_text`), each at the step it was measured; before any measure, how to get one."""
+    from .. import presentation
+
+    digits = presentation.digits()
+    if study is None and silenced is None:
+        return "Silencing heads: measured on a held-out batch whenever the run pauses."
+    parts = []
+    if study is not None:
+        parts.append(f"At step {study.step:,}, on {study.rows} held-out rows: " + needed_text(study, digits=digits))
+    if silenced is not None and not np.all(np.asarray(silenced["mask"]) == 1):
+        text = silenced_text(silenced["intact"], silenced["silenced"], silenced["mask"], silenced["one_layer"],
+                             digits=digits)
+        parts.append(text if study is not None and silenced["step"] == study.step
+                     else f"At step {silenced['step']:,}: {text}")
+    return " ".join(parts)
 
 
 def drop_step(loss_repeat, threshold: float = GUESSING / 2) -> int | None:
@@ -79,7 +104,7 @@ class InductionFigure(LabFigure):
         row = self.key_row([f"{arm}: repeat / induction" for arm in InductionExperiment.arms],
                            [(f"{arm}: first copy / previous token", colour, True)
                             for arm, colour in zip(InductionExperiment.arms, COLOURS)] + [("guessing", GREY, True)],
-                           columns=2)
+                           columns=2)  # the bars' colours are named in their plot's title
         # On screen, legends where the curves are not: bottom left (the losses start high), top left
         # (the scores start low).
         self.loss_plot = CurvePlot("Loss: first copy (dashed) and repeat (solid)", "loss (nats)",
@@ -97,18 +122,22 @@ class InductionFigure(LabFigure):
                            for plot in (self.loss_plot, self.score_plot)]
         for line in self.drop_lines:
             line.hide()
+        self.ablation = AblationChart()
         if page:
-            # For the page, the curves one above the other beside the heads in a square (a row per
-            # layer): each head tall enough for every token on its rows and columns.
+            # For the page, the curves and the ablation bars one above the other beside the heads in a
+            # square (a row per layer): each head tall enough for every token on its rows and columns.
             g.addItem(self.loss_plot.plot, row, 0)
             g.addItem(self.score_plot.plot, row + 1, 0)
-            self.heads_layout = g.addLayout(row, 1, 2, 1)
+            g.addItem(self.ablation.plot, row + 2, 0)
+            self.heads_layout = g.addLayout(row, 1, 3, 1)
             g.ci.layout.setColumnStretchFactor(0, 2)
             g.ci.layout.setColumnStretchFactor(1, 3)
         else:
+            # The bars third in the row of plots: the stage shows them as the panel's third page.
             g.addItem(self.loss_plot.plot, row, 0)
             g.addItem(self.score_plot.plot, row, 1)
-            self.heads_layout = g.addLayout(row + 1, 0, 1, 2)
+            g.addItem(self.ablation.plot, row, 2)
+            self.heads_layout = g.addLayout(row + 1, 0, 1, 3)
             g.ci.layout.setRowStretchFactor(row, 2)
             g.ci.layout.setRowStretchFactor(row + 1, 3)
         self.heads_layout.setSpacing(2)
@@ -127,13 +156,43 @@ class InductionFigure(LabFigure):
         if page:  # one colour bar for the four heads: the same weights, 0 to 1
             self.heads_layout.addItem(self.weight_bar(self.heatmaps[0][0]), 0, HEADS, 2, 1)
         self.predictions = self.add_table("inductionPredictions")
+        self.ablation_text = QtWidgets.QLabel()
+        self.ablation_text.setObjectName("ablationReading")
+        self.ablation_text.setWordWrap(True)
+        self.ablation_text.setTextFormat(QtCore.Qt.PlainText)
+        self.figure_layout.addWidget(self.ablation_text)
+        if not page:
+            # On the stage one plot shows at a time (the others folded away): the words of the bars go
+            # with the bars, the sequence's predictions and the run's sentence with the curves.
+            for plot in (self.loss_plot.plot, self.score_plot.plot, self.ablation.plot):
+                plot.visibleChanged.connect(self._fit_texts)
+
+    def _fit_texts(self) -> None:
+        bars = self.ablation.plot.isVisible()
+        curves = self.loss_plot.plot.isVisible() or self.score_plot.plot.isVisible()
+        self.ablation_text.setVisible(bars)
+        for label in (self.predictions, self.sentence):
+            label.setVisible(curves or not bars)
 
     @staticmethod
     def measure(exp, inputs: dict, heavy: bool) -> dict:
+        """The sequence's attention and predictions; the per-head induction scores; when ``heavy`` the
+        ablation study (every head silenced in turn on the held-out batch); and, when heavy or asked
+        for (``inputs["silence_now"]``), the heads ``inputs["silenced"]`` (a (2, 2) mask of the
+        two-layer model) silenced together."""
         tokens = np.asarray([inputs.get("tokens", DEFAULT_TOKENS)], dtype=int)
         weights = exp.models["two layers"].attention(tokens)[:, 0]  # (layers, heads, T, T)
         predicted = {arm: np.argmax(exp.models[arm].logits(tokens)[0], axis=-1).tolist() for arm in exp.arms}
         out = {"tokens": tokens[0].tolist(), "weights": weights, "predicted": predicted}
+        mask = inputs.get("silenced")
+        out["predicted_silenced"] = None
+        if mask is not None and not np.all(np.asarray(mask) == 1):
+            logits = ablated_logits(exp.models["two layers"], tokens, mask)
+            out["predicted_silenced"] = (np.asarray(mask).tolist(), np.argmax(logits[0], axis=-1).tolist())
+        if heavy:
+            out["ablation"] = ablation_study(exp)
+        if mask is not None and (heavy or inputs.get("silence_now")):
+            out["silenced"] = InductionFigure.measure_silenced(exp, mask)
         # Per head of the last layer: the induction score on this step's batch (the history keeps the best).
         batch = exp.batch(max(exp.step_count - 1, 0))
         last = exp.models["two layers"].attention(batch["tokens"])[-1]  # (B, heads, T, T)
@@ -141,9 +200,30 @@ class InductionFigure(LabFigure):
                                      for h in range(last.shape[1])]
         return out
 
+    @staticmethod
+    def measure_silenced(exp, mask) -> dict:
+        """The two-layer model with the heads of ``mask`` (0 = silenced) out, beside it intact and the
+        one-layer model, on the held-out batch: ``{"mask", "step", "silenced", "intact", "one_layer"}``,
+        each loss a ``{"loss_repeat", "loss_first"}``."""
+        batch = heldout_batch(exp)
+        mask = np.asarray(mask, dtype=float)
+        return {"mask": mask.tolist(), "step": exp.step_count,
+                "silenced": exp.ablate("two layers", batch, mask),
+                "intact": exp.ablate("two layers", batch, np.ones_like(mask)),
+                "one_layer": exp.ablate("one layer", batch, np.ones((1, HEADS)))}
+
     # -------------------------------------------------------------- drawing
     def draw_parts(self) -> tuple:
-        return (self._draw_losses, self._draw_scores, self._draw_first_layer, self._draw_second_layer)
+        return (self._draw_losses, self._draw_scores, self._draw_ablation, self._draw_first_layer,
+                self._draw_second_layer)
+
+    def _draw_ablation(self, snap):
+        extras = snap.extras
+        study = extras.get("ablation")
+        silenced = extras.get("silenced")
+        mask = silenced["mask"] if silenced is not None else None
+        self.ablation.show(study, mask)
+        self.ablation_text.setText(ablation_reading(study, silenced))
 
     def _draw_losses(self, snap):
         for arm in snap.exp.arms:
@@ -185,6 +265,10 @@ class InductionFigure(LabFigure):
             rows = [("sequence", " ".join(letters(tokens)))]
             rows += [(f"{arm} predicts", marked_predictions(tokens, extras["predicted"][arm]))
                      for arm in snap.exp.arms]
+            if extras.get("predicted_silenced") is not None:
+                mask, predicted = extras["predicted_silenced"]
+                out = "+".join(f"{l + 1}.{h + 1}" for l, h in np.argwhere(np.asarray(mask) == 0))
+                rows.append((f"without {out}", marked_predictions(tokens, predicted)))
             self.predictions.setText(table_text(rows))
 
     def _draw_layer(self, layer: int, extras: dict):

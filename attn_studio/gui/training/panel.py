@@ -36,6 +36,7 @@ __all__ = ["LabPanel", "CurvePlot", "COLOURS", "SMOOTH", "smoothed", "peaks", "t
 
 MAX_RECORDED = 2000  # extras kept for an animation of the run
 DRAW_INTERVAL_MS = 80  # at most 12.5 redraws a second, whatever the step rate
+PLAY_TO_PIECE = 25  # steps of a scene's run trained headless between two looks at whether the window closes
 LEARNING_RATES = (1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 1e-1)
 
 
@@ -265,8 +266,66 @@ class LabPanel(QtWidgets.QWidget):
         """Subclasses set their own settings (d_k...) from checked values."""
 
     # -------------------------------------------------------------------- the worker's side
-    def _make(self):
+    def _make(self, seed: int | None = None):
+        """A fresh experiment from the panel's settings (``seed``: another seed than the panel's, for a
+        scene that saved its run's)."""
         raise NotImplementedError
+
+    def play_to(self, seed: int, steps: int) -> bool:
+        """Show the run a scene saved: ``seed`` trained to ``steps``, headless on the worker (the figure
+        follows when it is there). The run shown is kept when it is that one already, and trained on
+        from where it is when it is that seed at fewer steps. Returns True when it has to train."""
+        seed, steps = int(seed), int(steps)
+        snap = self.runner.snapshot()
+        exp = snap.exp
+        if exp is not None and self._seed == seed and exp.seed == seed and snap.steps == steps and not snap.playing:
+            return False
+        self.pause()
+        if self._seed != seed:
+            self._seed = seed
+            self.seed_spin.blockSignals(True)
+            self.seed_spin.setValue(seed)
+            self.seed_spin.blockSignals(False)
+        kept = exp if exp is not None and exp.seed == seed and exp.lr == self._lr else None
+
+        def trained():  # on the worker, between steps; a window closing stops it between pieces
+            run = kept if kept is not None and kept.step_count <= steps else self._make(seed)
+            while run.step_count < steps and not self.runner.stopping():
+                run.run(min(PLAY_TO_PIECE, steps - run.step_count))
+            return run
+
+        self.step_label.setText(f"training to step {steps:,}…")
+        self.runner.reset(trained)
+        return True
+
+    def when_ready(self, on_ready, seed: int | None = None, steps: int | None = None) -> bool:
+        """Call ``on_ready()`` once the panel shows a run, drawn whole: at once when it does; else when
+        the worker has built it (a panel never shown yet) or, with ``seed`` and ``steps``, trained the
+        run a scene saved (:meth:`play_to`). Returns True when it waits (a scene on the stage keeps the
+        scene before until then)."""
+        target = None
+        if seed is not None and steps is not None and self.play_to(seed, steps):
+            target = (int(seed), int(steps))
+        self.runner.start()
+
+        def there() -> bool:
+            snap = self.runner.snapshot()
+            if snap.exp is None or (target is not None and (snap.exp.seed, snap.steps) != target):
+                return False
+            self.redraw()
+            return True
+
+        if there():
+            on_ready()
+            return False
+
+        def changed():
+            if there():
+                self.runner.changed.disconnect(changed)
+                on_ready()
+
+        self.runner.changed.connect(changed)
+        return True
 
     def extras(self, exp, inputs: dict, heavy: bool) -> dict:
         """What the panel shows beyond the history, measured on the worker thread (the figure's

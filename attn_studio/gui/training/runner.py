@@ -198,6 +198,11 @@ class Runner(QtCore.QObject):
                 self._cond.wait(left)
         return True
 
+    def stopping(self) -> bool:
+        """True once :meth:`stop` was called: long work on the worker (a scene's run trained headless)
+        checks it between its pieces."""
+        return self._stopping
+
     def stop(self) -> None:
         """End the worker thread (after the step under way)."""
         with self._cond:

@@ -50,8 +50,8 @@ class ScalingPanel(LabPanel):
         self._d_k = int(self.d_k_combo.itemData(index))
         self.reset()
 
-    def _make(self):
-        return ScalingExperiment(d_k=self._d_k, seed=self._seed, lr=self._lr)
+    def _make(self, seed: int | None = None):
+        return ScalingExperiment(d_k=self._d_k, seed=self._seed if seed is None else seed, lr=self._lr)
 
     def settings(self) -> dict:
         return {**super().settings(), "d_k": self._d_k}

@@ -50,8 +50,8 @@ class Seq2SeqPanel(LabPanel):
         self._measured = None  # (experiment, step) accuracy by length was last measured at (worker only)
         self._rng = np.random.default_rng()
 
-    def _make(self):
-        return Seq2SeqExperiment(seed=self._seed, lr=self._lr)
+    def _make(self, seed: int | None = None):
+        return Seq2SeqExperiment(seed=self._seed if seed is None else seed, lr=self._lr)
 
     @property
     def source(self) -> list[int]:

@@ -168,7 +168,7 @@ class MainWindow(SeenWhenGrabbed, QtWidgets.QMainWindow):
         # The Head Lab's wing meets the trained room here: it gets the studio and a way to select a head.
         room = self.trained.room
         self.heads_tab = HeadsTab(lambda layer, head, query=None: room.select(layer=layer, head=head, query=query),
-                                  lambda: self.view_tabs.setCurrentWidget(self.heatmap_view))
+                                  lambda: self.view_tabs.setCurrentWidget(self.heatmap_view), submit=room.measure)
         self.trained.add_tab(self.heads_tab, "Heads", "The Head Lab: every head's report card, find the head "
                              "that links two words, importance, flow beside rollout, what silencing changed")
         room.studioChanged.connect(self.heads_tab.set_studio)
