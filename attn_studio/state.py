@@ -303,14 +303,8 @@ class StudioState:
         return self.tokens
 
     def random_vector_words(self) -> list[str]:
-        """The sentence's words (both sentences, first occurrence first) whose vectors nobody set: each
-        gets a seeded random vector, so the toy model knows nothing of its meaning and the attention
-        between such words shows the mechanism, not language (a German sentence, say)."""
-        seen: dict[str, None] = {}
-        for word in (*self.tokens, *self.target_tokens):
-            if word not in self.embedding_edits:
-                seen.setdefault(word, None)
-        return list(seen)
+        """The words with no set vector (seeded random ones: their attention means nothing of language)."""
+        return [w for w in dict.fromkeys((*self.tokens, *self.target_tokens)) if w not in self.embedding_edits]
 
     @property
     def d_k(self) -> int:
@@ -343,8 +337,7 @@ class StudioState:
         if "seed" in changes and changes["seed"] != self.seed:
             for name in WEIGHT_NAMES:
                 changes.setdefault(f"{name}_store", None)
-        # A shorter sentence or fewer heads keep the selection inside the model
-        # (selecting the last token, then deleting words, is not an error).
+        # A shorter sentence or fewer heads keep the selection inside the model (not an error).
         if "query_index" not in changes and ({"sentence", "target_sentence"} & set(changes)):
             probe = dataclasses.replace(self, query_index=0, **{k: v for k, v in changes.items() if k != "query_index"})
             changes["query_index"] = min(self.query_index, max(len(probe.query_tokens) - 1, 0))

@@ -130,8 +130,8 @@ def main(argv: list[str], draw_figures=None, animate_figures=None) -> int:
         if args.png and draw_figures is None:
             raise TrainingError("--png needs the figures of the window's side: run it as attn-studio train")
         if args.out is None and args.animate is None and args.save is None:
-            raise TrainingError("give --out DIR for the run's tables, --animate FILE for its animation, "
-                                "--save DIR for the model, or several")
+            raise TrainingError("give --out DIR for the tables, --save DIR for the model, or --animate FILE "
+                                "for the run's animation (or several)")
         if args.png and args.out is None:
             raise TrainingError("--png draws the figure into the --out folder: give --out DIR")
         if args.animate is not None:

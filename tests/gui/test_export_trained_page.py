@@ -87,7 +87,8 @@ def test_every_trained_panel_is_one_figure_at_every_window_size_and_a_slide_hold
     model = words["model"]
     assert "head 2 · ×0.50" in model and "mean over heads" in model
     assert all(model.count(f"head {h}") == 1 for h in (1, *range(3, 13)))  # every head once, head 2 marked
-    assert "3.2 × 0.5" in words["drift"]  # the drift figure names the edited head
+    # The drift figure names each edited head, at its own layer: 3.2 silenced, 4.2 at half.
+    assert "3.2 silenced" in words["drift"] and "4.2 × 0.5" in words["drift"]
     assert "A: trained model" in words["compare"] and "B: edited (1 head silenced, 1 head scaled)" in words["compare"]
     assert "Cosine of “tired”, sentence 1 vs 2" in words["meaning"]
 

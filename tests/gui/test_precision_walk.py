@@ -38,6 +38,7 @@ HOVERS = 3  # points per side of each picture where a tooltip is asked for
 def window(shared_window):
     yield shared_window
     presentation.set_digits(4, shared_window)
+    presentation.STYLE.digits = None  # each view's own again, as a new window has it (the next module's)
 
 
 def _choices(window) -> set[str]:

@@ -154,6 +154,10 @@ def test_additive_scores_from_the_combo_show_additive_weights(win):
     header = win.heatmap_view.header.text()
     assert "scores → logits → weights" in header and "scaled logits" not in header
     np.testing.assert_allclose(stages["logits"].image.image, expected)  # the logits are the scores
+    # The √d_k panel says so where it is shown (on a laptop it steps aside for the Attention tab).
+    win.view_tabs.setCurrentWidget(win.pipeline_view)
+    win.bridge.flush()
+    QtWidgets.QApplication.processEvents()
     assert "heatmaps are unscaled (additive" in win.findChild(QtWidgets.QLabel, "varianceCaption").text()
     # the additive weight tables are there to edit; scaling does not apply
     keys = list(win.models)

@@ -26,7 +26,7 @@ from typing import Callable, Iterator
 import numpy as np
 from PySide6 import QtCore, QtGui
 
-from ..views.heatmap import SHOWN_MARK, Heatmap, label_colour_bar
+from ..views.heatmap import SHOWN_MARK, Heatmap, label_colour_bar, set_bar_levels
 from ..widgets import settle
 from . import figures
 from .figures import MARGIN, TITLE_PAD_BOTTOM, TITLE_PAD_TOP, ExportError, Panel, done_with
@@ -115,7 +115,7 @@ class SweepFrames:
                         col_labels=list(data.col_labels), levels=fixed, selected_row=data.selected_row)
             bar = next((bars.get(key) for key, stage in stages.items() if stage is hm), None)
             if bar is not None:
-                bar.setLevels(values=fixed)  # its ticks are the window's own, drawn for these levels
+                set_bar_levels(bar, fixed)  # labelled at its ends, as the window labels it, for these levels
         settle(self.window)
 
     def prepare(self, progress: Callable[[int, int], None] | None = None,

@@ -48,6 +48,7 @@ class TrainedWiring(QtCore.QObject):
         self.proxy = window.studio
         self.toy = self.proxy.target
         self.room = room = TrainedRoom(window)
+        room.message.connect(self.say_training_on_stage)  # a scene's lab model training, said on the stage
         self._toy_document = None  # the toy's file and example while a trained model is shown
         # The last model a session opened, kept while the toy is shown: a lecture going from a toy
         # scene to a trained one opens it again without reading its files.
@@ -241,6 +242,17 @@ class TrainedWiring(QtCore.QObject):
                 on_done(False)
 
         return self.room.worker.submit(work, opened, failed, kind=LOAD, label=f"Opening {name}…")
+
+    def open_lab_model(self, folder) -> None:
+        """Open a lab model's folder in the studio (off the GUI thread) and show its Model view."""
+        room, tabs = self.room, self.window.view_tabs
+        room.load_model(folder, on_loaded=lambda studio: tabs.setCurrentWidget(room.model_view))
+
+    def say_training_on_stage(self, text: str) -> None:
+        """A scene's lab model trained from its recipe (once per machine): the room sees the steps go by."""
+        present = getattr(self.window, "present", None)
+        if text.startswith(TRAINING_WORD) and present is not None and present.active:
+            present.stage.say_for_now(text, 3)
 
     def close(self) -> None:
         self.room.close()

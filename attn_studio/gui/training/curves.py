@@ -125,6 +125,10 @@ class CurvePlot:
         self.log_y = log_y
         if log_y:
             self.plot.setLogMode(y=True)
+            # The log axis's labels follow the range shown, however it was set (by the data, or fixed
+            # over a whole run by an animation): powers of ten, never piled (see log_ticks).
+            axis = self.plot.getAxis("left")
+            self.plot.vb.sigYRangeChanged.connect(lambda _, span: axis.setTicks(log_ticks(*span)))
         # The axes change only when the data leave their round range, not at every step: an axis is
         # then painted from its cache, and painting the axes is most of what a redraw costs.
         self.plot.disableAutoRange()
@@ -224,7 +228,6 @@ class CurvePlot:
                 self.plot.setXRange(0.0, self._x_max, padding=0.02)
                 if self.log_y and self._y_span is None:  # three decades, labelled as a log axis is
                     self.plot.setYRange(-3.0, 0.0, padding=0.02)
-                    self.plot.getAxis("left").setTicks(log_ticks(-3.0, 0.0))
             return
         # Long runs are drawn thinned (`peaks`, `thinned`): what a redraw costs stays bounded.
         raw.setData(*peaks(y), connect="finite")
@@ -261,8 +264,6 @@ class CurvePlot:
         if self._y_span[1] <= self._y_span[0]:
             self._y_span = (self._y_span[0], self._y_span[0] + 0.5)
         self.plot.setYRange(*self._y_span, padding=0.02)
-        if self.log_y:
-            self.plot.getAxis("left").setTicks(log_ticks(*self._y_span))
 
     def data(self, key: str) -> tuple[np.ndarray, np.ndarray]:
         """(x, y) of series ``key``'s faint curve as drawn (every step, or `peaks` of a long run)."""

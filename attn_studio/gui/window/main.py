@@ -30,7 +30,7 @@ from ..lecture.mode import Lecture
 from ..lecture import scenes_panel
 from ..lecture.present import Present
 from ..settings import data_dir
-from ..trained.wiring import TRAINING_WORD, TrainedWiring
+from ..trained.wiring import TrainedWiring
 from ..training.wiring import DOCKS as TRAINING_DOCKS
 from ..training.wiring import TrainingWiring
 from ..views.plots import VariancePlot
@@ -58,8 +58,7 @@ class MainWindow(SeenWhenGrabbed, QtWidgets.QMainWindow):
                  recovery: bool = True):
         super().__init__()
         self.setObjectName("mainWindow")
-        # Without a studio, open on ``preset`` (the journey example by default);
-        # with one, ``preset`` only names the example it came from.
+        # Without a studio, open on ``preset`` (journey by default); with one, it names the example it came from.
         if studio is None:
             studio, preset = open_preset(preset or DEFAULT_PRESET)
         self.studio = studio = StudioProxy(studio)  # a trained model switches its target (trained.wiring)
@@ -121,15 +120,12 @@ class MainWindow(SeenWhenGrabbed, QtWidgets.QMainWindow):
         self.trained = TrainedWiring(self)  # after the window's own redraw on every change: see its apply()
         self._add_heads_tab()
         self.training = TrainingWiring(self)  # the training lab's tab and menu, after every other tab
-        self.training.open_in_studio = self.open_lab_model  # a lab panel's "Open in the studio"
-        self.trained.room.message.connect(self._say_training_on_stage)
+        self.training.open_in_studio = self.trained.open_lab_model  # a lab panel's "Open in the studio"
         self.document.lab = self.training  # its settings are saved in the session file and reopen with it
-        # The training lab gets the whole window, the Head Lab its height: these docks step aside while
-        # they are shown.
+        # Docks step aside for a tab that needs the room: the lab the window, the Head Lab its height, and on a
+        # laptop or projector the Attention tab its height (every value of 11 tokens, two stages above two).
         self.layout_room.give_room(self.training.page, [getattr(self, name) for name in TRAINING_DOCKS])
         self.layout_room.give_room(self.heads_tab, (self.tables_dock, self.variance_dock))
-        # On a laptop or projector screen the Attention tab's stages need the height too (every cell's
-        # value of an 11-token sentence, two stages above two): the bottom docks step aside for it.
         self.layout_room.give_room(self.heatmap_view, (self.tables_dock, self.variance_dock), compact_only=True)
         self.layout_room.fit_to_screen()
         self.layout_room.remember_default()
@@ -149,8 +145,7 @@ class MainWindow(SeenWhenGrabbed, QtWidgets.QMainWindow):
         self.drawer.render_view(view)
 
     def drawing(self) -> bool:
-        """True while a large or trained model is still being drawn in steps (a few heatmaps per
-        event-loop turn), or tables are still being refreshed or fitted."""
+        """True while a model is still being drawn in steps, or tables are still refreshed or fitted."""
         return bool(self._steps) or self.numbers.refreshing()
 
     def finish_drawing(self) -> None:
@@ -173,16 +168,6 @@ class MainWindow(SeenWhenGrabbed, QtWidgets.QMainWindow):
                              "that links two words, importance, flow beside rollout, what silencing changed")
         room.studioChanged.connect(self.heads_tab.set_studio)
         self.heads_tab.message.connect(lambda text: self._status(text, 5000))
-
-    def open_lab_model(self, folder) -> None:
-        """Open a lab model's folder in the studio (off the GUI thread) and show its Model view."""
-        room = self.trained.room
-        room.load_model(folder, on_loaded=lambda studio: self.view_tabs.setCurrentWidget(room.model_view))
-
-    def _say_training_on_stage(self, text: str) -> None:
-        # A scene's lab model trained from its recipe (once per machine): the room sees the steps go by.
-        if text.startswith(TRAINING_WORD) and self.present.active:
-            self.present.stage.say_for_now(text, 3)
 
     def _apply_preferences(self, prefs: settings.Preferences):
         # Text size first: it sets the panels' minimum widths, which the restored geometry must respect.
