@@ -219,14 +219,18 @@ def _special_id(model, token: str) -> int:
     return int(found)
 
 
-def repeated_tokens(model, length: int = 20, seed: int = 0) -> np.ndarray:
+DEFAULT_STRETCH = 20  # the stretch's usual length (TransformerLens's detectors use sequences of this order)
+
+
+def repeated_tokens(model, length: int = DEFAULT_STRETCH, seed: int = 0) -> np.ndarray:
     """``int (T,)``: ``length`` random ordinary tokens (:func:`ordinary_token_ids`), then the same again.
 
     BERT-family models get [CLS] x x [SEP] (T = 2·length + 2), as their tokenizer frames every
     text; others x x (T = 2·length). The stretch is drawn from ``seed`` without repeats when
     the vocabulary allows (a token's only earlier occurrence is then its copy in the first
-    stretch), with repeats otherwise. Raises ModelError for a length under 1 or one the
-    model's positions cannot hold.
+    stretch), with repeats otherwise. A model whose positions cannot hold a stretch of up to the
+    usual 20 twice (a lab model: 32 positions) gets the longest that fits (16). Raises ModelError
+    for a length under 1, or a longer one the model's positions cannot hold.
     """
     if isinstance(length, bool) or not isinstance(length, (int, np.integer)) or length < 1:
         raise ModelError(f"the length of the repeated stretch must be a whole number >= 1, got {length!r}")
@@ -236,8 +240,12 @@ def repeated_tokens(model, length: int = 20, seed: int = 0) -> np.ndarray:
     framed = getattr(model, "kind", "") == "bert"
     total = 2 * length + (2 if framed else 0)
     positions = int(getattr(model, "max_positions", total))
+    most = (positions - (2 if framed else 0)) // 2
+    if total > positions and length <= DEFAULT_STRETCH and most >= 1:
+        # A model with fewer positions than the usual stretch needs (a lab model's 32) gets the longest
+        # stretch it holds; a length asked beyond the usual is refused below, naming the most.
+        length, total = most, 2 * most + (2 if framed else 0)
     if total > positions:
-        most = (positions - (2 if framed else 0)) // 2
         raise ModelError(f"a stretch of {length} tokens twice is {total} tokens but {getattr(model, 'name', 'the model')} "
                          f"knows only {positions} positions: use a length of at most {most}")
     pool = ordinary_token_ids(model)

@@ -201,3 +201,23 @@ def test_minilm_detector_names_the_heads_the_report_card_calls_previous_token(mi
     assert detected == carded
     top = top_heads(scores, len(carded))
     assert {(l, h) for l, h, _ in top} == carded and top[0][2] > 0.9
+
+
+def test_a_lab_model_gets_the_longest_stretch_its_positions_hold(tmp_path):
+    """A lab model knows 32 positions: the usual stretch of 20 twice does not fit, so it gets 16 twice,
+    and the detector's scores are those of its own attention on them."""
+    from attn_studio.pretrained import detect_heads, load_pretrained
+    from attn_studio.training import InductionExperiment
+
+    exp = InductionExperiment(seed=0)
+    exp.save_model("two layers", tmp_path / "lab")
+    model = load_pretrained(tmp_path / "lab")
+    ids = repeated_tokens(model, length=20, seed=3)
+    assert ids.shape == (32,) and np.array_equal(ids[:16], ids[16:])
+    attention = exp.models["two layers"].attention(ids[None])[:, 0]
+    previous = np.zeros((32, 32))
+    previous[np.arange(1, 32), np.arange(31)] = 1
+    expected = (attention * previous).sum(axis=(-1, -2)) / attention.sum(axis=(-1, -2))
+    np.testing.assert_allclose(detect_heads(model.run_ids(ids), "previous"), expected, atol=1e-12)
+    with pytest.raises(ModelError, match="at most 16"):
+        repeated_tokens(model, length=21)
