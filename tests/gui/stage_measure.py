@@ -35,10 +35,14 @@ def _px(value: str | None) -> float | None:
 
 
 def drawn_texts(widget) -> list[tuple[str, float]]:
-    """(text, pixel size) of every text ``widget`` draws, as the viewer sees it.
+    """(text, pixel size) of every text ``widget`` draws, as the viewer sees it."""
+    return svg_texts(widget_svg(widget))
 
-    Plot items drawn from a cached pixmap would show up as images: their caches are off meanwhile.
-    """
+
+def widget_svg(widget) -> bytes:
+    """``widget`` rendered into an SVG at 96 dpi, text kept as text (a widget's own render(): a graphics
+    view's differs). Plot items drawn from a cached pixmap would show up as images: their caches are off
+    meanwhile."""
     from attn_studio.gui.qt.pg import pg
 
     cached = []
@@ -48,24 +52,20 @@ def drawn_texts(widget) -> list[tuple[str, float]]:
                 cached.append((item, item.cacheMode()))
                 item.setCacheMode(QtWidgets.QGraphicsItem.NoCache)
     try:
-        return _drawn_texts(widget)
+        buffer = QtCore.QBuffer()
+        buffer.open(QtCore.QIODevice.WriteOnly)
+        generator = QtSvg.QSvgGenerator()
+        generator.setOutputDevice(buffer)
+        generator.setResolution(96)
+        generator.setSize(widget.size())
+        generator.setViewBox(QtCore.QRect(QtCore.QPoint(0, 0), widget.size()))
+        painter = QtGui.QPainter(generator)
+        QtWidgets.QWidget.render(widget, painter, QtCore.QPoint(0, 0))
+        painter.end()
+        return bytes(buffer.data())
     finally:
         for item, mode in cached:
             item.setCacheMode(mode)
-
-
-def _drawn_texts(widget) -> list[tuple[str, float]]:
-    buffer = QtCore.QBuffer()
-    buffer.open(QtCore.QIODevice.WriteOnly)
-    generator = QtSvg.QSvgGenerator()
-    generator.setOutputDevice(buffer)
-    generator.setResolution(96)
-    generator.setSize(widget.size())
-    generator.setViewBox(QtCore.QRect(QtCore.QPoint(0, 0), widget.size()))
-    painter = QtGui.QPainter(generator)
-    QtWidgets.QWidget.render(widget, painter, QtCore.QPoint(0, 0))  # a graphics view's own render() differs
-    painter.end()
-    return svg_texts(bytes(buffer.data()))
 
 
 def svg_texts(svg: bytes) -> list[tuple[str, float]]:

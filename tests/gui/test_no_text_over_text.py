@@ -6,12 +6,13 @@ repeat's loss), and before the first step, when the plots are empty."""
 from __future__ import annotations
 
 import pytest
-from PySide6 import QtCore, QtGui, QtSvg, QtWidgets
+from PySide6 import QtCore
 
 from attn_studio.gui.files import figures as files
 from attn_studio.gui.files.sheet import lay_out_offscreen
 from attn_studio.gui.training.figures import FIGURES, measured_snapshot, page_figure
 from attn_studio.training import InductionExperiment, ScalingExperiment, Seq2SeqExperiment
+from stage_measure import widget_svg
 from svg_boxes import overlapping, text_shapes
 
 # (experiment, the steps each figure is read at): the last is where the run's marks are on the plots.
@@ -23,31 +24,6 @@ RUNS = {
 # The window's panel at the sizes a person meets: a 1280×720 projector's (the lab takes the window:
 # its docks step aside) and a full-HD screen's.
 WINDOW_SIZES = ((1260, 600), (1900, 950))
-
-
-def widget_svg(widget: QtWidgets.QWidget) -> bytes:
-    """``widget`` as the viewer sees it, rendered into an SVG at 96 dpi (text kept as text)."""
-    from attn_studio.gui.qt.pg import pg
-
-    cached = []
-    for view in widget.findChildren(pg.GraphicsView):
-        for item in view.scene().items():
-            if item.cacheMode() != QtWidgets.QGraphicsItem.NoCache:
-                cached.append((item, item.cacheMode()))
-                item.setCacheMode(QtWidgets.QGraphicsItem.NoCache)
-    buffer = QtCore.QBuffer()
-    buffer.open(QtCore.QIODevice.WriteOnly)
-    generator = QtSvg.QSvgGenerator()
-    generator.setOutputDevice(buffer)
-    generator.setResolution(96)
-    generator.setSize(widget.size())
-    generator.setViewBox(QtCore.QRect(QtCore.QPoint(0, 0), widget.size()))
-    painter = QtGui.QPainter(generator)
-    QtWidgets.QWidget.render(widget, painter, QtCore.QPoint(0, 0))
-    painter.end()
-    for item, mode in cached:
-        item.setCacheMode(mode)
-    return bytes(buffer.data())
 
 
 @pytest.mark.parametrize("name", list(RUNS))
