@@ -178,8 +178,13 @@ def _module_window(request, qapp, tmp_path_factory):
     """One MainWindow for a whole module, with its own settings folder; closed after the module."""
     from attn_studio.gui.window import MainWindow
 
+    from attn_studio.gui import presentation
+
     preset = getattr(request.module, "WINDOW_PRESET", None)
     size = getattr(request.module, "WINDOW_SIZE", None)
+    # A module's window starts as a new app's: the precision setting is process-wide, and a module run
+    # before this one on the same worker may have left it set (modules run in any order).
+    presentation.STYLE.digits = None
     with pytest.MonkeyPatch.context() as patch:
         # Built before any test's own data folder is set: give it one of its own.
         patch.setenv("ATTN_STUDIO_DATA_DIR", str(tmp_path_factory.mktemp("shared-window-data")))

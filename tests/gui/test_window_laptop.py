@@ -30,7 +30,10 @@ needs_minilm = pytest.mark.skipif(default_model_zip() is None, reason="all-MiniL
 
 @pytest.fixture
 def window(shared_window):
-    return shared_window
+    yield shared_window
+    for dock in (shared_window.tables_dock, shared_window.variance_dock):  # a test may have closed them
+        if dock.isHidden():
+            dock.toggleViewAction().trigger()
 
 
 def fit(w, size) -> None:
@@ -117,8 +120,15 @@ def test_every_cell_value_is_written_on_a_laptop(window, size, preset):
     assert w.load_preset(preset)
     settle(w)
     view = w.heatmap_view
-    # The Numbers share the bottom with the √d_k plots (a tab each) and step aside for the Attention tab.
+    # The Numbers share the bottom with the √d_k plots (a tab each); a student who wants the heatmaps'
+    # whole height closes both from the View menu.
     assert w.dockWidgetArea(w.tables_dock) == QtCore.Qt.BottomDockWidgetArea
+    for dock in (w.tables_dock, w.variance_dock):
+        if not dock.isHidden():
+            dock.toggleViewAction().trigger()
+    settle(w)
+    w.finish_drawing()
+    settle(w)
     assert not w.tables_dock.isVisible() and not w.variance_dock.isVisible()
     assert_stages_whole(w, f"{preset} at {size}")
     state = w.studio.state
@@ -137,13 +147,12 @@ def test_every_cell_value_is_written_on_a_laptop(window, size, preset):
         assert not missing, (preset, size, key, missing[:5])
     labels = [(text, px) for text, px in texts if text in tokens]
     assert len(labels) >= 3 * (t_q + t_k) and min(px for _, px in labels) >= MIN_TOKEN_PX - 0.01, labels[:4]
-    # The docks come back with the other tabs.
-    w.view_tabs.setCurrentWidget(w.pipeline_view)
+    # Opened again from the View menu, they come back where they were: a tab each at the bottom.
+    for dock in (w.tables_dock, w.variance_dock):
+        dock.toggleViewAction().trigger()
     settle(w)
     assert w.variance_dock.isVisible() or w.tables_dock.isVisible()
-    assert w.tables_dock in w.tabifiedDockWidgets(w.variance_dock)  # a tab each at the bottom
-    w.view_tabs.setCurrentWidget(w.heatmap_view)
-    settle(w)
+    assert w.tables_dock in w.tabifiedDockWidgets(w.variance_dock)
 
 
 # -- B: token labels of 14 px in the tables, Step by step and Positions --------------------------------------
@@ -255,22 +264,3 @@ def test_the_model_panel_is_whole_with_minilm_on_a_laptop(window, qtbot, minilm,
             assert child is not None and fully_shown(child, viewport), name
 
 
-def test_numbers_brought_back_beside_the_attention_tab_stay(window):
-    """On a laptop the Numbers step aside for the Attention tab; brought back from the View menu there, they
-    stay (a lecturer editing weights while watching the heatmaps), until the layout is reset."""
-    w = window
-    fit(w, (1366, 768))
-    try:
-        assert not w.tables_dock.isVisible()
-        w.tables_dock.toggleViewAction().trigger()  # View → Numbers
-        settle(w)
-        assert w.tables_dock.isVisible()
-        w.view_tabs.setCurrentWidget(w.pipeline_view)
-        settle(w)
-        w.view_tabs.setCurrentWidget(w.heatmap_view)
-        settle(w)
-        assert w.tables_dock.isVisible()
-        assert_stages_whole(w, "with the Numbers")  # the stages fit the shorter view (a row, or scrolled labels)
-    finally:
-        w.reset_layout()
-        settle(w)

@@ -90,6 +90,12 @@ class DetectPart:
                                       "the model's tokens followed by the same stretch again")
         self.detect_source.activated.connect(lambda i: self.set_detect_source(self.detect_source.itemData(i)))
         row.addWidget(self.detect_source)
+        row.addStretch(1)
+        row.addWidget(self._export_button("detect"))
+        lay.addLayout(row)
+        # The random stretch's settings on a row of their own: one row of everything made the Heads tab
+        # (and so the window) wider than a 1280-pixel projector.
+        row = QtWidgets.QHBoxLayout()
         row.addWidget(QtWidgets.QLabel("length"))
         self.detect_length = QtWidgets.QSpinBox()
         self.detect_length.setObjectName("detectLength")
@@ -110,7 +116,6 @@ class DetectPart:
         self.detect_button.clicked.connect(self.run_detect)
         row.addWidget(self.detect_button)
         row.addStretch(1)
-        row.addWidget(self._export_button("detect"))
         lay.addLayout(row)
         self.detect_sequence = QtWidgets.QLabel()
         self.detect_sequence.setObjectName("detectSequence")
