@@ -35,6 +35,8 @@ from typing import Callable, Iterable
 
 import numpy as np
 
+from .safe_files import usual_mode
+
 #: The most frames one animation may have (the figure frames; a held last frame is extra).
 MAX_FRAMES = 1000
 #: The formats :func:`write_animation` writes, by the target's suffix.
@@ -272,13 +274,7 @@ class _checked_frames:
 
 def _give_usual_mode(tmp, path: Path) -> None:
     # mkstemp makes a private file (0600); an exported animation is an ordinary file.
-    try:
-        mode = path.stat().st_mode & 0o777
-    except FileNotFoundError:
-        umask = os.umask(0)
-        os.umask(umask)
-        mode = 0o666 & ~umask
-    os.chmod(tmp, mode)
+    os.chmod(tmp, usual_mode(path))
 
 
 def _sync(tmp) -> None:

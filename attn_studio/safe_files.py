@@ -132,15 +132,8 @@ def write_atomic(path, data: bytes) -> None:
         raise SessionError(f"the folder {folder} does not exist")
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
     try:
-        # mkstemp makes the file private (0600); keep the permissions the file
-        # had, or give a new one the usual mode for the user's umask.
-        try:
-            mode = path.stat().st_mode & 0o777
-        except FileNotFoundError:
-            umask = os.umask(0)
-            os.umask(umask)
-            mode = 0o666 & ~umask
-        os.chmod(tmp, mode)
+        # mkstemp makes the file private (0600): the permissions the file had, or the usual ones.
+        os.chmod(tmp, usual_mode(path))
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
@@ -152,3 +145,14 @@ def write_atomic(path, data: bytes) -> None:
         except OSError:
             pass
         raise
+
+
+def usual_mode(path) -> int:
+    """The permissions a file written at ``path`` gets: the ones the file there has, or for a new file
+    the usual mode for the user's umask (a temporary file from mkstemp is private, 0600)."""
+    try:
+        return Path(path).stat().st_mode & 0o777
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
