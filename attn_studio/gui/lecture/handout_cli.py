@@ -69,12 +69,17 @@ def handout_command(argv: list[str], prog: str, make_window) -> int:
     except (ExportError, OSError) as exc:
         return fail(exc, code=1)
     finally:
-        # Closed as a person closes it: a training scene started the lab's runners, whose threads
-        # the application would otherwise wait for at exit, forever (the command never returned).
-        window.studio.mark_saved()
-        window.close()
-        window.deleteLater()
-        app.processEvents()
-        QtCore.QCoreApplication.sendPostedEvents(None, QtCore.QEvent.DeferredDelete)
-        if collector is not None:
-            collector.stop()
+        close_headless(app, window, collector)
+
+
+def close_headless(app, window, collector) -> None:
+    """End a command's offscreen window as a person closes it (a training scene started the lab's
+    runners, whose threads the application would otherwise wait for at exit, forever), with nothing
+    asked (marked saved first); then stop the command's collector."""
+    window.studio.mark_saved()
+    window.close()
+    window.deleteLater()
+    app.processEvents()
+    QtCore.QCoreApplication.sendPostedEvents(None, QtCore.QEvent.DeferredDelete)
+    if collector is not None:
+        collector.stop()

@@ -20,6 +20,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from ...animation import MAX_FRAMES, AnimationError, check_fps, check_hold, check_target, write_animation
 from ...formatting import DEFAULT_DIGITS as FULL_DIGITS
 from ...matrices import ExportError
+from .handout_cli import close_headless
 from ...scenes import DIGITS, Lecture, LectureError, example_lecture, read_lecture
 from ..files.figures import done_with
 from ..files.pages import Page, PageLayout, paint_page, page_size
@@ -183,13 +184,7 @@ def lecture_video_command(argv: list[str], prog: str, make_window) -> int:
     except OSError as exc:
         return fail(f"cannot write {out}: {exc.strerror or exc}", code=1)
     finally:
-        window.studio.mark_saved()
-        window.close()
-        window.deleteLater()
-        app.processEvents()
-        QtCore.QCoreApplication.sendPostedEvents(None, QtCore.QEvent.DeferredDelete)
-        if collector is not None:
-            collector.stop()
+        close_headless(app, window, collector)
     print(f"{prog}: wrote {out} ({len(lecture.scenes)} scenes, {count} frames, {size[0]}×{size[1]}, "
           f"{math.ceil(count / fps)} s)")
     return 0
