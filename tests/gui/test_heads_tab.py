@@ -64,6 +64,46 @@ def test_report_card_has_a_row_per_head_counting_from_1_and_sorts(lab):
     assert (proxy.index(0, 0).data(), proxy.index(0, 1).data()) == (l + 1, h + 1)
 
 
+def test_the_report_cards_columns_fit_every_text_without_the_table_reading_every_cell(qtbot, tiny, monkeypatch):
+    """Each column is at least as wide as its widest cell (badge included) and its header, and sizing
+    them asks the model for no cell: Qt's resizeColumnsToContents read 8,640 cells for MiniLM."""
+    from PySide6 import QtGui
+
+    from attn_studio.gui.heads import HeadsTab
+    from attn_studio.gui.heads.report_card import ReportCardModel
+
+    reads = []
+    data = ReportCardModel.data
+    monkeypatch.setattr(ReportCardModel, "data", lambda self, index, role=QtCore.Qt.DisplayRole: (
+        reads.append(role), data(self, index, role))[1])
+    tab = HeadsTab(lambda *a, **k: None)
+    tab.resize(1100, 700)
+    qtbot.addWidget(tab)
+    tab.show()
+    qtbot.waitExposed(tab)
+    during = []
+    size = tab._size_columns
+
+    def sized():
+        reads.clear()
+        size()
+        during.append(len(reads))
+
+    tab._size_columns = sized
+    tab.set_studio(TrainedStudio(tiny))
+    assert during == [0]  # sized once, for the first report, and no cell read to do it
+    model, table = tab.report_model, tab.table
+    cells = table.fontMetrics()
+    bold = QtGui.QFont(table.horizontalHeader().font())
+    bold.setBold(True)
+    for column in range(model.columnCount()):
+        texts = [str(model.index(row, column).data()) for row in range(model.rowCount())]
+        needed = max(cells.horizontalAdvance(t) for t in texts)
+        needed = max(needed, QtGui.QFontMetrics(bold).horizontalAdvance(str(model.headerData(column, QtCore.Qt.Horizontal))))
+        assert table.columnWidth(column) >= needed + 4, (column, texts[:3])
+    tab.shutdown()
+
+
 def test_clicking_a_row_selects_that_head(lab, qtbot):
     lab.table.sortByColumn(3, QtCore.Qt.AscendingOrder)  # by entropy: the row order is no longer the heads'
     index = lab.proxy.index(5, 0)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Callable
 
+import shiboken6
 from PySide6 import QtCore
 
 from ...pretrained.heads import Cancelled
@@ -68,6 +69,8 @@ class HeadJob(QtCore.QObject):
         self._end(lambda: self.failed.emit(tag, str(exc) or type(exc).__name__))
 
     def _end(self, emit) -> None:
+        if not shiboken6.isValid(self):  # the window closed while the job ran: nobody to tell
+            return
         self._job = None
         self.running.emit(False)
         emit()
