@@ -150,9 +150,6 @@ def inside(widget, viewport) -> bool:
 @pytest.mark.parametrize("size", [(1280, 720), (1024, 768)])
 @pytest.mark.parametrize("sentence", [None, "one two three four five six seven eight nine ten eleven twelve"])
 def test_the_three_stages_are_whole_on_a_projector(window, size, sentence):
-    if sentence and size == (1280, 720):
-        pytest.xfail("known gap (issue 41, item 1): with the Numbers and √d_k docks at the bottom, twelve "
-                     "tokens' stages are not whole at 1280×720; they are with the docks closed")
     if sentence:
         window.studio.update(sentence=sentence)
     screen(window, *size)
@@ -169,8 +166,6 @@ def test_the_three_stages_are_whole_on_a_projector(window, size, sentence):
         assert rows == tokens and cols == tokens, (size, key, rows, cols)
 
 
-@pytest.mark.xfail(reason="known gap (issue 41, item 1): the stages' share of the height beside the docks "
-                   "at the bottom was set for docks that stepped aside, which was taken out", strict=False)
 def test_at_1920_the_stage_gets_the_space(window):
     window.studio.update(heads=8, d_model=16)
     screen(window, 1920, 1080)

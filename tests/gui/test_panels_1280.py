@@ -149,11 +149,14 @@ def test_the_heads_tab_gives_the_head_300_px_and_shows_8_report_rows(trained, si
 def test_the_numbers_step_aside_for_the_heads_tab_and_come_back(trained):
     w = trained
     fit(w, (1280, 720))
+    # The Numbers shown beside Step by step (on a 1280-pixel screen they step aside for the Attention tab too).
+    w.view_tabs.setCurrentWidget(w.pipeline_view)
+    settle(w)
     assert w.tables_dock.isVisible()
     w.view_tabs.setCurrentWidget(w.heads_tab)
     settle(w)
     assert not w.tables_dock.isVisible()
-    w.view_tabs.setCurrentWidget(w.heatmap_view)
+    w.view_tabs.setCurrentWidget(w.pipeline_view)
     settle(w)
     assert w.tables_dock.isVisible()
     # From the Heads tab to the lab and back: each gets its own room, whatever came before.
@@ -164,7 +167,7 @@ def test_the_numbers_step_aside_for_the_heads_tab_and_come_back(trained):
     w.view_tabs.setCurrentWidget(w.heads_tab)
     settle(w)
     assert w.controls_dock.isVisible() and not w.tables_dock.isVisible()
-    w.view_tabs.setCurrentWidget(w.heatmap_view)
+    w.view_tabs.setCurrentWidget(w.pipeline_view)
     settle(w)
     assert w.controls_dock.isVisible() and w.tables_dock.isVisible()
     # Back to the toy model from the Heads tab (the tab goes away, the next one is shown): the Numbers
@@ -174,8 +177,8 @@ def test_the_numbers_step_aside_for_the_heads_tab_and_come_back(trained):
     w.trained.room.use_toy()
     settle(w)
     assert w.view_tabs.currentWidget() is not w.heads_tab
-    assert w.tables_dock.isVisible() == (w.view_tabs.currentWidget() is not w.training.page)
-    w.view_tabs.setCurrentWidget(w.heatmap_view)
+    assert w.tables_dock.isVisible() == (w.view_tabs.currentWidget() not in (w.training.page, w.heatmap_view))
+    w.view_tabs.setCurrentWidget(w.pipeline_view)
     settle(w)
     assert w.tables_dock.isVisible() and w.controls_dock.isVisible()
 

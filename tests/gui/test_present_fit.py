@@ -37,6 +37,7 @@ def test_nothing_is_cut_at_projector_sizes(window, size, qtbot):
         if bar.isTabVisible(i):  # the trained-model tabs are hidden with the toy model
             assert title_fits(bar, i), bar.tabText(i)  # never elided
     assert tabs_reachable(bar)
+    w.view_tabs.setCurrentWidget(w.pipeline_view)  # beside which the Numbers are shown (not the Attention tab's)
     w.tables_dock.raise_()  # the Numbers panel's table tabs
     settle(w)
     table_bar = w.table_tabs.tabBar()
@@ -62,10 +63,14 @@ def test_the_three_stages_show_whole_with_their_values_at_projector_sizes(window
     w = window
     w.fit_to_screen(QtCore.QRect(0, 0, *size))
     w.resize(*size)
+    w.view_tabs.setCurrentWidget(w.pipeline_view)
+    settle(w)
+    # The Numbers share the bottom with the variance plot, so the views get the width (and they step aside
+    # for the Attention tab, which gets the height too).
+    assert w.tabifiedDockWidgets(w.variance_dock) == [w.tables_dock]
     w.view_tabs.setCurrentWidget(w.heatmap_view)
     settle(w)
-    # The Numbers share the bottom with the variance plot, so the views get the width.
-    assert w.tabifiedDockWidgets(w.variance_dock) == [w.tables_dock]
+    assert not w.tables_dock.isVisible() and not w.variance_dock.isVisible()
     for key in ("scores", "logits", "weights"):
         canvas = w.heatmap_view.canvases[key]
         assert fully_shown(canvas, w), key  # not scrolled out of sight

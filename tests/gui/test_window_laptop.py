@@ -30,10 +30,7 @@ needs_minilm = pytest.mark.skipif(default_model_zip() is None, reason="all-MiniL
 
 @pytest.fixture
 def window(shared_window):
-    yield shared_window
-    for dock in (shared_window.tables_dock, shared_window.variance_dock):  # a test may have closed them
-        if dock.isHidden():
-            dock.toggleViewAction().trigger()
+    return shared_window
 
 
 def fit(w, size) -> None:
@@ -120,13 +117,8 @@ def test_every_cell_value_is_written_on_a_laptop(window, size, preset):
     assert w.load_preset(preset)
     settle(w)
     view = w.heatmap_view
-    # The Numbers share the bottom with the √d_k plots (a tab each); a student who wants the heatmaps'
-    # whole height closes both from the View menu.
+    # The Numbers share the bottom with the √d_k plots (a tab each) and step aside for the Attention tab.
     assert w.dockWidgetArea(w.tables_dock) == QtCore.Qt.BottomDockWidgetArea
-    for dock in (w.tables_dock, w.variance_dock):
-        if not dock.isHidden():
-            dock.toggleViewAction().trigger()
-    settle(w)
     w.finish_drawing()
     settle(w)
     assert not w.tables_dock.isVisible() and not w.variance_dock.isVisible()
@@ -147,12 +139,13 @@ def test_every_cell_value_is_written_on_a_laptop(window, size, preset):
         assert not missing, (preset, size, key, missing[:5])
     labels = [(text, px) for text, px in texts if text in tokens]
     assert len(labels) >= 3 * (t_q + t_k) and min(px for _, px in labels) >= MIN_TOKEN_PX - 0.01, labels[:4]
-    # Opened again from the View menu, they come back where they were: a tab each at the bottom.
-    for dock in (w.tables_dock, w.variance_dock):
-        dock.toggleViewAction().trigger()
+    # The docks come back with the other tabs, a tab each at the bottom.
+    w.view_tabs.setCurrentWidget(w.pipeline_view)
     settle(w)
     assert w.variance_dock.isVisible() or w.tables_dock.isVisible()
     assert w.tables_dock in w.tabifiedDockWidgets(w.variance_dock)
+    w.view_tabs.setCurrentWidget(w.heatmap_view)
+    settle(w)
 
 
 # -- B: token labels of 14 px in the tables, Step by step and Positions --------------------------------------
@@ -264,3 +257,53 @@ def test_the_model_panel_is_whole_with_minilm_on_a_laptop(window, qtbot, minilm,
             assert child is not None and fully_shown(child, viewport), name
 
 
+
+
+def test_a_refused_edit_is_said_above_the_views_while_the_numbers_are_aside(window, qtbot):
+    """On a laptop the Numbers step aside for the Attention tab; a refused value is still said in the window
+    (above the views, where the person is looking), not only in a panel that is not there."""
+    w = window
+    fit(w, (1366, 768))
+    assert not w.tables_dock.isVisible()
+    before = w.studio.state
+    edit = w.sentence_edit
+    edit.setFocus()
+    edit.setText("word " * 3000)  # pasted: more tokens than the toy model takes
+    edit.textEdited.emit(edit.text())
+    qtbot.keyClick(edit, QtCore.Qt.Key_Return)
+    settle(w)
+    label = w.message_label
+    assert label.isVisible() and "token" in label.text(), label.text()
+    assert not w.tables_dock.isAncestorOf(label) and w.centralWidget().isAncestorOf(label)
+    assert fully_shown(label, w)
+    assert w.studio.state.sentence == before.sentence  # the old value kept
+    edit.setText("a b c")
+    edit.textEdited.emit(edit.text())
+    qtbot.keyClick(edit, QtCore.Qt.Key_Return)
+    settle(w)
+    assert not label.isVisible()  # an accepted edit takes the message away
+
+
+def test_numbers_brought_back_beside_the_attention_tab_stay(window):
+    """On a laptop the Numbers step aside for the Attention tab, with a button each in the status bar; the
+    button (as View → Numbers) brings them back, and they stay there (a lecturer editing weights while
+    watching the heatmaps), until the layout is reset."""
+    w = window
+    fit(w, (1366, 768))
+    try:
+        assert not w.tables_dock.isVisible()
+        button = w.statusBar().findChild(QtWidgets.QToolButton, "tablesDockBack")
+        assert button is not None and button.isVisible() and button.text().startswith("Numbers")
+        assert fully_shown(button, w)
+        button.click()
+        settle(w)
+        assert w.tables_dock.isVisible() and not button.isVisible()
+        w.view_tabs.setCurrentWidget(w.pipeline_view)
+        settle(w)
+        w.view_tabs.setCurrentWidget(w.heatmap_view)
+        settle(w)
+        assert w.tables_dock.isVisible()
+        assert_stages_whole(w, "with the Numbers")  # the stages fit the shorter view (a row, or scrolled labels)
+    finally:
+        w.reset_layout()
+        settle(w)

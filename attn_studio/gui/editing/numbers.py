@@ -75,6 +75,8 @@ class NumbersPanel(QtWidgets.QWidget):
         self.message_label = MessageLabel("messageLabel")  # wraps anywhere, never widens the panel
         self.message_label.setStyleSheet("color: #b00020; font-weight: bold;")
         self.message_label.hide()
+        # Here on its own; the window puts it above its views, where it is seen on every tab.
+        self.message_label.setContentsMargins(6, 2, 6, 2)
         layout.addWidget(self.message_label)
 
     def _specs(self):

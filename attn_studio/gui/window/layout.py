@@ -18,6 +18,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from .. import presentation
 from ..editing.controls import fit_width
+from .aside import AsideButtons
 
 # Screens this wide (a projector's 1280 or 1366 pixels, a 1536-pixel laptop)
 # share the bottom between two panels.
@@ -139,7 +140,14 @@ class WindowLayout(QtCore.QObject):
         self.central_scroll.setWidget(view_tabs)
         view_tabs.installEventFilter(self)
         self._unzoomed_size: QtCore.QSize | None = None  # the central area at zoom 1
-        window.setCentralWidget(self.central_scroll)
+        # Above the views: why an edit was refused (show_above_views), seen whichever panels are open.
+        self.central = QtWidgets.QWidget()
+        self.central.setObjectName("central")
+        self._above = QtWidgets.QVBoxLayout(self.central)
+        self._above.setContentsMargins(0, 0, 0, 0)
+        self._above.setSpacing(0)
+        self._above.addWidget(self.central_scroll, 1)
+        window.setCentralWidget(self.central)
         self.default_state: QtCore.QByteArray | None = None  # the docks as first laid out
         self.side_limit: int | None = None  # the Model panel's widest, on a narrow screen
         self.screen_width = 1366  # the width of the screen last fitted to (fit_to_screen)
@@ -155,10 +163,16 @@ class WindowLayout(QtCore.QObject):
         self._open: set | None = None  # the docks open (not closed) when the window last kept to its screen
         self._whole = False  # the next keep_on_screen keeps the window within its screen whatever its size
         self._returning = False  # docks coming back from stepping aside (give_room)
+        self.aside_buttons = AsideButtons(window.statusBar())  # one click brings a stepped-aside dock back
         # A dock shown is fitted in once the turn's showing and hiding are done (a tab's docks step
         # aside and come back in one turn; the presenter console shows a turn after Present begins).
         self._soon = QtCore.QTimer(self, singleShot=True, interval=0)
         self._soon.timeout.connect(self.keep_on_screen)
+
+    def show_above_views(self, widget: QtWidgets.QWidget) -> None:
+        """Put ``widget`` (the refusal message) above the views, where it is seen on every tab, also when
+        the panel it belongs to is closed or has stepped aside."""
+        self._above.insertWidget(0, widget)
 
     def dock(self, title: str, name: str, widget, area, *, scroll: bool = False) -> QtWidgets.QDockWidget:
         """A movable, floatable, closable panel ``name`` holding ``widget``, added to the window at ``area``.
@@ -332,9 +346,11 @@ class WindowLayout(QtCore.QObject):
                 dock.hide()
                 self._set_aside.append(dock)
         if self._set_aside:
-            # Said, so that a person does not think the panels are lost (View still lists them).
+            # Said, so that a person does not think the panels are lost (View still lists them), and a
+            # button each in the status bar brings them back.
             self.window.statusBar().showMessage(docks_aside_message(self._set_aside, self.view_tabs.tabText(index)),
                                                 ASIDE_MESSAGE_MS)
+            self.aside_buttons.show(self._set_aside)
 
     def _after_close(self) -> None:
         if self.window.isVisible():
@@ -342,6 +358,7 @@ class WindowLayout(QtCore.QObject):
 
     def _bring_back(self) -> None:
         docks, self._set_aside = self._set_aside, []
+        self.aside_buttons.clear()
         self._returning = True  # back where they were, each tab in front or not as it was
         try:
             for dock in docks:
@@ -439,6 +456,7 @@ class WindowLayout(QtCore.QObject):
             dock.show()
             dock.setFloating(False)
         self._set_aside = []
+        self.aside_buttons.clear()
         self._kept_open.clear()
         self.fit_to_screen()
         if self._roomy:
@@ -487,4 +505,6 @@ def docks_aside_message(docks, tab: str) -> str:
     names = [d.windowTitle() for d in docks]
     listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
     panels = "panel steps" if len(names) == 1 else "panels step"
-    return f"The {listed} {panels} aside while {tab.replace('&', '')} is shown; they come back when you leave it."
+    back, button = ("it comes", "its button") if len(names) == 1 else ("they come", "their buttons")
+    return (f"The {listed} {panels} aside while {tab.replace('&', '')} is shown; {back} back when you leave it, "
+            f"or now with {button} at the right of this bar.")

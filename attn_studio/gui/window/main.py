@@ -88,8 +88,8 @@ class MainWindow(SeenWhenGrabbed, QtWidgets.QMainWindow):
         self.background.add_preparer(self.heatmap_view.prepare, self.heatmap_view.use_prepared)
         self.layout_room = WindowLayout(self, self.view_tabs)  # the central area scrolls when zoomed in
         self.central_scroll = self.layout_room.central_scroll
-
         self.numbers = NumbersPanel(studio)
+        self.layout_room.show_above_views(self.numbers.message_label)  # seen on every tab, Numbers open or not
         self.controls = ControlsPanel(studio, self.show_message, self.clear_message)
         self.controls.preset_chosen.connect(self.load_preset)
         self.lecture = Lecture(self, studio, self.fit_controls, self._status)
@@ -122,9 +122,11 @@ class MainWindow(SeenWhenGrabbed, QtWidgets.QMainWindow):
         self.training = TrainingWiring(self)  # the training lab's tab and menu, after every other tab
         self.training.open_in_studio = self.trained.open_lab_model  # a lab panel's "Open in the studio"
         self.document.lab = self.training  # its settings are saved in the session file and reopen with it
-        # Docks step aside for a tab that needs the room: the lab the window, the Head Lab its height.
+        # Docks step aside for a tab that needs the room: the lab the window, the Head Lab its height, and on a
+        # laptop or projector the Attention tab its height (every value of 11 tokens, two stages above two).
         self.layout_room.give_room(self.training.page, [getattr(self, name) for name in TRAINING_DOCKS])
         self.layout_room.give_room(self.heads_tab, (self.tables_dock, self.variance_dock))
+        self.layout_room.give_room(self.heatmap_view, (self.tables_dock, self.variance_dock), compact_only=True)
         self.layout_room.fit_to_screen()
         self.layout_room.remember_default()
         self._apply_preferences(prefs)
