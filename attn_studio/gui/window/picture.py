@@ -65,22 +65,22 @@ def training_view(window, panel_name: str) -> str:
 
 
 def train(window, view: str, steps: int) -> None:
-    """Play the training panel of ``view`` until it has taken ``steps`` steps, then pause it."""
+    """Train the training panel of ``view`` to exactly ``steps`` steps (its seed, on its worker, as a scene's
+    saved run is trained) and draw it: a run played and paused would stop a step or more late on a busy
+    machine, and the figure would say another step than asked."""
     panel = window.present.training_panel(view)
     if panel is None:
         raise ExportError(f"--steps trains a panel of the training lab; {view!r} is not one "
                           f"(choose a view named {TRAINING_PREFIX!r}…)")
     panel.wait_built()
-    panel.play()
+    ready = []
+    panel.when_ready(lambda: ready.append(True), seed=panel.settings()["seed"], steps=steps)
     deadline = time.monotonic() + TRAIN_TIMEOUT_S
-    try:
-        while panel.runner.snapshot().steps < steps:
-            if time.monotonic() > deadline:
-                raise ExportError(f"{view} took more than {TRAIN_TIMEOUT_S} s to reach step {steps}")
-            QtCore.QCoreApplication.processEvents(QtCore.QEventLoop.AllEvents, 50)
-            time.sleep(0.01)
-    finally:
-        panel.pause()
+    while not ready:
+        if time.monotonic() > deadline:
+            raise ExportError(f"{view} took more than {TRAIN_TIMEOUT_S} s to reach step {steps}")
+        QtCore.QCoreApplication.processEvents(QtCore.QEventLoop.AllEvents, 50)
+        time.sleep(0.01)
     panel.redraw()
     settle(window)
 
