@@ -172,11 +172,13 @@ def test_the_scene_number_sits_in_a_corner_while_a_lecture_plays_and_n_turns_it_
     assert not title_box.intersects(corner)
     QTest.keyClick(stage, QtCore.Qt.Key_N)
     assert not number.isVisible()
-    QTest.keyClick(stage, QtCore.Qt.Key_End)
+    # Home rather than End: the example's last scenes train a run on the stage (minutes on a busy machine).
+    QTest.keyClick(stage, QtCore.Qt.Key_Home)
     settle(w)
+    assert w.scenes.current == 0
     assert not number.isVisible()  # off stays off from scene to scene
     QTest.keyClick(stage, QtCore.Qt.Key_N)
-    assert number.isVisible() and number.text() == f"{total} / {total}"
+    assert number.isVisible() and number.text() == f"1 / {total}"
 
 
 def test_shift_f5_presents_the_open_lecture_from_its_current_scene(window, qtbot):
