@@ -102,6 +102,45 @@ def test_a_new_length_is_painted_whole_on_the_attention_tab(trained, qtbot):
     assert len(sizes) == 3  # three lengths, each drawn
 
 
+class PaintCounter(QtCore.QObject):
+    """Counts the paint events each watched widget receives."""
+
+    def __init__(self, widgets):
+        super().__init__()
+        self.counts = {widget: 0 for widget in widgets}
+        for widget in widgets:
+            widget.installEventFilter(self)
+
+    def eventFilter(self, obj, event):  # noqa: N802 (Qt's name)
+        if event.type() == QtCore.QEvent.Paint and obj in self.counts:
+            self.counts[obj] += 1
+        return False
+
+
+def test_each_stage_is_painted_once_when_a_new_length_turns_its_column_labels(trained, qtbot):
+    """A new sentence whose column labels stand upright where the last one's were slanted (or the other way
+    round): each stage is painted once, at the height its labels need, not painted, grown and painted again."""
+    w = trained
+    view = w.heatmap_view
+    w.view_tabs.setCurrentWidget(view)
+    type_and_enter(qtbot, w, SENTENCES[0])
+    stages = [view.canvases[key] for key in ("scores", "logits", "weights")]
+    angles, turned = [], 0
+    for text in SENTENCES[1:] + SENTENCES[:1]:
+        before = [c.heatmap.bottom_axis.shown_angle for c in stages]
+        counter = PaintCounter([c.viewport() for c in stages])
+        type_and_enter(qtbot, w, text)
+        after = [c.heatmap.bottom_axis.shown_angle for c in stages]
+        angles.append(after)
+        turned += after != before
+        painted = [counter.counts[c.viewport()] for c in stages]
+        assert painted == [1, 1, 1], (text, before, after, painted)
+        for canvas in stages:  # painted at the height the labels need: each label whole, none cut
+            axis = canvas.heatmap.bottom_axis
+            assert axis.height() == axis._heights[90 if axis.shown_angle >= 90 else axis.ANGLE], canvas.heatmap.title
+    assert turned, f"no sentence turned the column labels: {angles}"
+
+
 def test_the_heads_keep_their_size_when_a_longer_sentence_widens_the_stages(trained, qtbot):
     w = trained
     view = w.heatmap_view

@@ -56,6 +56,7 @@ class TrainedWiring(QtCore.QObject):
         self._tips: dict = {}
         self._sentence_tips = None  # the sentence box's own tooltip and placeholder while a lab model shows its tokens
         self._variance_shown = False
+        self._rows_hidden = False  # the toy-only rows of the controls are hidden (a trained model shown)
         window.controls.form.insertRow(0, room.panel)
         self.tab_indices = {}
         for attr, title, tip in TRAINED_TABS:
@@ -136,9 +137,13 @@ class TrainedWiring(QtCore.QObject):
         w, trained = self.window, self.is_trained
         tip = FIXED_TIP.format(model=self.proxy.target.model.name) if trained else ""
         back_to_toy = not trained and bool(self._tips)
+        # The toy's rows are hidden once when a trained model comes and shown again when it goes: looking
+        # each row up in the form on every edit took a few milliseconds before a new sentence was drawn.
+        rows = (trained or back_to_toy) and self._rows_hidden != trained
+        self._rows_hidden = trained
         for name in TOY_ONLY_CONTROLS:
             widget = getattr(w.controls, name)
-            if trained or back_to_toy:
+            if rows:
                 _set_row_visible(w.controls.form, widget, not trained)  # a shorter panel: the model's rows fit
             if trained:
                 self._tips.setdefault(name, widget.toolTip())

@@ -30,6 +30,7 @@ MIN_HEAD_PX = 200   # side of one head's heatmap in the grid
 # head bar beside the title reaches every head).
 GRID_PEEK = 120
 READABLE_VALUE_PX = 9.0  # cell values smaller than this in a row: the stages go two above two if that writes them larger
+LAYOUT_PASSES = 8  # a plot's axes, the plot, its canvas's scene: each layout done can ask for the next
 SHORT_VIEW_PX = 560  # a view shorter than this (a 720-pixel projector) gives the formula panel's room to the stages
 
 
@@ -397,6 +398,15 @@ class HeatmapView(QtWidgets.QWidget):
         painting, self._painting = self._painting, []
         for canvas in painting:
             canvas.scene().prepareForPaint()
+        # The column labels' angle (slanted or upright) follows the columns' width, known now that they
+        # are laid out: the axis takes that height before it is painted. Found while painting, a sentence
+        # whose labels turned (upright after slanted) had each stage painted three times, a turn apart.
+        grown = [c for c in painting if c.isVisible() and c.heatmap.fit_column_labels()]
+        if grown:
+            for _ in range(LAYOUT_PASSES):
+                QtCore.QCoreApplication.sendPostedEvents(None, QtCore.QEvent.LayoutRequest)
+            for canvas in grown:
+                canvas.scene().prepareForPaint()
 
     def _show_head_bar(self, n_heads: int, head: int) -> None:
         """One tab per head (none with one head), the shown head's current."""
