@@ -141,6 +141,46 @@ def test_each_stage_is_painted_once_when_a_new_length_turns_its_column_labels(tr
     assert turned, f"no sentence turned the column labels: {angles}"
 
 
+class EventCounter(QtCore.QObject):
+    """Counts the events of the given kinds each watched object receives."""
+
+    def __init__(self, objects, kinds):
+        super().__init__()
+        self.kinds = kinds
+        self.counts = {obj: 0 for obj in objects}
+        for obj in objects:
+            obj.installEventFilter(self)
+
+    def eventFilter(self, obj, event):  # noqa: N802 (Qt's name)
+        if event.type() in self.kinds and obj in self.counts:
+            self.counts[obj] += 1
+        return False
+
+
+def test_a_new_sentence_leaves_the_numbers_of_the_trained_head_as_they_are(trained, qtbot):
+    """The Numbers beside the Attention tab show the head's W_Q, which a new sentence does not change: the
+    tables a trained model fixes stay disabled and the note stays written (enabled and disabled again, and
+    the note rewritten, after every edit, the whole dock was laid out and painted before the new sentence)."""
+    w = trained
+    numbers = w.numbers
+    w.view_tabs.setCurrentWidget(w.heatmap_view)
+    type_and_enter(qtbot, w, SENTENCES[0])
+    fixed = [numbers.tables[key] for key in ("embeddings", "w_o")]
+    note = numbers.table_note.text()
+    assert note.startswith("W_Q, W_K, W_V of layer 1, head 1 of all-MiniLM-L6-v2")
+    counter = EventCounter(fixed + [numbers.table_note], (QtCore.QEvent.EnabledChange, QtCore.QEvent.Paint))
+    for text in SENTENCES[1:]:
+        type_and_enter(qtbot, w, text)
+        assert not any(table.isEnabled() for table in fixed)
+        assert numbers.table_note.text() == note
+    assert all(count == 0 for count in counter.counts.values()), {
+        getattr(obj, "objectName", lambda: "")() or type(obj).__name__: n for obj, n in counter.counts.items()}
+    # Another head: the note follows it.
+    w.trained.room.select(head=2)
+    wait_idle(qtbot, w)
+    assert "layer 1, head 3 of all-MiniLM-L6-v2" in numbers.table_note.text()
+
+
 def test_the_heads_keep_their_size_when_a_longer_sentence_widens_the_stages(trained, qtbot):
     w = trained
     view = w.heatmap_view

@@ -162,21 +162,33 @@ class TrainedWiring(QtCore.QObject):
                 blocker = QtCore.QSignalBlocker(box)
                 box.setText(wanted)  # what was typed stays while its computation runs
                 del blocker
-        keys = list(w.numbers.models)
+        numbers = w.numbers
+        keys = list(numbers.models)
+        # Set only what changes: a table enabled or a note rewritten relays out and repaints the whole dock.
+        numbers.fixed = frozenset(TOY_ONLY_TABLES) if trained else frozenset()
         if trained or back_to_toy:
             for key in TOY_ONLY_TABLES:
-                w.numbers.tables[key].setEnabled(not trained)
-                w.numbers.tables[key].setToolTip(tip)
-        if back_to_toy:
-            w.numbers.refresh()  # the toy's own rules for its tables decide again
+                table = numbers.tables[key]
+                if table.isEnabled() == trained:
+                    table.setEnabled(not trained)
+                if table.toolTip() != tip:
+                    table.setToolTip(tip)
         if trained:
-            for key in ("w_1", "w_2", "v_a"):
-                w.numbers.table_tabs.setTabVisible(keys.index(key), False)
             s = self.proxy.state
-            w.numbers.table_note.setText(
+            numbers.fixed_note = (
                 f"W_Q, W_K, W_V of layer {s.layer_index + 1}, head {s.head_index + 1} of {s.model.name}: "
                 "edit a cell to change the trained head (undoable; the layers above are recomputed). "
                 "Embeddings X shows the vectors this layer projects; W_O is read only.")
+        else:
+            numbers.fixed_note = None
+        if back_to_toy:
+            numbers.refresh()  # the toy's own rules for its tables decide again
+        if trained:
+            for key in ("w_1", "w_2", "v_a"):
+                if numbers.table_tabs.isTabVisible(keys.index(key)):
+                    numbers.table_tabs.setTabVisible(keys.index(key), False)
+            if numbers.table_note.text() != numbers.fixed_note:
+                numbers.table_note.setText(numbers.fixed_note)
         tabs = w.view_tabs
         hidden = [tabs.indexOf(getattr(w, attr)) for attr in TOY_ONLY_VIEWS] if trained else list(
             self.tab_indices.values())
