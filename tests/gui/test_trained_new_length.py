@@ -181,6 +181,49 @@ def test_a_new_sentence_leaves_the_numbers_of_the_trained_head_as_they_are(train
     assert "layer 1, head 3 of all-MiniLM-L6-v2" in numbers.table_note.text()
 
 
+class EventOrder(QtCore.QObject):
+    """The order in which watched objects receive events of the given kinds: [(name, kind), ...]."""
+
+    def __init__(self, named: dict, kinds):
+        super().__init__()
+        self.kinds, self.named, self.seen = kinds, named, []
+        for obj in named:
+            obj.installEventFilter(self)
+
+    def eventFilter(self, obj, event):  # noqa: N802 (Qt's name)
+        if event.type() in self.kinds and obj in self.named:
+            self.seen.append((self.named[obj], event.type()))
+        return False
+
+
+def test_a_new_length_paints_the_stages_before_the_heads_are_laid_out_again(trained, qtbot):
+    """A shorter sentence leaves room for the heads' grid under the stages and resizes every head's map: the
+    three stages are painted first, and only then are the heads resized (a dozen plots laid out in the turn
+    that laid out the stages made it a stall of 40-60 ms before the new sentence showed)."""
+    w = trained
+    view = w.heatmap_view
+    w.view_tabs.setCurrentWidget(view)
+    type_and_enter(qtbot, w, SENTENCES[1])  # 20 tokens
+    heads = view.head_canvases[: view.heads_shown]
+    named = {view.canvases[key].viewport(): key for key in ("scores", "logits", "weights")}
+    named.update({canvas: f"head {i + 1}" for i, canvas in enumerate(heads)})
+    order = EventOrder(named, (QtCore.QEvent.Paint, QtCore.QEvent.Resize))
+    sizes = [canvas.size() for canvas in heads]
+    type_and_enter(qtbot, w, SENTENCES[0])  # 12 tokens: the stages shorter, the heads' maps resized
+    assert [canvas.size() for canvas in heads] != sizes, "the heads kept their size: nothing to order"
+    stage_paints = [i for i, (name, kind) in enumerate(order.seen)
+                    if kind == QtCore.QEvent.Paint and not name.startswith("head")]
+    head_resizes = [i for i, (name, kind) in enumerate(order.seen)
+                    if kind == QtCore.QEvent.Resize and name.startswith("head")]
+    assert {order.seen[i][0] for i in stage_paints} == {"scores", "logits", "weights"}
+    assert head_resizes and max(stage_paints) < min(head_resizes), order.seen
+    assert view.heads_widget.isVisible() == view.heads_scroll.isVisible()  # the heads back in their place
+    for i, canvas in enumerate(heads[:2]):  # the first heads, in sight, painted with the new sentence's numbers
+        if canvas.visibleRegion().isEmpty():
+            continue
+        assert_painted_as(canvas, w.studio.target.result.weights[i])
+
+
 def test_the_heads_keep_their_size_when_a_longer_sentence_widens_the_stages(trained, qtbot):
     w = trained
     view = w.heatmap_view

@@ -330,7 +330,15 @@ class HeatmapView(QtWidgets.QWidget):
         # at the old size, then laid out and painted again, all in one long turn). The heatmaps drawn in later
         # steps are held unpainted meanwhile: each is painted once, in its own step, with its new numbers.
         held = []
+        heads_aside = False
         if any([self.stages[key].set_labels(q_tokens, k_tokens) for key, _ in stages]):  # every one of them
+            # A new length resizes every head's map (a dozen plots laid out again, 20-odd ms, when the stages'
+            # least size is set) and often shows or hides their place: the heads are set aside (hidden, they
+            # are resized when shown) until the stages are painted, and laid out in a turn of their own after
+            # them, so that the new sentence is on the screen first and no turn does both.
+            heads_aside = self._heads_shown > 0 and not self.heads_widget.isHidden()
+            if heads_aside:
+                self.heads_widget.hide()
             for key, _ in stages:
                 self.stages[key].set_axis_titles(row_title, col_title)
             if self._fit_stages(len(q_tokens), len(k_tokens)):
@@ -369,6 +377,11 @@ class HeatmapView(QtWidgets.QWidget):
                 self._layout_heads(n_heads)
                 # The grid appearing or changing lays out and repaints every heatmap: a turn of its own.
                 yield "heads' grid"
+            if heads_aside:
+                heads_aside = False
+                if self.heads_widget.isHidden() and self._heads_shown > 0:
+                    self.heads_widget.show()
+                    yield "heads' place"
             for i in range(self._heads_shown):
                 hm = self.head_maps[i]
                 hm.set_title(f"head {i + 1}" + (SHOWN_MARK if i == head else ""))
@@ -390,6 +403,8 @@ class HeatmapView(QtWidgets.QWidget):
             # A drawing left unfinished (a newer change starts another) leaves nothing unpainted.
             for canvas in held:
                 canvas.setUpdatesEnabled(True)
+            if heads_aside and self._heads_shown > 0:
+                self.heads_widget.show()
 
     def prepare_paint(self) -> None:
         """Before the heatmaps drawn in the last step are painted (the window's stepped drawing calls this
