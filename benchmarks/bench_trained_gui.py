@@ -15,7 +15,8 @@ cycle collector, it times what a person meets:
 
 For each case: median and p95 of edit → painted, and the longest event-loop stall (the
 largest gap between the ticks of a 10 ms timer on the GUI thread, beyond its interval)
-while the edits compute, are drawn and the window settles. Runs on Qt's offscreen platform:
+while the edits compute, are drawn and the window settles; beside them, the GUI thread's CPU
+time from the result's install until painted (what a busy machine's wall clock inflates least). Runs on Qt's offscreen platform:
 
     python benchmarks/bench_trained_gui.py [--repeats N] [--tabs attention,model] [--sizes 16,32,128]
     python benchmarks/bench_trained_gui.py --profile     # where the GUI thread's CPU time goes (cProfile; BENCH_SORT=tottime)
