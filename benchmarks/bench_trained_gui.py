@@ -15,7 +15,8 @@ cycle collector, it times what a person meets:
 
 For each case: median and p95 of edit → painted, and the longest event-loop stall (the
 largest gap between the ticks of a 10 ms timer on the GUI thread, beyond its interval)
-while the edits compute, are drawn and the window settles. Runs on Qt's offscreen platform:
+while the edits compute, are drawn and the window settles; beside them, the GUI thread's CPU
+time from the result's install until painted (what a busy machine's wall clock inflates least). Runs on Qt's offscreen platform:
 
     python benchmarks/bench_trained_gui.py [--repeats N] [--tabs attention,model] [--sizes 16,32,128]
     python benchmarks/bench_trained_gui.py --profile     # where the GUI thread's CPU time goes (cProfile; BENCH_SORT=tottime)
@@ -128,9 +129,13 @@ class Paints:
         from attn_studio.gui.views.token_axis import TokenAxis
 
         self.records: dict = {}  # item -> [(time, what was painted)]
+        self.cpu: dict = {}  # time of a paint -> the GUI thread's CPU time then (a busy machine's wall clock
+        # counts other processes' turns too)
 
         def record(item, key):
-            self.records.setdefault(item, []).append((time.perf_counter(), key))
+            now = time.perf_counter()
+            self.cpu[now] = time.thread_time()
+            self.records.setdefault(item, []).append((now, key))
 
         for cls in (pg.ImageItem, HeatmapImage):
             real = cls.__dict__["paint"]
@@ -333,7 +338,7 @@ def main() -> int:
                     or window.drawer.timer.isActive())
 
     # Where an edit's time goes: the worker's compute, and the drawing after the result is installed.
-    marks = {"compute": [], "compute cpu": [], "installed": []}
+    marks = {"compute": [], "compute cpu": [], "installed": [], "installed cpu": []}
     real_compute, real_install = TrainedStudio.compute, type(room)._install
 
     def timed_compute(self, pending):
@@ -345,6 +350,7 @@ def main() -> int:
             marks["compute cpu"].append(time.thread_time() - cpu)
 
     def timed_install(self, studio, computed):
+        marks["installed cpu"].append(time.thread_time())
         real_install(self, studio, computed)
         marks["installed"].append(time.perf_counter())
 
@@ -419,12 +425,14 @@ def main() -> int:
             turns.until(lambda: room.studio.state.sentence == texts[0])
             turns.settle(busy)
             times, computes, draws, per_edit, stale, gui_cpu, compute_cpu = [], [], [], [], [], [], []
+            draw_cpu = []  # the GUI thread's CPU from the result's install until the new size is painted
             turns.longest = 0.0
             stalls.start()
             for i in range(args.repeats):
                 text = texts[(i + 1) % len(texts)]
                 tokens = list(model.encode(text).tokens)
-                del marks["compute"][:], marks["compute cpu"][:], marks["installed"][:]
+                for kept in marks.values():
+                    del kept[:]
                 if counts is not None:
                     counts.take()
                 if profile is not None and name != "same length":
@@ -445,6 +453,8 @@ def main() -> int:
                 times.append(end - start)
                 computes.append(sum(marks["compute"]))
                 draws.append(end - marks["installed"][-1] if marks["installed"] else float("nan"))
+                if marks["installed cpu"] and end in paints.cpu:
+                    draw_cpu.append(paints.cpu[end] - marks["installed cpu"][-1])
                 if counts is not None:
                     per_edit.append(counts.take())
             stall = stalls.stop()
@@ -457,7 +467,8 @@ def main() -> int:
             print(f"{'':>9} {'':22}  compute (worker) median {ms(statistics.median(computes))}, "
                   f"installed → painted {summary(draws)}")
             print(f"{'':>9} {'':22}  CPU time per edit: GUI thread {summary(gui_cpu)}; "
-                  f"compute median {ms(statistics.median(compute_cpu))}")
+                  f"compute median {ms(statistics.median(compute_cpu))}"
+                  + (f"; installed → painted {summary(draw_cpu)}" if draw_cpu else ""))
             if stale:
                 failures.append(f"{tab} {name}: {len(stale)} edits left a view stale")
                 print(f"{'':>9} {'':22}  {len(stale)} edits left a view stale: {stale[0]}")

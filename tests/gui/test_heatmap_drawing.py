@@ -136,3 +136,43 @@ def test_cell_values_on_the_screen_are_the_texts_a_figure_draws(qtbot):
     assert dark_before[0, 1] and not heatmap._dark_text(changed)[0, 1]
     for cell, ink in recoloured.items():
         assert abs(int(ink.sum()) - int(drawn[cell].sum())) <= 0.3 * drawn[cell].sum(), cell
+
+
+def test_a_colour_bar_relabelled_to_an_earlier_scale_plays_the_picture_it_drew(qtbot, monkeypatch):
+    """A new sentence moves the scores' bar from ±20 to ±30 and back: the bar draws ±20 as it drew it before,
+    pixel for pixel, without working its labels out again; a figure (no item cache) still draws its own."""
+    from attn_studio.gui.qt.pg import pg
+    from attn_studio.gui.views.heatmap import SCORES_CMAP, set_bar_levels
+    from attn_studio.gui.views.heatmap_canvas import HeatmapCanvas
+
+    heatmap = Heatmap("scores", SCORES_CMAP)
+    canvas = HeatmapCanvas(heatmap)
+    qtbot.addWidget(canvas)
+    canvas.resize(380, 330)
+    canvas.show()
+    qtbot.waitExposed(canvas)
+    bar = canvas.bar
+    worked_out = []
+    real = pg.AxisItem.generateDrawSpecs
+    monkeypatch.setattr(pg.AxisItem, "generateDrawSpecs",
+                        lambda axis, p: (worked_out.append(axis), real(axis, p))[1])
+
+    def bar_pixels():
+        box = canvas.mapFromScene(bar.axis.mapRectToScene(bar.axis.rect())).boundingRect()
+        return canvas.grab(box).toImage()
+
+    set_bar_levels(bar, (-20.0, 20.0), 4)
+    first = bar_pixels()
+    set_bar_levels(bar, (-30.0, 30.0), 4)
+    other = bar_pixels()
+    assert bar.axis in worked_out and other != first  # a new scale is drawn: "−30", "30"
+    del worked_out[:]
+    set_bar_levels(bar, (-20.0, 20.0), 4)
+    again = bar_pixels()
+    assert bar.axis not in worked_out  # played, not worked out again
+    assert again == first
+    # A figure draws the bar afresh (its items uncached), with the same labels.
+    bar.axis.setCacheMode(QtWidgets.QGraphicsItem.NoCache)
+    bar.axis.picture = None
+    figure = bar_pixels()
+    assert bar.axis in worked_out and figure == first

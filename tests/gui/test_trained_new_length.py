@@ -102,6 +102,128 @@ def test_a_new_length_is_painted_whole_on_the_attention_tab(trained, qtbot):
     assert len(sizes) == 3  # three lengths, each drawn
 
 
+class PaintCounter(QtCore.QObject):
+    """Counts the paint events each watched widget receives."""
+
+    def __init__(self, widgets):
+        super().__init__()
+        self.counts = {widget: 0 for widget in widgets}
+        for widget in widgets:
+            widget.installEventFilter(self)
+
+    def eventFilter(self, obj, event):  # noqa: N802 (Qt's name)
+        if event.type() == QtCore.QEvent.Paint and obj in self.counts:
+            self.counts[obj] += 1
+        return False
+
+
+def test_each_stage_is_painted_once_when_a_new_length_turns_its_column_labels(trained, qtbot):
+    """A new sentence whose column labels stand upright where the last one's were slanted (or the other way
+    round): each stage is painted once, at the height its labels need, not painted, grown and painted again."""
+    w = trained
+    view = w.heatmap_view
+    w.view_tabs.setCurrentWidget(view)
+    type_and_enter(qtbot, w, SENTENCES[0])
+    stages = [view.canvases[key] for key in ("scores", "logits", "weights")]
+    angles, turned = [], 0
+    for text in SENTENCES[1:] + SENTENCES[:1]:
+        before = [c.heatmap.bottom_axis.shown_angle for c in stages]
+        counter = PaintCounter([c.viewport() for c in stages])
+        type_and_enter(qtbot, w, text)
+        after = [c.heatmap.bottom_axis.shown_angle for c in stages]
+        angles.append(after)
+        turned += after != before
+        painted = [counter.counts[c.viewport()] for c in stages]
+        assert painted == [1, 1, 1], (text, before, after, painted)
+        for canvas in stages:  # painted at the height the labels need: each label whole, none cut
+            axis = canvas.heatmap.bottom_axis
+            assert axis.height() == axis._heights[90 if axis.shown_angle >= 90 else axis.ANGLE], canvas.heatmap.title
+    assert turned, f"no sentence turned the column labels: {angles}"
+
+
+class EventCounter(QtCore.QObject):
+    """Counts the events of the given kinds each watched object receives."""
+
+    def __init__(self, objects, kinds):
+        super().__init__()
+        self.kinds = kinds
+        self.counts = {obj: 0 for obj in objects}
+        for obj in objects:
+            obj.installEventFilter(self)
+
+    def eventFilter(self, obj, event):  # noqa: N802 (Qt's name)
+        if event.type() in self.kinds and obj in self.counts:
+            self.counts[obj] += 1
+        return False
+
+
+def test_a_new_sentence_leaves_the_numbers_of_the_trained_head_as_they_are(trained, qtbot):
+    """The Numbers beside the Attention tab show the head's W_Q, which a new sentence does not change: the
+    tables a trained model fixes stay disabled and the note stays written (enabled and disabled again, and
+    the note rewritten, after every edit, the whole dock was laid out and painted before the new sentence)."""
+    w = trained
+    numbers = w.numbers
+    w.view_tabs.setCurrentWidget(w.heatmap_view)
+    type_and_enter(qtbot, w, SENTENCES[0])
+    fixed = [numbers.tables[key] for key in ("embeddings", "w_o")]
+    note = numbers.table_note.text()
+    assert note.startswith("W_Q, W_K, W_V of layer 1, head 1 of all-MiniLM-L6-v2")
+    counter = EventCounter(fixed + [numbers.table_note], (QtCore.QEvent.EnabledChange, QtCore.QEvent.Paint))
+    for text in SENTENCES[1:]:
+        type_and_enter(qtbot, w, text)
+        assert not any(table.isEnabled() for table in fixed)
+        assert numbers.table_note.text() == note
+    assert all(count == 0 for count in counter.counts.values()), {
+        getattr(obj, "objectName", lambda: "")() or type(obj).__name__: n for obj, n in counter.counts.items()}
+    # Another head: the note follows it.
+    w.trained.room.select(head=2)
+    wait_idle(qtbot, w)
+    assert "layer 1, head 3 of all-MiniLM-L6-v2" in numbers.table_note.text()
+
+
+class EventOrder(QtCore.QObject):
+    """The order in which watched objects receive events of the given kinds: [(name, kind), ...]."""
+
+    def __init__(self, named: dict, kinds):
+        super().__init__()
+        self.kinds, self.named, self.seen = kinds, named, []
+        for obj in named:
+            obj.installEventFilter(self)
+
+    def eventFilter(self, obj, event):  # noqa: N802 (Qt's name)
+        if event.type() in self.kinds and obj in self.named:
+            self.seen.append((self.named[obj], event.type()))
+        return False
+
+
+def test_a_new_length_paints_the_stages_before_the_heads_are_laid_out_again(trained, qtbot):
+    """A shorter sentence leaves room for the heads' grid under the stages and resizes every head's map: the
+    three stages are painted first, and only then are the heads resized (a dozen plots laid out in the turn
+    that laid out the stages made it a stall of 40-60 ms before the new sentence showed)."""
+    w = trained
+    view = w.heatmap_view
+    w.view_tabs.setCurrentWidget(view)
+    type_and_enter(qtbot, w, SENTENCES[1])  # 20 tokens
+    heads = view.head_canvases[: view.heads_shown]
+    named = {view.canvases[key].viewport(): key for key in ("scores", "logits", "weights")}
+    named.update({canvas: f"head {i + 1}" for i, canvas in enumerate(heads)})
+    order = EventOrder(named, (QtCore.QEvent.Paint, QtCore.QEvent.Resize))
+    sizes = [canvas.size() for canvas in heads]
+    type_and_enter(qtbot, w, SENTENCES[0])  # 12 tokens: the stages shorter, the heads' maps resized
+    assert [canvas.size() for canvas in heads] != sizes, "the heads kept their size: nothing to order"
+    stage_paints = [i for i, (name, kind) in enumerate(order.seen)
+                    if kind == QtCore.QEvent.Paint and not name.startswith("head")]
+    head_resizes = [i for i, (name, kind) in enumerate(order.seen)
+                    if kind == QtCore.QEvent.Resize and name.startswith("head")]
+    assert {order.seen[i][0] for i in stage_paints} == {"scores", "logits", "weights"}
+    assert head_resizes and max(stage_paints) < min(head_resizes), order.seen
+    assert view.heads_widget.isVisible() == view.heads_scroll.isVisible()  # the heads back in their place
+    for i, canvas in enumerate(heads[:2]):  # the first heads, in sight, painted with the new sentence's numbers
+        if canvas.visibleRegion().isEmpty():
+            continue
+        assert_painted_as(canvas, w.studio.target.result.weights[i])
+
+
 def test_the_heads_keep_their_size_when_a_longer_sentence_widens_the_stages(trained, qtbot):
     w = trained
     view = w.heatmap_view

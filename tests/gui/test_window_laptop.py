@@ -107,6 +107,83 @@ def test_the_stages_are_whole_at_1280x720_at_every_head_count(window, heads):
         settle(w)
 
 
+def close_docks(w) -> None:
+    """The Numbers and √d_k docks closed from the View menu (the heatmaps get the whole height)."""
+    for dock in (w.tables_dock, w.variance_dock):
+        if not dock.isHidden():
+            dock.toggleViewAction().trigger()
+    settle(w)
+
+
+def bar_colours(w, key: str) -> list[tuple[int, int, int]]:
+    """The colours down the middle of stage ``key``'s colour bar, as the window shows it (grabbed whole)."""
+    view = w.heatmap_view
+    canvas, strip = view.canvases[key], view.stage_bars[key].bar  # the bar's strip of colours (an image)
+    box = canvas.mapFromScene(strip.mapRectToScene(strip.boundingRect())).boundingRect()
+    image = w.grab().toImage()
+    x = canvas.mapTo(w, box.center()).x()
+    top, bottom = canvas.mapTo(w, box.topLeft()).y(), canvas.mapTo(w, box.bottomLeft()).y()
+    return [image.pixelColor(x, y).getRgb()[:3] for y in range(top, bottom)]
+
+
+@pytest.mark.parametrize("docks", ["beside", "closed"])
+@pytest.mark.parametrize("heads", [4, 8, 12])
+def test_nothing_covers_a_stage_or_its_colour_bar_at_1280x720(window, heads, docks):
+    """With 4, 8 or 12 heads on the animal sentence (projections on), in the layout a 1280×720 screen gets and
+    with the docks closed: no scroll bar of the Attention tab lies over a stage or its colour bar (the heads'
+    grid scrolls in its own place under the stages), and the weights' bar shows its whole colour map as
+    painted, from dark at 0 to bright at 1."""
+    w = window
+    fit(w, (1280, 720))
+    assert w.load_preset("animal")
+    w.studio.update(projections=True, heads=heads)
+    if docks == "closed":
+        close_docks(w)
+    settle(w)
+    w.finish_drawing()
+    settle(w)
+    view = w.heatmap_view
+    assert_stages_whole(w, f"{heads} heads, docks {docks}")
+    shown = [view.canvases[key] for key in STAGES]
+    boxes = [rect_in(c, w) for c in shown]
+    bars = [bar for bar in view.findChildren(QtWidgets.QScrollBar) if bar.isVisible()]
+    for bar in bars:
+        for key, box in zip(STAGES, boxes):
+            assert not rect_in(bar, w).intersects(box), (heads, docks, key, bar.parentWidget().objectName())
+    if view.heads_scroll.isVisible():  # the heads' place starts below the stages' bottom
+        assert rect_in(view.heads_scroll, w).top() >= max(box.bottom() for box in boxes)
+    colours = bar_colours(w, "weights")
+    lut = view.stages["weights"].colormap.getLookupTable(nPts=256, alpha=False).astype(int)
+    inside = colours[3:-3]  # clear of the bar's frame
+    assert len(inside) > 100, len(inside)
+    top, bottom = np.array(inside[0]), np.array(inside[-1])
+    assert np.abs(top - lut[-1]).max() <= 12 and np.abs(bottom - lut[0]).max() <= 12, (top, bottom, lut[0], lut[-1])
+    if docks == "closed":
+        for dock in (w.tables_dock, w.variance_dock):
+            dock.toggleViewAction().trigger()
+        settle(w)
+
+
+@needs_minilm
+@pytest.mark.xfail(strict=True, reason="known gap (issue 38, item 4): MiniLM's 16 tokens labelled at 14 px need "
+                   "stages about 1,190 px wide in a row (the Attention tab has 955 with the docks closed) or about 760 "
+                   "px tall two above two (it has 627): the stages scroll rather than thin or shrink their labels")
+def test_minilm_stages_are_whole_at_1280x720_with_the_docks_closed(window, qtbot, minilm):
+    w = window
+    with showing_minilm(w, qtbot, minilm):
+        fit(w, (1280, 720))
+        close_docks(w)
+        w.finish_drawing()
+        settle(w)
+        try:
+            assert w.heatmap_view.head_bar.count() == 12
+            assert_stages_whole(w, "MiniLM, 12 heads")
+        finally:
+            for dock in (w.tables_dock, w.variance_dock):
+                dock.toggleViewAction().trigger()
+            settle(w)
+
+
 # -- C: every value written at 1366×768 (and 1280×720) ------------------------------------------------------
 
 @pytest.mark.parametrize("size", [(1366, 768), (1280, 720)])

@@ -59,6 +59,10 @@ class NumbersPanel(QtWidgets.QWidget):
             self.table_tabs.setTabToolTip(self.table_tabs.addTab(table, title), TAB_TIPS[key])
 
         self._held = False  # see hold()
+        # A trained model fixes some tables (disabled, with a note of its own): refresh leaves them so, rather
+        # than enable them and have them disabled again after every edit (the dock was repainted each time).
+        self.fixed: frozenset = frozenset()
+        self.fixed_note: str | None = None
         self._refresh_timer = QtCore.QTimer(self)
         self._refresh_timer.setSingleShot(True)
         self._refresh_timer.setInterval(0)
@@ -187,12 +191,15 @@ class NumbersPanel(QtWidgets.QWidget):
                 self.table_tabs.setTabVisible(keys.index(key), additive)
         # Without projections there are no weights to edit.
         for key in PROJECTION_TABLES:
-            if self.tables[key].isEnabled() != st.projections:
-                self.tables[key].setEnabled(st.projections)
-        self.table_note.setText(
+            enabled = st.projections and key not in self.fixed
+            if self.tables[key].isEnabled() != enabled:
+                self.tables[key].setEnabled(enabled)
+        note = self.fixed_note or (
             "Projections are off: Q = K = V = X (simplified attention), so the weight tables are not used."
             if not st.projections else
             f"W_Q, W_K, W_V of head {st.head_index + 1}. Double-click or type in a cell to edit it.")
+        if self.table_note.text() != note:
+            self.table_note.setText(note)
 
     # -- copy and paste -------------------------------------------------------------------
     def focused_table(self) -> MatrixTable | None:

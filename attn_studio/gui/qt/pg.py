@@ -11,7 +11,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 # Arrays are (rows = queries, columns = keys), as the seeds print them.
 pg.setConfigOptions(imageAxisOrder="row-major", antialias=True, background="w", foreground="k")
 
-__all__ = ["pg", "cache_static", "wider_pen", "ExportMode"]
+__all__ = ["pg", "cache_static", "remember_pictures", "wider_pen", "ExportMode"]
 
 _update_axis_label = pg.AxisItem._updateLabel
 
@@ -75,7 +75,50 @@ def _draw_axis_picture_with_grid_as_spans(axis, painter, axis_spec, tick_specs, 
     _draw_axis_picture(axis, painter, axis_spec, rest, text_specs)
 
 
+PICTURES_KEPT = 32  # axis pictures remembered (remember_pictures)
+_PICTURES: dict = {}  # what an axis draws (_picture_key) -> its recorded picture
+_paint_axis = pg.AxisItem.paint
+
+
+def _picture_key(axis) -> tuple:
+    """Everything an axis's picture shows: its ticks and range, its size, pens, title and style."""
+    style = tuple(sorted((name, value.key() if isinstance(value, QtGui.QFont) else repr(value))
+                         for name, value in axis.style.items()))
+    pens = tuple((pen.color().rgba(), pen.widthF(), int(pen.style().value)) for pen in (axis.pen(), axis.textPen()))
+    return (repr(axis._tickLevels), tuple(axis.range), axis.size().toTuple(), axis.orientation,
+            axis.labelString() if axis.label.isVisible() else "", pens, style)
+
+
+def _paint_axis_remembered(axis, painter, *args) -> None:
+    # An axis that remembers its pictures (a colour bar's) plays one it drew before for the same labels, size
+    # and style, rather than work its ticks and texts out again. Only on the screen: a figure (no item cache)
+    # draws its own, as before.
+    if axis.__dict__.get("_remembers") and axis.picture is None \
+            and axis.cacheMode() != QtWidgets.QGraphicsItem.NoCache:
+        key = _picture_key(axis)
+        known = _PICTURES.get(key)
+        if known is not None:
+            axis.picture = known
+        else:
+            _paint_axis(axis, painter, *args)
+            if axis.picture is not None:
+                if len(_PICTURES) >= PICTURES_KEPT:
+                    _PICTURES.pop(next(iter(_PICTURES)))
+                _PICTURES[key] = axis.picture
+            return
+    _paint_axis(axis, painter, *args)
+
+
+def remember_pictures(*axes) -> None:
+    """Let these axes reuse a picture drawn before (by any of them) for the same labels, size and style: a new
+    sentence relabels the scores' and logits' colour bars (±20 → ±30 → ±20 …), and working their labels out
+    again cost a millisecond or two per bar before the new sentence was on the screen."""
+    for axis in axes:
+        axis._remembers = True
+
+
 pg.AxisItem._updateLabel = _update_axis_label_if_changed
+pg.AxisItem.paint = _paint_axis_remembered
 pg.AxisItem.showLabel = _show_axis_label_with_its_html
 pg.AxisItem.drawPicture = _draw_axis_picture_with_grid_as_spans
 

@@ -56,6 +56,7 @@ class TrainedWiring(QtCore.QObject):
         self._tips: dict = {}
         self._sentence_tips = None  # the sentence box's own tooltip and placeholder while a lab model shows its tokens
         self._variance_shown = False
+        self._rows_hidden = False  # the toy-only rows of the controls are hidden (a trained model shown)
         window.controls.form.insertRow(0, room.panel)
         self.tab_indices = {}
         for attr, title, tip in TRAINED_TABS:
@@ -136,9 +137,13 @@ class TrainedWiring(QtCore.QObject):
         w, trained = self.window, self.is_trained
         tip = FIXED_TIP.format(model=self.proxy.target.model.name) if trained else ""
         back_to_toy = not trained and bool(self._tips)
+        # The toy's rows are hidden once when a trained model comes and shown again when it goes: looking
+        # each row up in the form on every edit took a few milliseconds before a new sentence was drawn.
+        rows = (trained or back_to_toy) and self._rows_hidden != trained
+        self._rows_hidden = trained
         for name in TOY_ONLY_CONTROLS:
             widget = getattr(w.controls, name)
-            if trained or back_to_toy:
+            if rows:
                 _set_row_visible(w.controls.form, widget, not trained)  # a shorter panel: the model's rows fit
             if trained:
                 self._tips.setdefault(name, widget.toolTip())
@@ -157,21 +162,33 @@ class TrainedWiring(QtCore.QObject):
                 blocker = QtCore.QSignalBlocker(box)
                 box.setText(wanted)  # what was typed stays while its computation runs
                 del blocker
-        keys = list(w.numbers.models)
+        numbers = w.numbers
+        keys = list(numbers.models)
+        # Set only what changes: a table enabled or a note rewritten relays out and repaints the whole dock.
+        numbers.fixed = frozenset(TOY_ONLY_TABLES) if trained else frozenset()
         if trained or back_to_toy:
             for key in TOY_ONLY_TABLES:
-                w.numbers.tables[key].setEnabled(not trained)
-                w.numbers.tables[key].setToolTip(tip)
-        if back_to_toy:
-            w.numbers.refresh()  # the toy's own rules for its tables decide again
+                table = numbers.tables[key]
+                if table.isEnabled() == trained:
+                    table.setEnabled(not trained)
+                if table.toolTip() != tip:
+                    table.setToolTip(tip)
         if trained:
-            for key in ("w_1", "w_2", "v_a"):
-                w.numbers.table_tabs.setTabVisible(keys.index(key), False)
             s = self.proxy.state
-            w.numbers.table_note.setText(
+            numbers.fixed_note = (
                 f"W_Q, W_K, W_V of layer {s.layer_index + 1}, head {s.head_index + 1} of {s.model.name}: "
                 "edit a cell to change the trained head (undoable; the layers above are recomputed). "
                 "Embeddings X shows the vectors this layer projects; W_O is read only.")
+        else:
+            numbers.fixed_note = None
+        if back_to_toy:
+            numbers.refresh()  # the toy's own rules for its tables decide again
+        if trained:
+            for key in ("w_1", "w_2", "v_a"):
+                if numbers.table_tabs.isTabVisible(keys.index(key)):
+                    numbers.table_tabs.setTabVisible(keys.index(key), False)
+            if numbers.table_note.text() != numbers.fixed_note:
+                numbers.table_note.setText(numbers.fixed_note)
         tabs = w.view_tabs
         hidden = [tabs.indexOf(getattr(w, attr)) for attr in TOY_ONLY_VIEWS] if trained else list(
             self.tab_indices.values())

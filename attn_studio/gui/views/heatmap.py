@@ -440,6 +440,17 @@ class Heatmap:
             self.plot.setXRange(-0.5, max(cols, 1) - 0.5, padding=0)
             self.plot.setYRange(-0.5, max(rows, 1) - 0.5, padding=0)
 
+    def fit_column_labels(self) -> bool:
+        """Give the column labels' axis the height of the angle they will be drawn at (slanted, or upright
+        where the columns are too narrow), as laid out now; True when its height changed (lay out again
+        before painting). Call once the plot is laid out and its range set (``scene().prepareForPaint()``)."""
+        axis = self.bottom_axis
+        if len(axis.labels()) < 2 or axis.linkedView() is None or not axis.style["showValues"]:
+            return False
+        before = axis.fixedHeight
+        axis.fit_height_now()
+        return axis.fixedHeight != before
+
     def set_labels(self, row_labels, col_labels) -> bool:
         """Label the rows and columns with these tokens (as :meth:`set_data` does); True when they changed.
         A view sets a new sentence's labels first when it lays its heatmaps out for them before drawing."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 from PySide6 import QtWidgets
 
 from ...formatting import DEFAULT_DIGITS, format_number
-from ..qt.pg import cache_static, pg
+from ..qt.pg import cache_static, pg, remember_pictures
 from .heatmap import Heatmap
 
 TOOLTIP_MS = 10 * 60 * 1000  # a formula stays while the pointer rests on its cell (Qt's default is ~10 s)
@@ -30,6 +30,7 @@ class HeatmapCanvas(pg.GraphicsLayoutWidget):
             self.bar = pg.ColorBarItem(values=(0, 1), colorMap=heatmap.colormap, interactive=False, width=10)
             heatmap.bar = self.bar
             cache_static(self.bar, *(self.bar.getAxis(n) for n in ("left", "right", "top", "bottom")))
+            remember_pictures(self.bar.axis)
             self.addItem(self.bar, row=0, col=1)
         self.setSizePolicy(QtWidgets.QSizePolicy.Expanding, QtWidgets.QSizePolicy.Expanding)
         self.setMinimumSize(120, 120)

@@ -239,6 +239,12 @@ class TokenAxis(pg.AxisItem):
             self.setHeight(height)
             self._adjust_label()
 
+    def fit_height_now(self) -> None:
+        """Take the height the labels need at the angle they will be drawn at with the axis as laid out now
+        (what the next paint would otherwise find, and then grow or shrink to, a paint too late)."""
+        if self.orientation == "bottom" and len(self._labels) > 1:
+            self._fit_height(self.fit()[1])
+
     def fit_spacing(self, spacing: float) -> None:
         """Take the height the labels will need at ``spacing`` pixels a token: upright where slanted ones do
         not fit (a figure laid out before its first paint, which would otherwise cut them to the old height)."""
