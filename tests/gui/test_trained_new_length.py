@@ -12,7 +12,7 @@ import pytest
 from PySide6 import QtCore, QtTest, QtWidgets
 
 from attn_studio.pretrained import default_model_zip
-from gui_helpers import wait_idle
+from gui_helpers import settle, wait_idle
 
 pytestmark = pytest.mark.skipif(default_model_zip() is None, reason="all-MiniLM-L6-v2 is not installed")
 
@@ -203,6 +203,23 @@ def test_a_new_length_paints_the_stages_before_the_heads_are_laid_out_again(trai
     w = trained
     view = w.heatmap_view
     w.view_tabs.setCurrentWidget(view)
+    settle(w)
+    # The Numbers brought back beside the tab (they step aside for it on a laptop), so that the heads' grid
+    # has little height and a sentence's length changes the heads' maps.
+    for dock in (w.tables_dock, w.variance_dock):
+        button = w.statusBar().findChild(QtWidgets.QToolButton, f"{dock.objectName()}Back")
+        if button is not None and button.isVisible():
+            button.click()
+    settle(w)
+    try:
+        _stages_then_heads(w, qtbot, view)
+    finally:
+        w.reset_layout()
+        w.resize(*WINDOW_SIZE)
+        settle(w)
+
+
+def _stages_then_heads(w, qtbot, view) -> None:
     type_and_enter(qtbot, w, SENTENCES[1])  # 20 tokens
     heads = view.head_canvases[: view.heads_shown]
     named = {view.canvases[key].viewport(): key for key in ("scores", "logits", "weights")}
