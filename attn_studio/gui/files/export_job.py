@@ -9,10 +9,9 @@ event-loop turn, each a few tens of milliseconds:
    between its heatmaps (``sheet.breathing``), user input held back until it is whole;
 2. a raster figure (PNG, the clipboard's image) is painted band by band (``figures.BandedImage``:
    the very pixels ``render_panel`` paints, up to the image scaler's rounding where a band starts);
-3. SVG and PDF are recorded in steps too (``vector_figure.SteppedVector``: the figure first, its
-   heatmaps' values and token axes after it, a few at a time, into a ``QPicture``);
-4. the PNG is compressed, the SVG or PDF made from its recording, and the file written atomically
-   on a worker thread (``qt.worker.Job``).
+3. SVG and PDF are drawn in steps too (``vector_figure.SteppedVector``: the figure first, its
+   heatmaps' values and token axes after it, a few at a time);
+4. the PNG is compressed and every file written atomically on a worker thread (``qt.worker.Job``).
 
 The window's :class:`~.export_actions.ExportActions` runs one export at a time and queues the
 next; the status line says how far it is. A window closed meanwhile ends the export quietly.
@@ -26,17 +25,12 @@ from typing import Callable
 import shiboken6
 from PySide6 import QtCore, QtWidgets
 
-from ...matrices import ExportError, check_output_path
+from ...matrices import ExportError, check_output_path, write_output
 from . import export, figures
 from . import sheet as sheets
-from .vector_figure import SteppedVector, write_vector
+from .vector_figure import SteppedVector
 
 BREATH_S = 0.02  # while a figure is built, the event loop runs a turn at most this often
-
-
-def _clipboard_data(image, dpi: float, page: figures.VectorPage, picture) -> tuple[bytes, bytes]:
-    """The clipboard's PNG and SVG of a figure (on the worker: neither touches a widget)."""
-    return figures.png_off_the_gui_thread(image, dpi), figures.play_vector(page, picture)
 
 
 class FigureExport(QtCore.QObject):
@@ -106,23 +100,23 @@ class FigureExport(QtCore.QObject):
             panel = self.panel = export.find_panel(self.window, self.name)
         export.show_panel(panel)
         yield None
+        drawing = None
+        if self.kind in ("svg", "pdf", "copy"):
+            # First for a copy: its layouts held while it is drawn, the SVG is the one drawn at once.
+            vector = self._vector = SteppedVector(panel, "svg" if self.kind == "copy" else self.kind)
+            while not vector.step():
+                share = vector.progress / 2 if self.kind == "copy" else vector.progress
+                self._status(f"{what}… {round(100 * share)} %", 0)
+                yield None
+            drawing = vector.data()
         image = None
         if self.kind in ("png", "copy"):
             banded = self._banded = figures.BandedImage(panel, self.scale)
             while not banded.step():
-                share = banded.progress / 2 if self.kind == "copy" else banded.progress
+                share = 0.5 + banded.progress / 2 if self.kind == "copy" else banded.progress
                 self._status(f"{what}… {round(100 * share)} %", 0)
                 yield None
             image = banded.image
-        drawing = None
-        if self.kind in ("svg", "pdf", "copy"):
-            # Recorded in steps; the SVG or PDF itself is made from the recording on the worker.
-            vector = self._vector = SteppedVector(panel, "svg" if self.kind == "copy" else self.kind)
-            while not vector.step():
-                share = 0.5 + vector.progress / 2 if self.kind == "copy" else vector.progress
-                self._status(f"{what}… {round(100 * share)} %", 0)
-                yield None
-            drawing = (vector.page, vector.picture())
         self._free_panel()
         dpi = self.scale * figures.BASE_DPI
         if self.kind == "png":
@@ -131,11 +125,11 @@ class FigureExport(QtCore.QObject):
             self._end(True, f"Exported {self.name} as PNG to {self.path}")
         elif self.kind in ("svg", "pdf"):
             self._status(f"Writing {self.name} to {self.path}…", 0)
-            yield from self._on_worker(Job, write_vector, self.path, *drawing)
+            yield from self._on_worker(Job, write_output, self.path, drawing)
             self._end(True, f"Exported {self.name} as {self.kind.upper()} to {self.path}")
         else:
-            png, svg = yield from self._on_worker(Job, _clipboard_data, image, dpi, *drawing)
-            figures.put_on_clipboard(image, png, svg)
+            png = yield from self._on_worker(Job, figures.png_off_the_gui_thread, image, dpi)
+            figures.put_on_clipboard(image, png, drawing)
             self._end(True, "Figure copied")
 
     def _on_worker(self, job_class, func, *args):

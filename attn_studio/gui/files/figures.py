@@ -424,23 +424,6 @@ def vector_device(page: VectorPage, buffer: QtCore.QIODevice):
     return device, painter
 
 
-def play_vector(page: VectorPage, picture: QtGui.QPicture) -> bytes:
-    """The SVG or PDF file of ``page`` whose drawing ``picture`` recorded (in the page's logical pixels):
-    any thread, so that a worker makes the file while the window stays live."""
-    data = QtCore.QByteArray()
-    buffer = QtCore.QBuffer(data)
-    buffer.open(QtCore.QIODevice.WriteOnly)
-    _device, painter = vector_device(page, buffer)
-    try:
-        with quiet_pdf():
-            picture.play(painter)
-    finally:
-        with quiet_pdf():
-            painter.end()
-    buffer.close()
-    return bytes(data.data())
-
-
 @contextlib.contextmanager
 def no_background_cache(panel: Panel):
     """While a vector figure is drawn: the panel's graphics views draw their background, not its cache.

@@ -2,10 +2,8 @@
 
 Drawn in one piece (:func:`figures.svg_bytes`), Compare of an 80-token sentence held the GUI thread
 for a second or more: nearly all of it is writing the cells' values, 6,400 texts a heatmap, each one
-an SVG ``<text>`` element or a PDF text object. :class:`SteppedVector` records the same drawing into
-a ``QPicture`` with one painter kept open across several event-loop turns, and a worker thread plays
-the picture onto the SVG generator or PDF writer (:func:`figures.play_vector`: painting on those, as
-on a QPicture or QImage, is allowed off the GUI thread; touching the figure's items is not):
+an SVG ``<text>`` element or a PDF text object. :class:`SteppedVector` draws the same figure onto
+the SVG generator or PDF writer with one painter kept open across several event-loop turns:
 
 1. the figure in one piece, every heatmap's values and token axes left out (the cells, titles,
    colour bars: a few tens of milliseconds);
@@ -13,8 +11,12 @@ on a QPicture or QImage, is allowed off the GUI thread; touching the figure's it
    pen), each turn as much as ``budget`` seconds allow: a token axis at a time, and the values a
    few rows of cells at a time, each value written once by the heatmap's own code
    (``CellOverlay._draw_values``), so every text lands where a one-piece drawing puts it;
-3. the painter ended; :meth:`SteppedVector.picture` and :attr:`SteppedVector.page` go to the worker,
-   whose bytes are the file.
+3. the painter ended (the SVG or PDF engine writes the file's bytes), and the file written by a
+   worker thread.
+
+Why not record a ``QPicture`` and play it onto the generator on a worker thread: PySide holds
+Python's lock through ``QPicture.play`` and ``QPainter.end``, so the GUI thread waited for the whole
+playing (0.3–0.5 s for Compare of 80 tokens), as it waited for Qt's PNG encoder.
 
 The values and the axes come after the rest of the figure in the file (a one-piece drawing writes
 them before the items painted after them), in the order a one-piece drawing has them: nothing of a
@@ -31,9 +33,9 @@ import time
 
 import numpy as np
 import shiboken6
-from PySide6 import QtCore, QtGui
+from PySide6 import QtCore, QtGui, QtWidgets
 
-from ...matrices import ExportError, write_output
+from ...matrices import ExportError
 from ..qt.pg import ExportMode
 from ..views.cells import CellOverlay
 from ..views.heatmap import exporting
@@ -130,6 +132,69 @@ class _Axis:
 
 _WRITE_VALUES = CellOverlay._draw_values
 _PAINT_AXIS = TokenAxis.paint
+_notes: list = []  # while a figure is painted for SteppedVector: what notes a piece left for later
+
+
+def _values_or_note(overlay, painter, *args):
+    if not (_notes and _notes[-1](overlay, painter, args)):
+        _WRITE_VALUES(overlay, painter, *args)
+
+
+def _paint_or_note(axis, painter, *args):
+    if not (_notes and _notes[-1](axis, painter, args)):
+        _PAINT_AXIS(axis, painter, *args)
+
+
+@contextlib.contextmanager
+def _noting(note):
+    """While the figure is painted (one call): its heatmaps' values and token axes go to ``note``
+    (which returns True when it keeps one for later) instead of being drawn.
+
+    Put on the classes for that call and taken off after it. Module functions, never freed:
+    shiboken keeps the last Python override of a C++ virtual (``paint``) it found without a
+    reference, and a function made for one paint and freed after it crashed the next paint."""
+    _notes.append(note)
+    CellOverlay._draw_values, TokenAxis.paint = _values_or_note, _paint_or_note
+    try:
+        yield
+    finally:
+        CellOverlay._draw_values, TokenAxis.paint = _WRITE_VALUES, _PAINT_AXIS
+        _notes.remove(note)
+
+
+class _LayoutHeld(QtCore.QObject):
+    """While a figure is drawn in steps, its layouts stay as they are: the layout requests posted to its
+    graphics widgets wait until it is drawn.
+
+    Painting a token axis fits its height to its labels, which asks its plot for a new layout; the event
+    loop would carry it out before the next step, and the axes painted after it would be drawn where
+    the figure drawn in one piece does not have them (a row axis' line reaching below its heatmap)."""
+
+    def __init__(self, scenes):
+        super().__init__()
+        self.widgets = [item for scene in scenes for item in scene.items() if isinstance(item, QtWidgets.QGraphicsWidget)]
+        self.asked: list = []
+
+    def __enter__(self):
+        for widget in self.widgets:
+            widget.installEventFilter(self)
+        return self
+
+    def eventFilter(self, obj, event) -> bool:
+        if event.type() == QtCore.QEvent.LayoutRequest:
+            if obj not in self.asked:
+                self.asked.append(obj)
+            return True
+        return False
+
+    def __exit__(self, *exc):
+        for widget in self.widgets:
+            if shiboken6.isValid(widget):
+                widget.removeEventFilter(self)
+        for widget in self.asked:  # asked for while held: carried out now
+            if shiboken6.isValid(widget):
+                QtCore.QCoreApplication.postEvent(widget, QtCore.QEvent(QtCore.QEvent.LayoutRequest))
+        return False
 
 
 def _deferrable(overlay: CellOverlay) -> bool:
@@ -140,7 +205,7 @@ def _deferrable(overlay: CellOverlay) -> bool:
 
 class SteppedVector:
     """The figure :func:`figures.svg_bytes` / :func:`figures.pdf_bytes` draws, recorded in steps: each
-    :meth:`step` does the next piece and returns True once :meth:`picture` holds the whole drawing.
+    :meth:`step` does the next piece and returns True once :meth:`data` holds the file's bytes.
 
     ``budget``: CPU seconds a step aims at (the rows of values written in a step follow the pace of
     the last ones)."""
@@ -152,10 +217,11 @@ class SteppedVector:
         self.panel = as_panel(panel)
         self.layout = figures._Layout(self.panel, title)
         self.page = figures.VectorPage.of(self.layout, kind)
-        self._picture = QtGui.QPicture()
-        self.painter = QtGui.QPainter()
-        if not self.painter.begin(self._picture):
-            raise ExportError("Qt could not start recording the figure")
+        self._data = QtCore.QByteArray()
+        self._buffer = QtCore.QBuffer(self._data)
+        self._buffer.open(QtCore.QIODevice.WriteOnly)
+        self.device, self.painter = figures.vector_device(self.page, self._buffer)
+        self._bytes: bytes | None = None
         self.left: list = []  # what the figure's paint left for later, in its order
         self.rows = 4  # rows of values in the next step; then from the pace of the last ones
         self.steps = 0
@@ -169,7 +235,7 @@ class SteppedVector:
 
     # -- steps ---------------------------------------------------------------------
     def step(self) -> bool:
-        """Do the next piece; True once the drawing is whole (:meth:`picture`)."""
+        """Do the next piece; True once the file is whole (:meth:`data`)."""
         if self._whole:
             return True
         self.steps += 1
@@ -180,10 +246,14 @@ class SteppedVector:
         elif not self._drawn:
             self._draw_figure()
             self._drawn = True
-        else:
+        elif not all(piece.done() for piece in self.left):
             self._draw_left()
-        if self._drawn and all(piece.done() for piece in self.left):
+        else:
+            # A piece of its own: ending the painter writes the file (a PDF's page compressed, its fonts
+            # embedded: some tens of milliseconds for Compare of 80 tokens).
             self.close()
+            self._buffer.close()
+            self._bytes = bytes(self._data.data())
             self._whole = True
         return self._whole
 
@@ -198,50 +268,38 @@ class SteppedVector:
         total = sum(piece.work[1] for piece in self.left)
         return 0.1 + 0.9 * done / max(total, 1)
 
-    def picture(self) -> QtGui.QPicture:
-        """The figure's drawing (once :meth:`step` returned True), for :func:`figures.play_vector`."""
-        if not self._whole:
-            raise ExportError("the figure is not drawn yet")
-        return self._picture
-
     def data(self) -> bytes:
-        """The file's bytes, made here (a worker calls :func:`figures.play_vector` instead)."""
-        return figures.play_vector(self.page, self.picture())
+        """The file's bytes (once :meth:`step` returned True)."""
+        if self._bytes is None:
+            raise ExportError("the figure is not drawn yet")
+        return self._bytes
 
     def _draw_figure(self) -> None:
         scenes = figures._scenes(self.panel)
         ours = {id(item) for scene in scenes for item in scene.items() if isinstance(item, (CellOverlay, TokenAxis))}
         failed: list = []
 
-        def note_values(overlay, painter, *args):
+        def note(item, painter, args) -> bool:
             # Inside Qt's paint an exception must not escape (the process would crash): kept for after it.
             try:
-                if not failed and id(overlay) in ours and _deferrable(overlay):
-                    self.left.append(_Values(overlay, painter, args))
-                    return
+                if failed or id(item) not in ours:
+                    return False
+                if isinstance(item, CellOverlay):
+                    if not _deferrable(item):
+                        return False
+                    self.left.append(_Values(item, painter, args))
+                else:
+                    self.left.append(_Axis(item, painter, args))
+                return True
             except Exception as exc:  # noqa: BLE001
                 failed.append(exc)
-            _WRITE_VALUES(overlay, painter, *args)
-
-        def note_axis(axis, painter, *args):
-            try:
-                if not failed and id(axis) in ours:
-                    self.left.append(_Axis(axis, painter, args))
-                    return
-            except Exception as exc:  # noqa: BLE001
-                failed.append(exc)
-            _PAINT_AXIS(axis, painter, *args)
+                return False
 
         with contextlib.ExitStack() as modes:
             if self.stepped:
                 modes.enter_context(exporting(heatmaps=()))
-                # While the figure is painted (this one call) its values and axes are noted, not drawn.
-                # (On the classes: an attribute of the item itself made Qt's paint crash.)
-                CellOverlay._draw_values, TokenAxis.paint = note_values, note_axis
-            try:
-                figures.paint_vector(self.painter, self.layout, held=self.stepped)
-            finally:
-                CellOverlay._draw_values, TokenAxis.paint = _WRITE_VALUES, _PAINT_AXIS
+                modes.enter_context(_noting(note))
+            figures.paint_vector(self.painter, self.layout, held=self.stepped)
         if failed:
             raise failed[0]
 
@@ -270,19 +328,16 @@ class SteppedVector:
         self._held = contextlib.ExitStack()
         self._held.enter_context(ExportMode(scenes, 1.0))
         self._held.enter_context(figures.no_background_cache(self.panel))
+        self._held.enter_context(_LayoutHeld(scenes))
         for heatmap in own:  # their labels and titles as a figure shows them (what exporting() redraws)
             heatmap.redraw_marks()
 
     def close(self) -> None:
         """End the painter and put the figure out of export mode (done, or given up half way)."""
         if self.painter.isActive():
-            self.painter.end()
+            with figures.quiet_pdf():
+                self.painter.end()
         if self._held is not None:
             held, self._held = self._held, None
             held.close()
 
-
-def write_vector(path, page: figures.VectorPage, picture: QtGui.QPicture) -> None:
-    """Make the SVG or PDF file of ``page`` from its recorded ``picture`` and write it to ``path``
-    atomically: any thread (nothing of a widget is touched)."""
-    write_output(path, figures.play_vector(page, picture))
