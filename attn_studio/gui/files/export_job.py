@@ -31,6 +31,7 @@ from . import sheet as sheets
 from .vector_figure import SteppedVector
 
 BREATH_S = 0.02  # while a figure is built, the event loop runs a turn at most this often
+BAND_S = 0.02  # CPU seconds a band of a raster figure aims at (a turn of the event loop stays well under 50 ms)
 
 
 class FigureExport(QtCore.QObject):
@@ -111,12 +112,13 @@ class FigureExport(QtCore.QObject):
             drawing = vector.data()
         image = None
         if self.kind in ("png", "copy"):
-            banded = self._banded = figures.BandedImage(panel, self.scale)
+            banded = self._banded = figures.BandedImage(panel, self.scale, budget=BAND_S)
             while not banded.step():
                 share = 0.5 + banded.progress / 2 if self.kind == "copy" else banded.progress
                 self._status(f"{what}… {round(100 * share)} %", 0)
                 yield None
             image = banded.image
+        yield None  # the last piece drawn was a turn's work; freeing the figure (deleting its items) is another
         self._free_panel()
         dpi = self.scale * figures.BASE_DPI
         if self.kind == "png":

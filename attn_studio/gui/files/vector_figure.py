@@ -224,6 +224,8 @@ class SteppedVector:
         self._bytes: bytes | None = None
         self.left: list = []  # what the figure's paint left for later, in its order
         self.rows = 4  # rows of values in the next step; then from the pace of the last ones
+        self.pace = 400.0  # rows of values written a second (measured as they are written)
+        self.axis_cost = 0.0  # seconds the last token axis took to paint
         self.steps = 0
         self._held: contextlib.ExitStack | None = None
         self._whole = False
@@ -305,22 +307,32 @@ class SteppedVector:
 
     def _draw_left(self) -> None:
         start = time.thread_time()  # the work, not the waits for a core on a busy machine
-        rows = spent_on_rows = 0
+        rows = spent_on_rows = pieces = 0
         with exporting(heatmaps=()):
             for piece in self.left:
                 if piece.done():
                     continue
+                spent = time.thread_time() - start
+                if pieces and isinstance(piece, _Axis) and spent + self.axis_cost > self.budget:
+                    break  # an axis is one piece: it waits for the next step rather than make this one long
+                left = min(self.rows - rows, int(self.pace * (self.budget - spent)))
+                if pieces and isinstance(piece, _Values) and left < 1:
+                    break
+                pieces += 1  # every step draws something, however small its budget
                 begun = time.thread_time()
-                drawn = piece.draw(self.painter, self.rows - rows)
+                drawn = piece.draw(self.painter, left)
+                took = time.thread_time() - begun
                 if drawn:
                     rows += drawn
-                    spent_on_rows += time.thread_time() - begun
+                    spent_on_rows += took
+                else:
+                    self.axis_cost = max(0.8 * self.axis_cost, took)
                 if time.thread_time() - start >= self.budget or rows >= self.rows:
                     break
-        if rows:
+        if rows and spent_on_rows > 0.002:
             # The next step as many rows as the budget allows at this one's pace (at most twice as many).
-            pace = rows / max(spent_on_rows, 1e-4)
-            self.rows = int(max(1, min(2 * self.rows, pace * self.budget)))
+            self.pace = rows / spent_on_rows
+            self.rows = int(max(1, min(2 * self.rows, self.pace * self.budget)))
 
     # -- holding the figure ------------------------------------------------------------
     def _hold(self, scenes) -> None:
