@@ -70,10 +70,12 @@ def main() -> int:
         last = i == len(sizes) - 1
         run_window(args, [c for c in cases if c.startswith("compare-") or last], tokens, rows)
     print()
-    print(f"{'case':22} {'longest turn (ms)':>17} {'total (ms)':>16}")
-    print(f"{'':22} {'median     p95':>17} {'median     p95':>16}")
-    for case, (totals, stalls, _cpu) in rows.items():
-        print(f"{case:22} {short(stalls):>17} {short(totals):>16}")
+    # The GUI thread's own CPU time within the longest turn: on a busy machine a turn lasts longer than
+    # the work in it (the thread waits for a core).
+    print(f"{'case':22} {'longest turn (ms)':>17} {'its CPU (ms)':>16} {'total (ms)':>16}")
+    print(f"{'':22} {'median     p95':>17} {'median     p95':>16} {'median     p95':>16}")
+    for case, (totals, stalls, cpu) in rows.items():
+        print(f"{case:22} {short(stalls):>17} {short(cpu):>16} {short(totals):>16}")
     worst = max((max(r[1]) for r in rows.values()), default=0.0)
     print(f"longest event-loop turn overall: {worst * 1000:.0f} ms (target ≤ {TARGET_S * 1000:.0f} ms)")
     return 0 if worst <= TARGET_S else 1

@@ -216,3 +216,25 @@ def test_closing_the_window_during_an_svg_export_does_not_crash(fresh_window, tm
     assert not actions.busy()
     if out.exists():  # whole (written atomically) when it is there at all
         assert out.read_bytes().rstrip().endswith(b"</svg>")
+
+
+def test_a_heatmaps_right_click_copy_figure_runs_in_steps_and_copies_its_values(window, monkeypatch):
+    actions = window.export_actions
+    monkeypatch.setattr(QtWidgets.QMenu, "popup", lambda self, pos: None)
+    canvas = window.heatmap_view.canvases["weights"]
+    menu = window.show_heatmap_menu(canvas, QtCore.QPoint(10, 10))
+    clipboard = QtWidgets.QApplication.clipboard()
+    clipboard.clear()
+    with Steps(monkeypatch) as steps:
+        next(a for a in menu.actions() if a.text() == "Copy figure").trigger()
+        assert actions.busy()  # under way: the menu's click returned
+        assert actions.wait_written()
+    menu.close()
+    assert len(steps.at_steps) >= 4 and steps.turns_between_steps() >= len(steps.at_steps) - 2
+    svg = bytes(clipboard.mimeData().data(figures.SVG_MIME).data())
+    texts = [text for text, _box in text_boxes(svg)]
+    weights = window.studio.result.weights[window.studio.state.head_index]
+    n = len(window.studio.state.tokens)
+    assert sum(1 for t in texts if t.replace(".", "", 1).isdigit()) >= n * n  # every value written
+    assert f"{weights.max():.2f}" in texts
+    assert clipboard.mimeData().hasImage()

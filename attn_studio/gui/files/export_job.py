@@ -35,16 +35,17 @@ BAND_S = 0.02  # CPU seconds a band of a raster figure aims at (a turn of the ev
 
 
 class FigureExport(QtCore.QObject):
-    """Panel ``name`` of ``window`` exported to ``path`` as ``kind`` ("png", "svg", "pdf"), or put on the
-    clipboard ("copy"), one piece per event-loop turn. ``on_end(ok, message)`` is called once, on the
+    """Panel ``name`` of ``window`` (or the figure ``make_panel()`` builds) exported to ``path`` as ``kind``
+    ("png", "svg", "pdf"), or put on the clipboard ("copy"), one piece per event-loop turn. ``on_end(ok, message)`` is called once, on the
     GUI thread, when it is over; ``status(text, ms)`` shows its progress."""
 
     ended = QtCore.Signal()
 
     def __init__(self, window, name: str, kind: str, path=None, scale: float = 2.0,
                  status: Callable[[str, int], None] | None = None,
-                 on_end: Callable[[bool, str], None] | None = None):
+                 on_end: Callable[[bool, str], None] | None = None, make_panel: Callable | None = None):
         super().__init__()
+        self._make_panel = make_panel  # builds the figure (else the panel called ``name``)
         self.window, self.name, self.kind, self.scale = window, name, kind, float(scale)
         self.path = check_output_path(path) if kind != "copy" else None
         self._status = status or (lambda text, ms=0: None)
@@ -98,7 +99,8 @@ class FigureExport(QtCore.QObject):
         what = "Copying the figure" if self.kind == "copy" else f"Exporting {self.name} as {self.kind.upper()}"
         self._status(f"{what}…", 0)
         with sheets.breathing(self._breathe):
-            panel = self.panel = export.find_panel(self.window, self.name)
+            panel = self.panel = (self._make_panel() if self._make_panel is not None
+                                  else export.find_panel(self.window, self.name))
         export.show_panel(panel)
         yield None
         drawing = None
