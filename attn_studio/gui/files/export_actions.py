@@ -178,12 +178,13 @@ class ExportActions(QtCore.QObject):
         self.status(f"Exported {name} as {fmt.upper()} to {path}", 5000)
         return True
 
-    def _queue(self, name: str, kind: str, path, scale: float):
-        """Export (or copy, ``kind`` "copy") a figure in steps, after the ones already under way."""
+    def _queue(self, name: str, kind: str, path, scale: float, make_panel=None):
+        """Export (or copy, ``kind`` "copy") a figure in steps, after the ones already under way
+        (``make_panel``: builds the figure, else the panel called ``name``)."""
         from .export_job import FigureExport
 
         job = FigureExport(self.window, name, kind, path, scale, status=self.status,
-                           on_end=lambda ok, message: self._export_ended(job, ok, message))
+                           on_end=lambda ok, message: self._export_ended(job, ok, message), make_panel=make_panel)
         self.exports.append(job)
         if len(self.exports) == 1:
             job.start()
@@ -289,7 +290,8 @@ class ExportActions(QtCore.QObject):
         menu.addAction("Copy figure", lambda: self._copy_heatmap(heatmap))
         return menu
 
-    def _copy_heatmap(self, heatmap) -> None:
-        panel = heatmap_panel(heatmap, title=heatmap.title.replace(" ◀", ""))
-        export.copy_figure(panel, scale=self.png_scale)
-        export.done_with(panel)
+    def _copy_heatmap(self, heatmap):
+        """Copy one heatmap as a figure of its own, in steps like Copy figure (the window stays live)."""
+        title = heatmap.title.replace(" ◀", "")
+        return self._queue(title or "heatmap", "copy", None, self.png_scale,
+                           make_panel=lambda: heatmap_panel(heatmap, title=title))

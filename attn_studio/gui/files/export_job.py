@@ -9,8 +9,9 @@ event-loop turn, each a few tens of milliseconds:
    between its heatmaps (``sheet.breathing``), user input held back until it is whole;
 2. a raster figure (PNG, the clipboard's image) is painted band by band (``figures.BandedImage``:
    the very pixels ``render_panel`` paints, up to the image scaler's rounding where a band starts);
-3. the PNG is compressed and the file written atomically on a worker thread (``qt.worker.Job``);
-   SVG and PDF are drawn in one piece and written on the worker.
+3. SVG and PDF are drawn in steps too (``vector_figure.SteppedVector``: the figure first, its
+   heatmaps' values and token axes after it, a few at a time);
+4. the PNG is compressed and every file written atomically on a worker thread (``qt.worker.Job``).
 
 The window's :class:`~.export_actions.ExportActions` runs one export at a time and queues the
 next; the status line says how far it is. A window closed meanwhile ends the export quietly.
@@ -27,21 +28,24 @@ from PySide6 import QtCore, QtWidgets
 from ...matrices import ExportError, check_output_path, write_output
 from . import export, figures
 from . import sheet as sheets
+from .vector_figure import SteppedVector
 
 BREATH_S = 0.02  # while a figure is built, the event loop runs a turn at most this often
+BAND_S = 0.02  # CPU seconds a band of a raster figure aims at (a turn of the event loop stays well under 50 ms)
 
 
 class FigureExport(QtCore.QObject):
-    """Panel ``name`` of ``window`` exported to ``path`` as ``kind`` ("png", "svg", "pdf"), or put on the
-    clipboard ("copy"), one piece per event-loop turn. ``on_end(ok, message)`` is called once, on the
+    """Panel ``name`` of ``window`` (or the figure ``make_panel()`` builds) exported to ``path`` as ``kind``
+    ("png", "svg", "pdf"), or put on the clipboard ("copy"), one piece per event-loop turn. ``on_end(ok, message)`` is called once, on the
     GUI thread, when it is over; ``status(text, ms)`` shows its progress."""
 
     ended = QtCore.Signal()
 
     def __init__(self, window, name: str, kind: str, path=None, scale: float = 2.0,
                  status: Callable[[str, int], None] | None = None,
-                 on_end: Callable[[bool, str], None] | None = None):
+                 on_end: Callable[[bool, str], None] | None = None, make_panel: Callable | None = None):
         super().__init__()
+        self._make_panel = make_panel  # builds the figure (else the panel called ``name``)
         self.window, self.name, self.kind, self.scale = window, name, kind, float(scale)
         self.path = check_output_path(path) if kind != "copy" else None
         self._status = status or (lambda text, ms=0: None)
@@ -50,6 +54,7 @@ class FigureExport(QtCore.QObject):
         self.message = ""
         self.panel = None
         self._banded: figures.BandedImage | None = None
+        self._vector: SteppedVector | None = None
         self._steps = self._work()
         self._waiting = None  # a worker job the next piece waits for
         self._last_breath = 0.0
@@ -94,21 +99,28 @@ class FigureExport(QtCore.QObject):
         what = "Copying the figure" if self.kind == "copy" else f"Exporting {self.name} as {self.kind.upper()}"
         self._status(f"{what}…", 0)
         with sheets.breathing(self._breathe):
-            panel = self.panel = export.find_panel(self.window, self.name)
+            panel = self.panel = (self._make_panel() if self._make_panel is not None
+                                  else export.find_panel(self.window, self.name))
         export.show_panel(panel)
         yield None
+        drawing = None
+        if self.kind in ("svg", "pdf", "copy"):
+            # First for a copy: its layouts held while it is drawn, the SVG is the one drawn at once.
+            vector = self._vector = SteppedVector(panel, "svg" if self.kind == "copy" else self.kind)
+            while not vector.step():
+                share = vector.progress / 2 if self.kind == "copy" else vector.progress
+                self._status(f"{what}… {round(100 * share)} %", 0)
+                yield None
+            drawing = vector.data()
         image = None
         if self.kind in ("png", "copy"):
-            banded = self._banded = figures.BandedImage(panel, self.scale)
+            banded = self._banded = figures.BandedImage(panel, self.scale, budget=BAND_S)
             while not banded.step():
-                self._status(f"{what}… {round(100 * banded.progress)} %", 0)
+                share = 0.5 + banded.progress / 2 if self.kind == "copy" else banded.progress
+                self._status(f"{what}… {round(100 * share)} %", 0)
                 yield None
             image = banded.image
-        svg = None
-        if self.kind in ("svg", "copy"):
-            svg = figures.svg_bytes(panel)
-            yield None
-        pdf = figures.pdf_bytes(panel) if self.kind == "pdf" else None
+        yield None  # the last piece drawn was a turn's work; freeing the figure (deleting its items) is another
         self._free_panel()
         dpi = self.scale * figures.BASE_DPI
         if self.kind == "png":
@@ -116,11 +128,12 @@ class FigureExport(QtCore.QObject):
             yield from self._on_worker(Job, figures.write_png_image, image, self.path, dpi)
             self._end(True, f"Exported {self.name} as PNG to {self.path}")
         elif self.kind in ("svg", "pdf"):
-            yield from self._on_worker(Job, write_output, self.path, svg if self.kind == "svg" else pdf)
+            self._status(f"Writing {self.name} to {self.path}…", 0)
+            yield from self._on_worker(Job, write_output, self.path, drawing)
             self._end(True, f"Exported {self.name} as {self.kind.upper()} to {self.path}")
         else:
             png = yield from self._on_worker(Job, figures.png_off_the_gui_thread, image, dpi)
-            figures.put_on_clipboard(image, png, svg)
+            figures.put_on_clipboard(image, png, drawing)
             self._end(True, "Figure copied")
 
     def _on_worker(self, job_class, func, *args):
@@ -161,6 +174,8 @@ class FigureExport(QtCore.QObject):
     def _free_panel(self) -> None:
         if self._banded is not None:
             self._banded.close()
+        if self._vector is not None:
+            self._vector.close()
         if self.panel is not None:
             panel, self.panel = self.panel, None
             export.done_with(panel)

@@ -30,11 +30,11 @@ Every file is rendered to bytes first and then written atomically
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import math
 import time
 from pathlib import Path
 
-import numpy as np
 import shiboken6
 from PySide6 import QtCore, QtGui, QtWidgets
 
@@ -48,6 +48,7 @@ from .panels import (  # noqa: F401 (the names the window and the command line h
     training_panel,
 )
 from .panels import as_panel as _as_panel
+from .png_encode import encode_png, png_off_the_gui_thread, write_png_image  # noqa: F401 (figures' names)
 
 # -- names (the panels themselves are panels.py's) -----------------------------------
 
@@ -371,56 +372,100 @@ def _dashed(scenes) -> bool:
     return False
 
 
-def _opaque(image: QtGui.QImage) -> bool:
-    """True when every pixel of a 32-bit ARGB image is opaque."""
-    if image.format() not in (QtGui.QImage.Format_ARGB32, QtGui.QImage.Format_ARGB32_Premultiplied):
-        return False
-    pixels = np.frombuffer(image.constBits(), dtype=np.uint32, count=image.sizeInBytes() // 4)
-    return bool(np.all(pixels >= 0xFF000000))  # alpha is the high byte of each pixel's 32 bits
+@dataclasses.dataclass(frozen=True)
+class VectorPage:
+    """What an SVG or PDF file of a figure needs to know of it, and nothing of its widgets (a worker
+    thread may make the file): its size in logical pixels, the widget's DPI, the metadata."""
+
+    kind: str  # "svg" or "pdf"
+    width: int
+    height: int
+    dpi: int
+    title: str
+    description: str
+
+    @classmethod
+    def of(cls, layout: _Layout, kind: str) -> "VectorPage":
+        return cls(kind, int(layout.width), int(layout.height), _logical_dpi(layout.panel.widget),
+                   layout.plain_title or "Attention Studio figure",
+                   f"Attention Studio figure: {layout.panel.name or 'panel'}")
 
 
-def encode_png(image: QtGui.QImage, dpi: float) -> bytes:
-    """``image`` as PNG bytes that record ``dpi`` (written without alpha when nothing in it is transparent)."""
-    dots = round(dpi / 0.0254)
-    image.setDotsPerMeterX(dots)
-    image.setDotsPerMeterY(dots)
-    if _opaque(image):
-        # A figure is painted on white, so nothing in it is transparent: written as RGB, without
-        # an alpha channel, the same pixels encode in about 40% less time and a tenth fewer bytes.
-        image = image.convertToFormat(QtGui.QImage.Format_RGB32)
-        image.setDotsPerMeterX(dots)
-        image.setDotsPerMeterY(dots)
-    data = QtCore.QByteArray()
-    buffer = QtCore.QBuffer(data)
-    buffer.open(QtCore.QIODevice.WriteOnly)
-    ok = image.save(buffer, "PNG")
-    buffer.close()
-    if not ok:
-        raise ExportError("Qt could not encode the PNG image")
-    return bytes(data.data())
+def vector_device(page: VectorPage, buffer: QtCore.QIODevice):
+    """``(device, painter)``: an SVG generator or a one-page PDF writer of ``page`` writing to
+    ``buffer``, and a painter begun on it, in logical pixels (one unit one pixel at the widget's DPI).
+    Any thread: nothing of a widget is touched."""
+    size = QtCore.QSize(page.width, page.height)
+    if page.kind == "svg":
+        from PySide6 import QtSvg
+
+        device = QtSvg.QSvgGenerator()
+        device.setOutputDevice(buffer)
+        device.setSize(size)
+        device.setViewBox(QtCore.QRect(QtCore.QPoint(0, 0), size))
+        device.setResolution(page.dpi)
+        device.setTitle(page.title)
+        device.setDescription(page.description)
+    else:
+        device = QtGui.QPdfWriter(buffer)
+        device.setResolution(page.dpi)
+        points = QtCore.QSizeF(page.width * 72.0 / page.dpi, page.height * 72.0 / page.dpi)
+        paper = QtGui.QPageSize(points, QtGui.QPageSize.Point, "figure", QtGui.QPageSize.ExactMatch)
+        device.setPageLayout(QtGui.QPageLayout(paper, QtGui.QPageLayout.Portrait, QtCore.QMarginsF(0, 0, 0, 0),
+                                               QtGui.QPageLayout.Point))
+        device.setTitle(page.title)
+        device.setCreator("Attention Studio")
+    painter = QtGui.QPainter()
+    if not painter.begin(device):
+        raise ExportError(f"Qt could not start a {page.kind.upper()} drawing")
+    if page.kind == "pdf":
+        # The page is whole points; fit the figure to it exactly.
+        painter.scale(device.width() / page.width, device.height() / page.height)
+    return device, painter
 
 
-def _svg_bytes(panel, title: str | None) -> bytes:
-    from PySide6 import QtSvg
+@contextlib.contextmanager
+def no_background_cache(panel: Panel):
+    """While a vector figure is drawn: the panel's graphics views draw their background, not its cache.
 
+    pyqtgraph's views cache their background as a pixmap the size of the view, and that pixmap is
+    transparent: an SVG or PDF held it as a page-sized picture of nothing, whose PNG encoding took
+    most of the time of drawing Compare of 80 tokens (0.5 of 0.8 s). Drawn uncached it is the
+    view's background brush, the same white."""
+    views = ([panel.widget] if isinstance(panel.widget, QtWidgets.QGraphicsView) else []) \
+        + panel.widget.findChildren(QtWidgets.QGraphicsView)
+    kept = [(view, view.cacheMode()) for view in views]
+    for view, _mode in kept:
+        view.setCacheMode(QtWidgets.QGraphicsView.CacheNone)
+    try:
+        yield
+    finally:
+        for view, mode in kept:
+            if shiboken6.isValid(view):
+                view.setCacheMode(mode)
+
+
+def paint_vector(painter: QtGui.QPainter, layout: _Layout, held: bool = False) -> None:
+    """Draw ``layout``'s page on an SVG or PDF ``painter``; ``held``: the caller holds the panel in export
+    mode (:class:`.vector_figure.SteppedVector`)."""
+    with contextlib.ExitStack() as modes:
+        if not held:
+            modes.enter_context(no_background_cache(layout.panel))
+        with quiet_pdf():
+            _paint_figure(painter, layout, 1.0, held=held)
+
+
+def _vector_bytes(panel, title: str | None, kind: str) -> bytes:
     layout = _Layout(_as_panel(panel), title)
     data = QtCore.QByteArray()
     buffer = QtCore.QBuffer(data)
     buffer.open(QtCore.QIODevice.WriteOnly)
-    generator = QtSvg.QSvgGenerator()
-    generator.setOutputDevice(buffer)
-    generator.setSize(layout.size())
-    generator.setViewBox(QtCore.QRect(QtCore.QPoint(0, 0), layout.size()))
-    generator.setResolution(_logical_dpi(layout.panel.widget))
-    generator.setTitle(layout.plain_title or "Attention Studio figure")
-    generator.setDescription(f"Attention Studio figure: {layout.panel.name or 'panel'}")
-    painter = QtGui.QPainter()
-    if not painter.begin(generator):
-        raise ExportError("Qt could not start an SVG drawing")
+    _device, painter = vector_device(VectorPage.of(layout, kind), buffer)
     try:
-        _paint_figure(painter, layout, 1.0)
+        paint_vector(painter, layout)
     finally:
-        painter.end()
+        with quiet_pdf():
+            painter.end()
     buffer.close()
     return bytes(data.data())
 
@@ -457,32 +502,9 @@ class _QuietQt:
         return False
 
 
-def _pdf_bytes(panel, title: str | None) -> bytes:
-    layout = _Layout(_as_panel(panel), title)
-    dpi = _logical_dpi(layout.panel.widget)
-    data = QtCore.QByteArray()
-    buffer = QtCore.QBuffer(data)
-    buffer.open(QtCore.QIODevice.WriteOnly)
-    writer = QtGui.QPdfWriter(buffer)
-    writer.setResolution(dpi)
-    points = QtCore.QSizeF(layout.width * 72.0 / dpi, layout.height * 72.0 / dpi)
-    page = QtGui.QPageSize(points, QtGui.QPageSize.Point, "figure", QtGui.QPageSize.ExactMatch)
-    writer.setPageLayout(QtGui.QPageLayout(page, QtGui.QPageLayout.Portrait, QtCore.QMarginsF(0, 0, 0, 0),
-                                           QtGui.QPageLayout.Point))
-    writer.setTitle(layout.plain_title or "Attention Studio figure")
-    writer.setCreator("Attention Studio")
-    painter = QtGui.QPainter()
-    if not painter.begin(writer):
-        raise ExportError("Qt could not start a PDF drawing")
-    try:
-        # The page is whole points; fit the figure to it exactly.
-        painter.scale(writer.width() / layout.width, writer.height() / layout.height)
-        with _QuietQt(_PDF_NOTICES):
-            _paint_figure(painter, layout, 1.0)
-    finally:
-        painter.end()
-    buffer.close()
-    return bytes(data.data())
+def quiet_pdf() -> _QuietQt:
+    """Qt's expected PDF notices swallowed while drawing (every other message passed on)."""
+    return _QuietQt(_PDF_NOTICES)
 
 
 # -- files -----------------------------------------------------------------------------
@@ -507,83 +529,14 @@ def png_bytes(panel, scale: float = 2.0, dpi: float | None = None, title: str | 
     return encode_png(render_panel(panel, scale, title), dpi)
 
 
-def write_png_image(image: QtGui.QImage, path, dpi: float) -> None:
-    """Compress ``image`` as PNG and write it to ``path`` atomically: any thread (a QImage is plain
-    memory; nothing of a widget is touched)."""
-    write_output(path, png_off_the_gui_thread(image, dpi))
-
-
-def _chunk(kind: bytes, data: bytes) -> bytes:
-    import struct
-    import zlib
-
-    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
-
-
-def png_off_the_gui_thread(image: QtGui.QImage, dpi: float) -> bytes:
-    """``image`` as PNG bytes that record ``dpi``, made on a worker without holding the GUI thread.
-
-    Qt's own encoder (and its conversion to RGB) keeps Python's lock for the whole time it runs: a
-    40-million-pixel figure held the window 1.5 s while a worker compressed it. Here NumPy reorders the
-    pixels and zlib compresses them, both letting go of the lock while they work. The same pixels as
-    :func:`encode_png` (an opaque figure as RGB, each row filtered against the one above); a figure
-    with transparent pixels goes through :func:`encode_png`."""
-    import struct
-    import zlib
-
-
-    import sys
-
-    if image.format() not in (QtGui.QImage.Format_ARGB32_Premultiplied, QtGui.QImage.Format_ARGB32) \
-            or sys.byteorder != "little":
-        return encode_png(image, dpi)
-    width, height = image.width(), image.height()
-    words = np.frombuffer(image.constBits(), dtype=np.uint32, count=image.sizeInBytes() // 4)
-    words = words.reshape(height, image.bytesPerLine() // 4)[:, :width]
-    # A few hundred rows at a time: each NumPy step is short, so the GUI thread gets the lock between them.
-    block = max(1, 200_000 // max(width, 1))
-    for top in range(0, height, block):
-        if not bool(np.all(words[top:top + block] >= 0xFF000000)):
-            return encode_png(image, dpi)  # transparent pixels: Qt writes them with their alpha
-    pixels = words.view(np.uint8).reshape(height, width, 4)  # 0xAARRGGBB in little-endian memory: B, G, R, A
-    packer = zlib.compressobj(6)
-    parts, previous = [], None
-    for top in range(0, height, block):
-        bgra = pixels[top:top + block]
-        rgb = np.empty((bgra.shape[0], width, 3), dtype=np.uint8)
-        rgb[..., 0], rgb[..., 1], rgb[..., 2] = bgra[..., 2], bgra[..., 1], bgra[..., 0]
-        flat = rgb.reshape(bgra.shape[0], 3 * width)
-        rows = np.empty((bgra.shape[0], 1 + 3 * width), dtype=np.uint8)
-        # Filter "Up": each byte less the one above it (a figure's columns repeat down the page).
-        rows[:, 0] = 2
-        above = np.vstack([previous[None, :], flat[:-1]]) if previous is not None else None
-        if above is None:
-            rows[0, 0] = 0
-            rows[0, 1:] = flat[0]
-            np.subtract(flat[1:], flat[:-1], out=rows[1:, 1:])
-        else:
-            np.subtract(flat, above, out=rows[:, 1:])
-        previous = flat[-1].copy()
-        parts.append(packer.compress(rows.tobytes()))
-    parts.append(packer.flush())
-    dots = round(dpi / 0.0254)
-    return b"".join([
-        b"\x89PNG\r\n\x1a\n",
-        _chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)),
-        _chunk(b"pHYs", struct.pack(">IIB", dots, dots, 1)),
-        _chunk(b"IDAT", b"".join(parts)),
-        _chunk(b"IEND", b""),
-    ])
-
-
 def svg_bytes(panel, title: str | None = None) -> bytes:
-    """The SVG file contents of :func:`export_svg`."""
-    return _svg_bytes(panel, title)
+    """The SVG file contents of :func:`export_svg` (drawn in one piece)."""
+    return _vector_bytes(panel, title, "svg")
 
 
 def pdf_bytes(panel, title: str | None = None) -> bytes:
     """The PDF file contents of :func:`export_pdf`."""
-    return _pdf_bytes(panel, title)
+    return _vector_bytes(panel, title, "pdf")
 
 
 def export_png(panel, path, scale: float = 2.0, dpi: float | None = None, title: str | None = None) -> None:
@@ -654,7 +607,7 @@ def _plain_mime_data() -> QtCore.QMimeData:
 def copy_figure(panel, scale: float = 2.0, title: str | None = None) -> None:
     """Put the figure on the clipboard: the image (PNG) and its SVG (``image/svg+xml``)."""
     image = render_panel(panel, scale, title)
-    put_on_clipboard(image, encode_png(image, _check_scale(scale) * BASE_DPI), _svg_bytes(panel, title))
+    put_on_clipboard(image, encode_png(image, _check_scale(scale) * BASE_DPI), svg_bytes(panel, title))
 
 
 def put_on_clipboard(image: QtGui.QImage, png: bytes, svg: bytes) -> None:

@@ -312,10 +312,18 @@ class CellOverlay(pg.GraphicsObject):
         if self.written_cells is not None and self.written_cells.shape == written.shape:
             written &= self.written_cells
         dark = np.asarray(self._dark_text, dtype=bool)
-        if painter.hasClipping():
+        clip = painter.clipBoundingRect() if painter.hasClipping() else None
+        system = painter.paintEngine().systemClip() if not on_screen else QtGui.QRegion()
+        if not system.isEmpty():
+            # A figure drawn into a region (painted band by band, one band per event-loop turn): the region
+            # is the engine's clip, in device pixels, which the painter's clip does not show.
+            inverse, invertible = painter.deviceTransform().inverted()
+            if invertible:
+                region = inverse.mapRect(QtCore.QRectF(system.boundingRect()))
+                clip = region if clip is None else clip.intersected(region)
+        if clip is not None:
             # Only the cells near the clip (a figure painted band by band, one band per event-loop
             # turn): a value whose cell lies a whole cell outside it cannot reach into it.
-            clip = painter.clipBoundingRect()
             xs, ys = np.asarray(x).reshape(rows, cols), np.asarray(y).reshape(rows, cols)
             reach_x, reach_y = abs(cell_w) + 1, abs(transform.mapRect(QtCore.QRectF(0, 0, 1, 1)).height()) + 1
             written &= ((xs > clip.left() - reach_x) & (xs < clip.right() + reach_x)
