@@ -23,6 +23,7 @@ class FlowLayout(QtWidgets.QLayout):
         self._items: list[QtWidgets.QLayoutItem] = []
         self._stretch_at: int | None = None  # the index of the first item pushed right
         self._spacing = spacing
+        self._heights: dict[int, int] = {}  # heightForWidth's answers, until the layout is invalidated
         self.setContentsMargins(0, 0, 0, 0)
 
     # -- QLayout's interface -------------------------------------------------------------------
@@ -61,7 +62,16 @@ class FlowLayout(QtWidgets.QLayout):
         return True
 
     def heightForWidth(self, width: int) -> int:  # noqa: N802
-        return self._arrange(QtCore.QRect(0, 0, width, 0), place=False)
+        # Asked dozens of times per layout pass with the same widths (a panel's first showing): kept until an
+        # item or its size hint changes (Qt then invalidates the layout).
+        height = self._heights.get(width)
+        if height is None:
+            height = self._heights[width] = self._arrange(QtCore.QRect(0, 0, width, 0), place=False)
+        return height
+
+    def invalidate(self) -> None:
+        self._heights.clear()
+        super().invalidate()
 
     def setGeometry(self, rect: QtCore.QRect) -> None:  # noqa: N802
         super().setGeometry(rect)
