@@ -87,7 +87,10 @@ def run_window(args, cases, tokens: int, rows: dict) -> None:
     from PySide6 import QtWidgets
 
     app = QtWidgets.QApplication.instance() or QtWidgets.QApplication([])
+    from attn_studio.gui.qt.worker import collect_on_gui_thread
     from attn_studio.gui.window import MainWindow
+
+    collect_on_gui_thread(app)  # cycles collected on the GUI thread from a timer, as in the app (once)
     from attn_studio.state import StudioState
     from attn_studio.studio import Studio
 
