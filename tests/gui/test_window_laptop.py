@@ -382,3 +382,28 @@ def test_numbers_brought_back_beside_the_attention_tab_stay(window):
     finally:
         w.reset_layout()
         settle(w)
+
+
+@needs_minilm
+def test_the_sqrt_dk_plot_stays_away_for_a_trained_model_chosen_while_the_docks_are_aside(window, qtbot, minilm):
+    """A trained model hides the √d_k plot (it is about the toy's random vectors). Chosen while the plot has
+    stepped aside for the Attention tab, the plot must not come back with the Numbers on the next tab, nor
+    keep its button; back on the toy model it is there again."""
+    w = window
+    fit(w, (1366, 768))
+    assert not w.variance_dock.isVisible()  # aside for the Attention tab
+    with showing_minilm(w, qtbot, minilm):
+        w.view_tabs.setCurrentWidget(w.pipeline_view)
+        settle(w)
+        assert w.tables_dock.isVisible() and not w.variance_dock.isVisible()
+        button = w.statusBar().findChild(QtWidgets.QToolButton, "varianceDockBack")
+        assert button is None or not button.isVisible()
+        w.view_tabs.setCurrentWidget(w.heatmap_view)
+        settle(w)
+    w.view_tabs.setCurrentWidget(w.pipeline_view)
+    settle(w)
+    assert w.variance_dock.isVisible() or w.tables_dock.isVisible()
+    assert w.tables_dock in w.tabifiedDockWidgets(w.variance_dock) and not w.variance_dock.isHidden()
+    w.view_tabs.setCurrentWidget(w.heatmap_view)
+    settle(w)
+    assert not w.variance_dock.isVisible() and not w.tables_dock.isVisible()

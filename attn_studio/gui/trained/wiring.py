@@ -111,6 +111,7 @@ class TrainedWiring(QtCore.QObject):
                 if self._variance_shown:
                     dock.show()
                 self.proxy.set_target(self.toy, None)
+                self.window.layout_room.make_room()  # the √d_k plot back: aside again if the shown tab wants the room
                 if self._toy_document is not None:
                     path, preset_name, preset_state = self._toy_document
                     doc.path = path
@@ -120,8 +121,10 @@ class TrainedWiring(QtCore.QObject):
         else:
             if not self.proxy.is_trained:
                 self._toy_document = (doc.path, doc.preset_name, doc.preset_state)
-                # The √d_k plot is about the toy's random vectors; the room goes to the trained views.
-                self._variance_shown = dock.isVisible()
+                # The √d_k plot is about the toy's random vectors; the room goes to the trained views. Set
+                # aside for the toy's Attention tab, it was shown all the same: it stays away when the rest
+                # comes back, and is back with the toy.
+                self._variance_shown = dock.isVisible() or self.window.layout_room.withdraw(dock)
                 dock.hide()
             doc.path, doc.preset_name, doc.preset_state = getattr(studio, "_session_path", None), "", None
             self.proxy.set_target(studio, self.room)

@@ -335,6 +335,20 @@ class WindowLayout(QtCore.QObject):
         to 1600 pixels), where the docks share the bottom."""
         return COMPACT_WIDTHS[0] <= self.window.width() < COMPACT_WIDTHS[1]
 
+    def make_room(self) -> None:
+        """Set the docks aside for the shown tab again (a dock shown by other means while it was aside)."""
+        if self._roomy or self._roomy_compact:
+            self._make_room(self.view_tabs.currentIndex())
+
+    def withdraw(self, dock: QtWidgets.QDockWidget) -> bool:
+        """Take ``dock`` out of the docks stepped aside, so that it stays hidden when they come back (a panel
+        that does not apply any more); True when it was aside."""
+        if dock not in self._set_aside:
+            return False
+        self._set_aside.remove(dock)
+        self.aside_buttons.show(self._set_aside)
+        return True
+
     def _make_room(self, index: int) -> None:
         self._bring_back()
         view = self.view_tabs.widget(index)

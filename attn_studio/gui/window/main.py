@@ -122,8 +122,7 @@ class MainWindow(SeenWhenGrabbed, QtWidgets.QMainWindow):
         self.training = TrainingWiring(self)  # the training lab's tab and menu, after every other tab
         self.training.open_in_studio = self.trained.open_lab_model  # a lab panel's "Open in the studio"
         self.document.lab = self.training  # its settings are saved in the session file and reopen with it
-        # Docks step aside for a tab that needs the room: the lab the window, the Head Lab its height, and on a
-        # laptop or projector the Attention tab its height (every value of 11 tokens, two stages above two).
+        # Docks step aside for the lab, the Head Lab, and on a laptop the Attention tab (11 tokens' values).
         self.layout_room.give_room(self.training.page, [getattr(self, name) for name in TRAINING_DOCKS])
         self.layout_room.give_room(self.heads_tab, (self.tables_dock, self.variance_dock))
         self.layout_room.give_room(self.heatmap_view, (self.tables_dock, self.variance_dock), compact_only=True)
