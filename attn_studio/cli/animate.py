@@ -120,6 +120,18 @@ def _check_folder_target(out) -> None:
         raise UsageError(f"cannot write into {out}: it is not writable")
 
 
+def _write(drawer, drawn, args, folder_fmt: str | None, total: int) -> int:
+    """Write ``drawer``'s frames to ``args.out``: a video (``folder_fmt`` None) at ``args.fps``, held and
+    looped as asked, or a folder of PNG or SVG frames; ``drawn(i)`` follows each frame. Returns the count."""
+    from ..animation import write_animation, write_frames
+
+    if folder_fmt is None:
+        return write_animation(drawer.images(progress=drawn), args.out, fps=args.fps, hold=args.hold,
+                               loop=True if args.loop is None else args.loop, total=total)
+    source = drawer.svgs(progress=drawn) if folder_fmt == "svg" else drawer.images(progress=drawn)
+    return len(write_frames(source, args.out, folder_fmt, total=total))
+
+
 def _progress_bar(total: int, what: str):
     """A tqdm bar on the terminal (as ``train`` has); a function ``(i, total)`` that moves it, and the bar."""
     from tqdm import tqdm
@@ -165,7 +177,7 @@ def animate_main(args) -> int:
 
 
 def _draw_and_write(window, args, sweeps, frames, folder_fmt, size, panel_name, is_trained) -> int:
-    from ..animation import AnimationError, write_animation, write_frames
+    from ..animation import AnimationError
     from ..gui.files.figures import ExportError, find_panel, setting_title, show_panel
     from ..gui.files.sweep_frames import SweepFrames, level_views
     from ..gui.widgets import settle
@@ -234,12 +246,7 @@ def _draw_and_write(window, args, sweeps, frames, folder_fmt, size, panel_name, 
 
         out = args.out
         try:
-            if folder_fmt is None:
-                count = write_animation(drawer.images(progress=drawn), out, fps=args.fps, hold=args.hold,
-                                        loop=True if args.loop is None else args.loop, total=len(frames))
-            else:
-                source = drawer.svgs(progress=drawn) if folder_fmt == "svg" else drawer.images(progress=drawn)
-                count = len(write_frames(source, out, folder_fmt, total=len(frames)))
+            count = _write(drawer, drawn, args, folder_fmt, len(frames))
         except (AnimationError, ExportError, StateError) as exc:
             return fail(exc)
         except OSError as exc:
@@ -318,7 +325,7 @@ def _animate_training(window, args, sweep, frames, folder_fmt, size, panel_name,
     played forward headless, its page figure at each step asked (``gui/training/run_frames.py``)."""
     import copy
 
-    from ..animation import AnimationError, write_animation, write_frames
+    from ..animation import AnimationError
     from ..gui.files.figures import ExportError
     from ..gui.training.run_frames import RunFrames, play_run
     from ..training.experiment import TrainingError
@@ -341,12 +348,7 @@ def _animate_training(window, args, sweep, frames, folder_fmt, size, panel_name,
         def drawn(i, _total=None):
             advance(steps[-1] + len(steps) + i)
 
-        if folder_fmt is None:
-            count = write_animation(drawer.images(progress=drawn), args.out, fps=args.fps, hold=args.hold,
-                                    loop=True if args.loop is None else args.loop, total=len(runs))
-        else:
-            source = drawer.svgs(progress=drawn) if folder_fmt == "svg" else drawer.images(progress=drawn)
-            count = len(write_frames(source, args.out, folder_fmt, total=len(runs)))
+        count = _write(drawer, drawn, args, folder_fmt, len(runs))
     except (AnimationError, ExportError, TrainingError) as exc:
         return fail(exc)
     except OSError as exc:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import argparse
+import sys
 from pathlib import Path
 
 from PySide6 import QtCore, QtWidgets
@@ -10,27 +12,36 @@ from ...matrices import ExportError
 from ..files.pages import default_paper
 
 
+class CommandParser(argparse.ArgumentParser):
+    """A lecture command's parser: a bad command line raises ValueError, said in one line by the command."""
+
+    def error(self, message):
+        raise ValueError(message)
+
+
+def command_fail(prog: str):
+    """``fail(message, code=2)`` for a lecture command named ``prog``: the message as one line on stderr,
+    the exit ``code`` returned (the command line's own, in a room the lecture wing may not import)."""
+
+    def fail(message, code: int = 2) -> int:
+        print(f"{prog}: error: {' '.join(str(message).split())}", file=sys.stderr)
+        return code
+
+    return fail
+
+
 def handout_command(argv: list[str], prog: str, make_window) -> int:
     """``attn-studio export --lecture FILE --out handout.pdf`` (a page a scene) or ``--out DIR`` (one
     numbered PNG, or SVG with ``--format svg``, a page), ``--paper a4|letter`` (the locale's by default),
     ``--notes``; drawn in ``make_window(...)`` (the main window class: the lecture wing does not import
     the window). Progress goes to stderr. Returns the exit code."""
-    import argparse
-    import sys
 
     from ...scenes import LectureError, read_lecture
     from ..qt.worker import collect_on_gui_thread
     from .handout import write_handout  # here: handout.py re-exports this command
 
-    def fail(message: str, code: int = 2) -> int:
-        print(f"{prog}: error: {' '.join(str(message).split())}", file=sys.stderr)
-        return code
-
-    class Parser(argparse.ArgumentParser):
-        def error(self, message):
-            raise ValueError(message)
-
-    parser = Parser(prog=f"{prog} export --lecture", description="A lecture's hand-out: a printed page a scene.")
+    fail = command_fail(prog)
+    parser = CommandParser(prog=f"{prog} export --lecture", description="A lecture's hand-out: a printed page a scene.")
     parser.add_argument("--lecture", required=True, metavar="FILE", help="a lecture file (.attn-lecture.json)")
     parser.add_argument("--out", required=True, metavar="FILE|DIR", help="handout.pdf, or a folder of pages")
     parser.add_argument("--format", choices=("png", "svg"), default="png", help="the pages in a folder (png)")

@@ -9,7 +9,6 @@ the lecture without the lecturer and without the window's chrome. Written by
 
 from __future__ import annotations
 
-import argparse
 import math
 import sys
 from pathlib import Path
@@ -20,7 +19,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from ...animation import MAX_FRAMES, AnimationError, check_fps, check_hold, check_target, write_animation
 from ...formatting import DEFAULT_DIGITS as FULL_DIGITS
 from ...matrices import ExportError
-from .handout_cli import close_headless
+from .handout_cli import CommandParser, close_headless, command_fail
 from ...scenes import DIGITS, Lecture, LectureError, example_lecture, read_lecture
 from ..files.figures import done_with
 from ..files.pages import Page, PageLayout, paint_page, page_size
@@ -121,15 +120,8 @@ def lecture_video_command(argv: list[str], prog: str, make_window) -> int:
     """``attn-studio export --lecture FILE|example --out lecture.mp4|.webm|.gif [--hold S] [--fps F]
     [--size WxH]``: the lecture as a video; refusals in one line with exit 2, nothing written."""
 
-    def fail(message, code: int = 2) -> int:
-        print(f"{prog}: error: {' '.join(str(message).split())}", file=sys.stderr)
-        return code
-
-    class Parser(argparse.ArgumentParser):
-        def error(self, message):
-            raise ValueError(message)
-
-    parser = Parser(prog=f"{prog} export --lecture", description="A lecture as a video: a page a scene.")
+    fail = command_fail(prog)
+    parser = CommandParser(prog=f"{prog} export --lecture", description="A lecture as a video: a page a scene.")
     parser.add_argument("--lecture", required=True, metavar="FILE",
                         help="a lecture file (.attn-lecture.json), or 'example' for the lecture that ships")
     parser.add_argument("--out", required=True, metavar="FILE", help="lecture.mp4, .webm or .gif")
