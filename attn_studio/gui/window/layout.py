@@ -18,7 +18,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from .. import presentation
 from ..editing.controls import fit_width
-from .aside import AsideButtons
+from .aside import DocksAside
 
 # Screens this wide (a projector's 1280 or 1366 pixels, a 1536-pixel laptop)
 # share the bottom between two panels.
@@ -154,16 +154,11 @@ class WindowLayout(QtCore.QObject):
         self._fitted_limits: tuple[int, int] | None = None  # the Model panel's limits last given
         self._panel_scroll: QtWidgets.QScrollArea | None = None  # the Model panel's (fit_panel)
         window.installEventFilter(self)  # its width sets the Model panel's limits
-        self._roomy: dict = {}  # view -> the docks that step aside while it is shown (give_room)
-        self._roomy_compact: dict = {}  # the same on a window up to COMPACT_WIDTHS[1] wide (give_room)
-        self._compact: bool | None = None  # the window as wide as that when room was last made
-        self._kept_open: set = set()  # views beside which the person brought the docks back (View menu)
-        self._set_aside: list[QtWidgets.QDockWidget] = []  # the docks stepped aside for the current view
         self._fitted_size: QtCore.QSize | None = None  # the size fit_to_screen gave for the window's own screen
         self._open: set | None = None  # the docks open (not closed) when the window last kept to its screen
         self._whole = False  # the next keep_on_screen keeps the window within its screen whatever its size
-        self._returning = False  # docks coming back from stepping aside (give_room)
-        self.aside_buttons = AsideButtons(window.statusBar())  # one click brings a stepped-aside dock back
+        # The docks that step aside for a tab that needs the room, with their status-bar buttons.
+        self.aside = DocksAside(window, view_tabs, self.compact)
         # A dock shown is fitted in once the turn's showing and hiding are done (a tab's docks step
         # aside and come back in one turn; the presenter console shows a turn after Present begins).
         self._soon = QtCore.QTimer(self, singleShot=True, interval=0)
@@ -195,7 +190,7 @@ class WindowLayout(QtCore.QObject):
         return dock
 
     def _dock_shown(self, dock: QtWidgets.QDockWidget) -> None:
-        if self._returning and self._open is not None:
+        if self.aside.returning and self._open is not None:
             self._open.add(dock)  # back from stepping aside: not opened, its tab stays as it was
         self._soon.start()
 
@@ -307,28 +302,8 @@ class WindowLayout(QtCore.QObject):
                 w.resizeDocks(fronts, [n + spare * n // sum(needs) for n in needs], QtCore.Qt.Vertical)
 
     def give_room(self, view: QtWidgets.QWidget, docks, *, compact_only: bool = False) -> None:
-        """While ``view`` is the shown tab, the open ``docks`` step aside (they come back when another
-        tab is shown, and before the window closes, so that the layout kept for the next run has them).
-        ``compact_only``: only while the window is as wide as a laptop's 1366 or a projector's 1280 pixels
-        (:meth:`compact`), where the docks share the bottom.
-
-        The Heads tab needs the window's height: under the Numbers panel a 1280×720 screen left it
-        about 340 px, four rows of the report card and a 50-80 px heatmap of the selected head. So do
-        the Attention tab's stages on such a screen: an 11-token sentence's scores, logits and weights
-        show every cell's value two above two, which needs about 600 px.
-        """
-        if not self._roomy and not self._roomy_compact:
-            # One slot for every such tab: from one to another, the first's docks come back before
-            # the second's step aside.
-            self.view_tabs.currentChanged.connect(self._make_room)
-        (self._roomy_compact if compact_only else self._roomy)[view] = tuple(docks)
-        if compact_only:
-            for dock in docks:
-                # Brought back from the View menu while this tab is shown: the person's choice stays.
-                dock.toggleViewAction().triggered.connect(
-                    lambda on, view=view: on and self.view_tabs.currentWidget() is view
-                    and self._kept_open.add(view))
-        self._make_room(self.view_tabs.currentIndex())
+        """While ``view`` is the shown tab, the open ``docks`` step aside (:meth:`DocksAside.give_room`)."""
+        self.aside.give_room(view, docks, compact_only=compact_only)
 
     def compact(self) -> bool:
         """True while the window is as wide as a laptop's or a projector's screen (COMPACT_WIDTHS: 1024 up
@@ -337,48 +312,15 @@ class WindowLayout(QtCore.QObject):
 
     def make_room(self) -> None:
         """Set the docks aside for the shown tab again (a dock shown by other means while it was aside)."""
-        if self._roomy or self._roomy_compact:
-            self._make_room(self.view_tabs.currentIndex())
+        self.aside.make_room()
 
     def withdraw(self, dock: QtWidgets.QDockWidget) -> bool:
-        """Take ``dock`` out of the docks stepped aside, so that it stays hidden when they come back (a panel
-        that does not apply any more); True when it was aside."""
-        if dock not in self._set_aside:
-            return False
-        self._set_aside.remove(dock)
-        self.aside_buttons.show(self._set_aside)
-        return True
-
-    def _make_room(self, index: int) -> None:
-        self._bring_back()
-        view = self.view_tabs.widget(index)
-        self._compact = self.compact()
-        compact = self._compact and view not in self._kept_open
-        docks = self._roomy.get(view) or (self._roomy_compact.get(view, ()) if compact else ())
-        for dock in docks:
-            if dock.isVisible() and not dock.isFloating():
-                dock.hide()
-                self._set_aside.append(dock)
-        if self._set_aside:
-            # Said, so that a person does not think the panels are lost (View still lists them), and a
-            # button each in the status bar brings them back.
-            self.window.statusBar().showMessage(docks_aside_message(self._set_aside, self.view_tabs.tabText(index)),
-                                                ASIDE_MESSAGE_MS)
-            self.aside_buttons.show(self._set_aside)
+        """Keep ``dock`` hidden when the docks set aside come back; True when it was aside."""
+        return self.aside.withdraw(dock)
 
     def _after_close(self) -> None:
         if self.window.isVisible():
-            self._make_room(self.view_tabs.currentIndex())
-
-    def _bring_back(self) -> None:
-        docks, self._set_aside = self._set_aside, []
-        self.aside_buttons.clear()
-        self._returning = True  # back where they were, each tab in front or not as it was
-        try:
-            for dock in docks:
-                dock.show()
-        finally:
-            self._returning = False
+            self.aside.make_room()
 
     def fit_to_screen(self, available: QtCore.QRect | None = None) -> None:
         """Size the window and its panels for the screen (``available``: its free area)."""
@@ -393,8 +335,8 @@ class WindowLayout(QtCore.QObject):
                 frame = w.frameGeometry().size() - w.geometry().size()
         height = min(900, available.height()) - frame.height()
         # Docks stepped aside for the shown tab are sized too: back for the sizing, aside again after.
-        aside = bool(self._set_aside)
-        self._bring_back()
+        aside = bool(self.aside.set_aside)
+        self.aside.bring_back()
         narrow = available.width() < NARROW_WIDTH
         self.side_limit = int(available.width() * 0.25) if narrow else None
         self.screen_width = available.width()
@@ -413,8 +355,8 @@ class WindowLayout(QtCore.QObject):
             w.resizeDocks([w.variance_dock], [max(int(height * 0.31), COMPACT_PLOT_DOCK)], QtCore.Qt.Vertical)
         if own and w.isVisible():
             self.keep_on_screen()
-        if aside or (self._roomy_compact and w.isVisible()):
-            self._make_room(self.view_tabs.currentIndex())
+        if aside or (self.aside.any_compact and w.isVisible()):
+            self.aside.make_room()
 
     def _fit_frame(self) -> None:
         w = self.window
@@ -469,12 +411,9 @@ class WindowLayout(QtCore.QObject):
         for dock in (w.controls_dock, w.tables_dock, w.variance_dock):
             dock.show()
             dock.setFloating(False)
-        self._set_aside = []
-        self.aside_buttons.clear()
-        self._kept_open.clear()
+        self.aside.forget()
         self.fit_to_screen()
-        if self._roomy:
-            self._make_room(self.view_tabs.currentIndex())  # the shown tab keeps its room
+        self.aside.make_room()  # the shown tab keeps its room
 
     def fit_views(self) -> None:
         """At zoom z > 1 the views are z times their size at zoom 1 (the central area scrolls);
@@ -490,16 +429,15 @@ class WindowLayout(QtCore.QObject):
         if watched is self.window:
             if event.type() == QtCore.QEvent.Resize:
                 self._refit_panel()  # the Model panel's limits follow the window's width
-                if self._roomy_compact and self._compact is not None and self._compact != self.compact():
-                    self._make_room(self.view_tabs.currentIndex())  # wider or narrower than a laptop now
-            if event.type() == QtCore.QEvent.Show and self._roomy_compact:
+                self.aside.follow_width()  # wider or narrower than a laptop now
+            if event.type() == QtCore.QEvent.Show and self.aside.any_compact:
                 # Docks are only set aside when shown: the shown tab gets its room once the window is.
-                QtCore.QTimer.singleShot(0, self, lambda: self._make_room(self.view_tabs.currentIndex()))
+                QtCore.QTimer.singleShot(0, self, self.aside.make_room)
             if event.type() == QtCore.QEvent.Show and self._fitted_size == self.window.size():
                 # Sized for its screen before it had a frame: the frame too within the screen.
                 QtCore.QTimer.singleShot(0, self, self._fit_frame)
-            elif event.type() == QtCore.QEvent.Close and self._set_aside:
-                self._bring_back()  # before the window keeps its layout for the next run
+            elif event.type() == QtCore.QEvent.Close and self.aside.set_aside:
+                self.aside.bring_back()  # before the window keeps its layout for the next run
                 # Closing may be cancelled (unsaved changes): then the shown tab gets its room again.
                 QtCore.QTimer.singleShot(0, self, self._after_close)
             return False
@@ -509,16 +447,3 @@ class WindowLayout(QtCore.QObject):
             elif event.type() == QtCore.QEvent.LayoutRequest:
                 self.central_scroll.updateGeometry()  # the views' minimum size may have changed
         return False
-
-
-ASIDE_MESSAGE_MS = 10_000
-
-
-def docks_aside_message(docks, tab: str) -> str:
-    """What the status bar says when ``docks`` step aside for the tab named ``tab``."""
-    names = [d.windowTitle() for d in docks]
-    listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
-    panels = "panel steps" if len(names) == 1 else "panels step"
-    back, button = ("it comes", "its button") if len(names) == 1 else ("they come", "their buttons")
-    return (f"The {listed} {panels} aside while {tab.replace('&', '')} is shown; {back} back when you leave it, "
-            f"or now with {button} at the right of this bar.")
