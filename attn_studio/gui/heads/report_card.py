@@ -7,7 +7,7 @@ Layers and heads count from 1, as everywhere in the window. Each cell's
 from __future__ import annotations
 
 import numpy as np
-from PySide6 import QtCore, QtGui
+from PySide6 import QtCore, QtGui, QtWidgets
 
 from ...formatting import format_importance, format_number
 from ...pretrained.heads import HeadReport
@@ -96,7 +96,7 @@ class ReportCardModel(QtCore.QAbstractTableModel):
             self.dataChanged.emit(self.index(0, first), self.index(self.rowCount() - 1, last))
 
     def _build(self) -> None:
-        display, sort, decoration, foreground = [], [], [], []
+        display, sort, decoration = [], [], []
         if self.report is not None:
             for row in range(int(self.report.role.size)):
                 layer, head = self.head_of_row(row)
@@ -188,3 +188,18 @@ class ReportCardModel(QtCore.QAbstractTableModel):
         if role == QtCore.Qt.TextAlignmentRole:
             return None if column == 2 else self._cells["right"]
         return None
+
+
+def size_columns(table: QtWidgets.QTableView, model: ReportCardModel) -> None:
+    """Size ``table``'s columns to their widest text, measured once per distinct text (a bold header with
+    room for the sort arrow, and the role's colour badge, included) rather than by Qt over every cell."""
+    cells = table.fontMetrics()
+    bold = QtGui.QFont(table.horizontalHeader().font())
+    bold.setBold(True)
+    header = QtGui.QFontMetrics(bold)
+    badge = table.iconSize().width() if table.iconSize().isValid() else cells.height()
+    pad = 2 * table.style().pixelMetric(QtWidgets.QStyle.PM_FocusFrameHMargin, None, table) + 6
+    for column, texts in enumerate(model.column_texts()):
+        widest = max((cells.horizontalAdvance(text) for text in texts), default=0)
+        width = max(widest + (badge + 6 if column == 2 else 0), header.horizontalAdvance(COLUMNS[column][0]) + 16)
+        table.setColumnWidth(column, width + pad)

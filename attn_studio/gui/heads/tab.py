@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Callable
 
 import numpy as np
-from PySide6 import QtCore, QtGui, QtWidgets
+from PySide6 import QtCore, QtWidgets
 
 from ...pretrained.errors import ModelError
 from ...pretrained.head_table import HeadTable, parse_item, table_csv
@@ -42,7 +42,7 @@ from ..files import export
 from .pages import NORM_NOTE, WEIGHT_NOTE, HeadsPages  # noqa: F401 (the notes: still importable from here)
 from .readout import head_name, silencing_readout  # noqa: F401 (importable from here)
 from .detecting import DetectPart
-from .report_card import COLUMNS, IMPORTANCE_COLUMN
+from .report_card import IMPORTANCE_COLUMN, size_columns
 from .worker import HeadJob
 
 
@@ -199,19 +199,7 @@ class HeadsTab(DetectPart, HeadsPages, QtWidgets.QWidget):
         return self.measures_job.is_running()
 
     def _size_columns(self) -> None:
-        """Size the report card's columns to their widest text, measured once per column (a bold header
-        and the role's colour badge included) rather than by Qt over every cell."""
-        cells = self.table.fontMetrics()
-        bold = QtGui.QFont(self.table.horizontalHeader().font())
-        bold.setBold(True)
-        header = QtGui.QFontMetrics(bold)
-        badge = self.table.iconSize().width() if self.table.iconSize().isValid() else cells.height()
-        pad = 2 * self.table.style().pixelMetric(QtWidgets.QStyle.PM_FocusFrameHMargin, None, self.table) + 6
-        for column, texts in enumerate(self.report_model.column_texts()):
-            widest = max((cells.horizontalAdvance(text) for text in texts), default=0)
-            width = max(widest + (badge + 6 if column == 2 else 0),
-                        header.horizontalAdvance(COLUMNS[column][0]) + 16)  # + the sort arrow
-            self.table.setColumnWidth(column, width + pad)
+        size_columns(self.table, self.report_model)
 
     def _show_run(self, run, report, norm) -> None:
         computed = self.studio.computed
