@@ -23,6 +23,18 @@ def settle(w) -> None:
     QtWidgets.QApplication.processEvents()
 
 
+def fit_screen(w, size, view=None) -> None:
+    """``w`` in the layout it chooses on a screen of ``size``, at that size (and showing ``view``, when
+    given); the window's width not pushed past the screen's by a minimum width."""
+    w.fit_to_screen(QtCore.QRect(0, 0, *size))
+    w.resize(*size)
+    settle(w)
+    if view is not None:
+        w.view_tabs.setCurrentWidget(view)
+        settle(w)
+    assert w.size() == QtCore.QSize(*size)
+
+
 def finish(w, qtbot, timeout: int = 60_000) -> None:
     """Wait until a large edit computed off the GUI thread is installed and drawn, then settle."""
     qtbot.waitUntil(lambda: not w.studio.computing(), timeout=timeout)

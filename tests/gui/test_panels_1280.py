@@ -10,7 +10,7 @@ import pytest
 from PySide6 import QtCore, QtWidgets
 
 from attn_studio.pretrained import default_model_zip
-from gui_helpers import fully_shown, settle, showing_minilm
+from gui_helpers import fit_screen, fully_shown, settle, showing_minilm
 
 SIZES = [(1280, 720), (1920, 1080)]
 needs_minilm = pytest.mark.skipif(default_model_zip() is None, reason="all-MiniLM-L6-v2 is not installed")
@@ -21,12 +21,7 @@ def window(shared_window):
     return shared_window
 
 
-def fit(w, size) -> None:
-    """The layout the window chooses on a screen of ``size``, at that size."""
-    w.fit_to_screen(QtCore.QRect(0, 0, *size))
-    w.resize(*size)
-    settle(w)
-    assert w.size() == QtCore.QSize(*size)  # not pushed wider by a minimum width
+fit = fit_screen  # the layout the window chooses on a screen of that size, at that size
 
 
 @pytest.fixture

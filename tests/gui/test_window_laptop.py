@@ -19,7 +19,7 @@ from PySide6 import QtCore, QtWidgets
 from attn_studio.gui.views.cells import MIN_TEXT_PX
 from attn_studio.gui.views.heatmap import WEIGHTS_CMAP, Heatmap
 from attn_studio.pretrained import default_model_zip
-from gui_helpers import fully_shown, settle, shown_canvas, showing_minilm
+from gui_helpers import fit_screen, fully_shown, settle, showing_minilm, shown_canvas
 from stage_measure import drawn_texts
 
 MIN_TOKEN_PX = 14.0
@@ -35,12 +35,7 @@ def window(shared_window):
 
 def fit(w, size) -> None:
     """The layout the window chooses on a screen of ``size``, at that size, on the Attention tab."""
-    w.fit_to_screen(QtCore.QRect(0, 0, *size))
-    w.resize(*size)
-    settle(w)
-    w.view_tabs.setCurrentWidget(w.heatmap_view)
-    settle(w)
-    assert w.size() == QtCore.QSize(*size)
+    fit_screen(w, size, w.heatmap_view)
 
 
 def rect_in(widget: QtWidgets.QWidget, top: QtWidgets.QWidget, rect: QtCore.QRectF | None = None) -> QtCore.QRect:

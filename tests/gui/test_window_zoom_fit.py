@@ -19,7 +19,7 @@ from PySide6 import QtCore, QtWidgets
 
 from attn_studio.gui import presentation
 from attn_studio.pretrained import default_model_zip
-from gui_helpers import fully_shown, settle, showing_minilm
+from gui_helpers import fit_screen, fully_shown, settle, showing_minilm
 from stage_measure import drawn_texts
 
 SIZES = [(1280, 720), (1920, 1080)]
@@ -38,12 +38,7 @@ def window(shared_window):
     settle(w)
 
 
-def fit(w, size) -> None:
-    """The layout the window chooses on a screen of ``size``, at that size."""
-    w.fit_to_screen(QtCore.QRect(0, 0, *size))
-    w.resize(*size)
-    settle(w)
-    assert w.size() == QtCore.QSize(*size)
+fit = fit_screen  # the layout the window chooses on a screen of that size, at that size
 
 
 def walk_zoom(w):
