@@ -35,6 +35,14 @@ def fit_screen(w, size, view=None) -> None:
     assert w.size() == QtCore.QSize(*size)
 
 
+def panel_idle(panel):
+    """A training panel's worker done with its work and the panel drawn; its snapshot."""
+    assert panel.runner.wait_idle(), "the worker did not finish its work"
+    QtWidgets.QApplication.processEvents()
+    panel.redraw()
+    return panel.runner.snapshot()
+
+
 def finish(w, qtbot, timeout: int = 60_000) -> None:
     """Wait until a large edit computed off the GUI thread is installed and drawn, then settle."""
     qtbot.waitUntil(lambda: not w.studio.computing(), timeout=timeout)

@@ -9,7 +9,6 @@ import threading
 
 import numpy as np
 import pytest
-from PySide6 import QtWidgets
 
 from attn_studio.formatting import format_number
 from attn_studio.gui import presentation
@@ -17,6 +16,7 @@ from attn_studio.gui.training.ablation_chart import bar_labels
 from attn_studio.gui.training.tab import TrainingTab
 from attn_studio.training import InductionExperiment
 from attn_studio.training.ablation import ablation_study, heldout_batch
+from gui_helpers import panel_idle
 
 STEPS = 1800
 
@@ -42,11 +42,7 @@ def lab(qapp):
     tab.close()
 
 
-def idle(panel):
-    assert panel.runner.wait_idle(), "the worker did not finish its work"
-    QtWidgets.QApplication.processEvents()
-    panel.redraw()
-    return panel.runner.snapshot()
+idle = panel_idle  # the worker done and the panel drawn: its snapshot
 
 
 def num(x) -> str:

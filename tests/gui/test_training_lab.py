@@ -16,6 +16,7 @@ from attn_studio.gui import presentation
 from attn_studio.training import ScalingExperiment, TrainingError
 from attn_studio.gui.training.induction_panel import ALPHABET
 from attn_studio.gui.training.tab import TrainingTab
+from gui_helpers import panel_idle
 
 
 @pytest.fixture(scope="module")
@@ -32,11 +33,7 @@ def lab(qapp):
     tab.close()
 
 
-def idle(panel):
-    assert panel.runner.wait_idle(), "the worker did not finish its work"
-    QtWidgets.QApplication.processEvents()
-    panel.redraw()
-    return panel.runner.snapshot()
+idle = panel_idle  # the worker done and the panel drawn: its snapshot
 
 
 def played(qtbot, panel, steps):
