@@ -314,6 +314,9 @@ def main() -> int:
     parser.add_argument("--switch", action="store_true",
                         help="time the switches between the toy and the trained model (the longest turn)")
     args = parser.parse_args()
+    from attn_studio.cli.basics import quiet_qt
+
+    quiet_qt()  # the offscreen platform's chatter off the figures
     if args.switch:
         return switches(args)
     if args.room:
@@ -495,7 +498,9 @@ def main() -> int:
     if collector is not None:
         collector.stop()
     if profile is not None:
-        pstats.Stats(profile).sort_stats(os.environ.get("BENCH_SORT", "cumulative")).print_stats(60)
+        stats = pstats.Stats(profile).sort_stats(os.environ.get("BENCH_SORT", "cumulative")); stats.print_stats(60)
+        if os.environ.get("BENCH_CALLEES"):
+            stats.print_callees(os.environ["BENCH_CALLEES"])
     print("all targets met" if ok else "some targets missed: " + "; ".join(failures))
     return 0 if ok else 1
 

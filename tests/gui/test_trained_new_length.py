@@ -298,3 +298,113 @@ def test_a_model_pass_does_not_flash_the_moving_bar_but_a_long_one_shows_it(trai
         release.set()
     qtbot.waitUntil(lambda: not room.worker.is_busy(), timeout=10_000)
     assert not bar.isVisibleTo(w)
+
+
+class HeldCompute:
+    """Every model pass of the studio off the GUI thread waits until ``release()`` (or raises ``error`` when
+    set): the window as it stands while a new sentence is being computed."""
+
+    def __init__(self, monkeypatch, studio):
+        self.go, self.error, self.started = threading.Event(), None, threading.Event()
+        real = type(studio).compute
+
+        def compute(inner, pending):
+            if threading.current_thread() is threading.main_thread():
+                return real(inner, pending)  # a selection alone, installed at once: nothing to hold
+            self.started.set()
+            self.go.wait(30)
+            if self.error is not None:
+                raise self.error
+            return real(inner, pending)
+
+        monkeypatch.setattr(type(studio), "compute", compute)
+
+    def release(self) -> None:
+        self.go.set()
+
+
+def _type(w, text: str) -> None:
+    box = w.findChild(QtWidgets.QLineEdit, "sentenceEdit")
+    box.setText(text)
+    box.textEdited.emit(text)
+    QtTest.QTest.keyClick(box, QtCore.Qt.Key_Return)
+
+
+def _stage_labels(view) -> list:
+    return [list(view.stages[key].bottom_axis._full) for key in ("scores", "logits", "weights")]
+
+
+def test_a_new_sentence_is_laid_out_while_it_is_computed_and_painted_once_its_numbers_come(
+        trained, qtbot, monkeypatch):
+    """While the model runs on a new sentence, the Attention tab is already laid out for its tokens (the
+    labels, the stages' sizes) and shows nothing of it unpainted-over: the stages are held, no paint reaches
+    them, until the numbers come; then each is painted with the new sentence's numbers."""
+    w = trained
+    view = w.heatmap_view
+    w.view_tabs.setCurrentWidget(view)
+    type_and_enter(qtbot, w, SENTENCES[0])  # 12 tokens
+    stages = [view.canvases[key] for key in ("scores", "logits", "weights")]
+    old_tokens = list(w.studio.state.tokens)
+    held = HeldCompute(monkeypatch, w.studio.target)
+    counter = PaintCounter([c.viewport() for c in stages])
+    _type(w, SENTENCES[1])  # 20 tokens
+    try:
+        assert held.started.wait(10)
+        for _ in range(6):  # the turns the layout takes, while the model still runs
+            QtWidgets.QApplication.processEvents()
+        new_tokens = list(w.studio.target.model.encode(SENTENCES[1]).tokens)
+        assert list(w.studio.state.tokens) == old_tokens  # the numbers have not come
+        assert _stage_labels(view) == [new_tokens] * 3
+        assert not any(c.updatesEnabled() for c in stages)
+        assert all(counter.counts[c.viewport()] == 0 for c in stages)
+        assert view.canvases["scores"].minimumHeight() > 0
+    finally:
+        held.release()
+    qtbot.waitUntil(lambda: w.studio.state.sentence == SENTENCES[1] and not w.trained.room.worker.is_busy(),
+                    timeout=30_000)
+    wait_idle(qtbot, w)
+    assert all(c.updatesEnabled() for c in stages)
+    assert all(counter.counts[c.viewport()] >= 1 for c in stages)
+    assert_painted_as(view.canvases["weights"], w.studio.target.result.weights[w.studio.state.shown_head])
+
+
+def test_a_sentence_that_fails_or_is_typed_back_leaves_the_tab_as_it_was(trained, qtbot, monkeypatch):
+    """Laid out for a sentence whose numbers never come (the model fails, or the lecturer types the old
+    sentence back before they come): the stages show the old sentence's labels again, painted, nothing held."""
+    w = trained
+    view = w.heatmap_view
+    w.view_tabs.setCurrentWidget(view)
+    type_and_enter(qtbot, w, SENTENCES[0])
+    stages = [view.canvases[key] for key in ("scores", "logits", "weights")]
+    old_labels = _stage_labels(view)
+    room = w.trained.room
+
+    # The model fails: said, and the old sentence's labels back.
+    held = HeldCompute(monkeypatch, w.studio.target)
+    held.error = ValueError("the model could not run this")
+    _type(w, SENTENCES[1])
+    assert held.started.wait(10)
+    QtWidgets.QApplication.processEvents()
+    assert _stage_labels(view) != old_labels
+    held.release()
+    qtbot.waitUntil(lambda: not room.worker.is_busy(), timeout=30_000)
+    wait_idle(qtbot, w)
+    assert w.studio.state.sentence == SENTENCES[0]
+    assert _stage_labels(view) == old_labels
+    assert all(c.updatesEnabled() for c in stages)
+    assert "could not run" in room.panel.status.text()
+
+    # Typed back while the new one is computed: the new one's numbers never show.
+    held.error, held.go, held.started = None, threading.Event(), threading.Event()
+    _type(w, SENTENCES[2])
+    assert held.started.wait(10)
+    QtWidgets.QApplication.processEvents()
+    _type(w, SENTENCES[0])
+    held.release()
+    qtbot.waitUntil(lambda: not room.worker.is_busy(), timeout=30_000)
+    wait_idle(qtbot, w)
+    for _ in range(5):
+        QtWidgets.QApplication.processEvents()
+    assert w.studio.state.sentence == SENTENCES[0]
+    assert _stage_labels(view) == old_labels
+    assert all(c.updatesEnabled() for c in stages)

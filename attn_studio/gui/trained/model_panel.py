@@ -290,9 +290,13 @@ class ModelPanel(QtWidgets.QWidget):
                 self._set_trained_enabled(False)
                 self.head_label.setText("—")
                 return
-            self._set_trained_enabled(True)
+            # Only what changed is set: a form row shown again, or a range set again, lays the whole
+            # Model panel out again (a few milliseconds of every sentence a lecturer types).
+            if not self.layer_spin.isEnabled():
+                self._set_trained_enabled(True)
             self._layer, self._head = int(state.layer_index), int(state.head_index)
-            self.layer_spin.setRange(1, int(state.layers))
+            if self.layer_spin.maximum() != int(state.layers) or self.layer_spin.minimum() != 1:
+                self.layer_spin.setRange(1, int(state.layers))
             self.layer_spin.setValue(self._layer + 1)
             scale = float(state.head_scale)
             self.scale_spin.setValue(scale)
@@ -305,7 +309,8 @@ class ModelPanel(QtWidgets.QWidget):
             if self.word_edit.text() != state.word:
                 self.word_edit.setText(state.word)
             example = getattr(state, "example", None)  # a lab model's: "repeat" or "pairs"; None otherwise
-            self._form.setRowVisible(self.random_button, example is not None)
+            if self._form.isRowVisible(self.random_button) != (example is not None):
+                self._form.setRowVisible(self.random_button, example is not None)
             self.random_button.setText("Random keys and labels" if example == "pairs" else "Random stretch, twice")
             if example == "pairs":
                 self.random_button.setToolTip("A lab model of associative recall: random keys, each with a label")

@@ -15,6 +15,7 @@ apart, so typing while a model loads does not cancel the load.
 
 from __future__ import annotations
 
+import sys
 import traceback
 from dataclasses import dataclass
 from typing import Callable
@@ -26,6 +27,7 @@ from ..qt.worker import Job, one_blas_thread
 LOAD = "load"
 RUN = "run"
 MEASURE = "measure"  # a measure of the model beside its runs (the Head Lab's detector): queued after them
+SWITCH_INTERVAL = 0.001  # seconds: how often a thread holding Python's lock lets another take it
 BUSY_WORDS = ("Loading ", "Opening ", "Training ")  # how a model load's label begins: said while it runs, cleared after
 
 
@@ -72,6 +74,12 @@ class ModelWorker(QtCore.QObject):
         # BLAS threads: the app's entry points (attn_studio.cli) set OPENBLAS_NUM_THREADS=1 before
         # NumPy loads; one model thread doing single-threaded BLAS keeps the window responsive.
         super().__init__(parent)
+        # The GUI thread hands Python's lock over every millisecond, not every five: between its NumPy
+        # calls the model thread waits for the lock, and a new sentence's layout on the GUI thread (tens of
+        # milliseconds of Python, made while the model runs) held each of them up to 5 ms, the model's
+        # 40 ms pass then taking 70.
+        if sys.getswitchinterval() > SWITCH_INTERVAL:
+            sys.setswitchinterval(SWITCH_INTERVAL)
         self._latest = {LOAD: 0, RUN: 0, MEASURE: 0}
         self._pending: dict[str, _Request] = {}
         self._running: _Request | None = None

@@ -58,6 +58,9 @@ class TrainedRoom(QtCore.QObject):
 
     studioChanged = QtCore.Signal(object)
     message = QtCore.Signal(str)
+    # A change is being computed: the state it brings (views lay themselves out for its tokens meanwhile);
+    # None once nothing more is computing (a view laid out for a change that never came goes back).
+    coming = QtCore.Signal(object)
 
     def __init__(self, parent=None, models=None):
         super().__init__(parent)
@@ -161,11 +164,14 @@ class TrainedRoom(QtCore.QObject):
         self._wanted = wanted
         self.show_message("")
         if not (pending.changed - SELECTION_FIELDS) and pending.base_computed is not None:
-            # Only what is looked at moved: nothing to compute, install now.
+            # Only what is looked at moved: nothing to compute, install now. A change still computing is
+            # no longer wanted (the sentence typed back as it was): it must not arrive after this.
+            self.worker.cancel(RUN)
             self._install(studio, studio.compute(pending))
         else:
             self.worker.submit(lambda: studio.compute(pending), lambda c: self._install(studio, c),
                                self._on_error, kind=RUN)
+            self.coming.emit(pending.state)
         return True
 
     def set_sentence(self, text: str) -> bool:
@@ -240,6 +246,8 @@ class TrainedRoom(QtCore.QObject):
         self.show_message(text)
 
     def _on_busy(self, busy: bool) -> None:
+        if not busy:
+            self.coming.emit(None)  # whatever was coming has come, failed or been dropped
         if busy:
             self._busy_timer.start()  # a load says so at once (_on_progress)
         else:

@@ -68,6 +68,7 @@ class TrainedWiring(QtCore.QObject):
         window.view_tabs.currentChanged.connect(lambda i: room.render_shown())
         window.bridge.changed.connect(lambda fields: self.apply())  # after the window's own redraw
         room.studioChanged.connect(self._on_studio)
+        room.coming.connect(window.drawer.expect)  # a new sentence laid out while it is computed
         # "Loading …" and refusals reach the status bar too (the panel's moving bar shows work going on).
         room.message.connect(self._status)
         window.document.open_trained = lambda session, path, training=None: self.open_session(

@@ -451,6 +451,19 @@ class Heatmap:
         axis.fit_height_now()
         return axis.fixedHeight != before
 
+    def expect(self, row_labels, col_labels) -> bool:
+        """Lay the heatmap out for these tokens before their numbers come: its labels and its plot's range
+        (the cells are drawn by the next :meth:`set_data`, with numbers of this shape). True when they
+        changed. Its canvas is held unpainted meanwhile (it would show old cells under new labels)."""
+        changed = self.set_labels(row_labels, col_labels)
+        shape = (len(row_labels), len(col_labels))
+        if shape != self._shape:
+            self._shape = shape
+            self.plot.setXRange(-0.5, max(shape[1], 1) - 0.5, padding=0)
+            self.plot.setYRange(-0.5, max(shape[0], 1) - 0.5, padding=0)
+            changed = True
+        return changed
+
     def set_labels(self, row_labels, col_labels) -> bool:
         """Label the rows and columns with these tokens (as :meth:`set_data` does); True when they changed.
         A view sets a new sentence's labels first when it lays its heatmaps out for them before drawing."""

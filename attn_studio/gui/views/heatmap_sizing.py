@@ -34,8 +34,9 @@ class StageSizing:
         # three stages stay whole with labels below 14 px rather than scroll.
         return self.scroll.viewport().width() < SMALL_SCREEN_VIEW_PX
 
-    def _fit_stages(self, t_q: int, t_k: int) -> bool:
-        """Give each stage the least size its labels need for ``t_q`` × ``t_k`` tokens; True when a size changed."""
+    def _fit_stages(self, t_q: int, t_k: int, heads: bool = True) -> bool:
+        """Give each stage the least size its labels need for ``t_q`` × ``t_k`` tokens; True when a size changed.
+        ``heads=False`` leaves the heads' grid as it is (sized by a later :meth:`_size_heads`)."""
         floor = SMALL_SCREEN_LABEL_PX if self._small_screen() else MIN_LABEL_PX
         self._small = self._small_screen()
         for hm in self.stages.values():
@@ -85,7 +86,10 @@ class StageSizing:
             self._stage_min[key] = (width, height, int(title or self._title_room))
             self._title_room = max(self._title_room, int(title))
         changed = self._size_stages()
-        self._size_heads()
+        if heads:
+            self._size_heads()
+        else:
+            self._share_height()
         return changed
 
     def _refit_stages(self) -> None:
@@ -167,10 +171,9 @@ class StageSizing:
                 changed = True
         return changed
 
-    def _size_heads(self) -> None:
-        """Share the height under the header: the stages first, whole; the heads' grid below them in what
-        is left (GRID_PEEK or more; else the head bar reaches every head), a row of heads whole where it
-        fits, scrolling in its own place."""
+    def _share_height(self) -> int:
+        """The stages' shape (a row, or two above two) and the pinned formula's place for the height under
+        the header; the height left for the stages and the heads' grid."""
         top = self.layout()
         spacing = top.spacing()
         margins = top.contentsMargins()
@@ -185,6 +188,14 @@ class StageSizing:
             self.formula_panel.setVisible(formula)
         if formula:
             room -= self.formula_panel.height() + spacing
+        return room
+
+    def _size_heads(self) -> None:
+        """Share the height under the header: the stages first, whole; the heads' grid below them in what
+        is left (GRID_PEEK or more; else the head bar reaches every head), a row of heads whole where it
+        fits, scrolling in its own place."""
+        room = self._share_height()
+        spacing = self.layout().spacing()
         least = self.stages_least_height()
         one = max((self._stage_min.get(k, (120, MIN_STAGE_PX, 0))[1] for k, c in self.canvases.items()
                    if not c.isHidden()), default=MIN_STAGE_PX)

@@ -17,6 +17,7 @@ from .heatmap_sizing import (  # noqa: F401 (importable from here)
     StageSizing,
 )
 from .heatmap_parts import Prepared, _levels, heads_grid_shape  # noqa: F401 (importable from here)
+from .heatmap_coming import ComingTokens
 from .heatmap_canvas import TOOLTIP_MS, HeatmapCanvas  # noqa: F401 (TOOLTIP_MS: still importable from here)
 from ..widgets import caption_label, short_token, view_layout
 
@@ -157,6 +158,15 @@ class HeatmapView(StageSizing, QtWidgets.QWidget):
         self.digits = DEFAULT_DIGITS  # decimals in tooltips (cells keep their own, shorter ones)
         self._prepared: Prepared | None = None  # pictures made off the GUI thread (prepare)
         self._painting: list = []  # canvases drawn in the last step, to be painted (prepare_paint)
+        self.coming = ComingTokens(self)  # laid out for a trained model's sentence while it is computed
+
+    def expect(self, state) -> bool:
+        """A change being computed brings ``state``'s tokens: lay the heatmaps out for them now, held
+        unpainted until its numbers are drawn (None: nothing comes after all, back to what is shown)."""
+        if state is None:
+            self.coming.drop()
+            return False
+        return self.coming.expect(state)
 
     def set_digits(self, digits: int):
         """Write cell values, tooltips and the pinned formula with ``digits`` decimals (the precision setting)."""
@@ -319,7 +329,10 @@ class HeatmapView(StageSizing, QtWidgets.QWidget):
         # out once, before any of its heatmaps is painted (fitted after the drawing, each heatmap was painted
         # at the old size, then laid out and painted again, all in one long turn). The heatmaps drawn in later
         # steps are held unpainted meanwhile: each is painted once, in its own step, with its new numbers.
-        held = []
+        # Laid out for these tokens while they were computed (a trained model's new sentence): held
+        # unpainted until each is drawn below.
+        held = self.coming.adopt()
+        laid_out = False
         heads_aside = False
         if any([self.stages[key].set_labels(q_tokens, k_tokens) for key, _ in stages]):  # every one of them
             # A new length resizes every head's map (a dozen plots laid out again, 20-odd ms, when the stages'
@@ -334,9 +347,11 @@ class HeatmapView(StageSizing, QtWidgets.QWidget):
             if self._fit_stages(len(q_tokens), len(k_tokens)):
                 later = [self.canvases[key] for key, _ in stages]
                 later += self.head_canvases[: max(self._heads_shown, 0)] if n_heads == self._heads_shown else []
-                held = [canvas for canvas in later if canvas.updatesEnabled()]
-                for canvas in held:
+                fresh = [canvas for canvas in later if canvas.updatesEnabled()]
+                for canvas in fresh:
                     canvas.setUpdatesEnabled(False)
+                held += fresh
+                laid_out = bool(fresh)
 
         def release(canvas):
             self._painting.append(canvas)
@@ -345,7 +360,7 @@ class HeatmapView(StageSizing, QtWidgets.QWidget):
                 canvas.setUpdatesEnabled(True)
 
         try:
-            if held:
+            if laid_out:
                 # The window laid out for the new sizes in a step of its own (after a switch of models, the
                 # whole window is), its heatmaps held meanwhile: then each of them in a step.
                 yield "layout"

@@ -36,6 +36,9 @@ _MEASURES: dict = {}  # (font key, elision limit) -> {token: (label, width in pi
 LISTS_KEPT = 8  # whole label lists kept (the oldest forgotten first)
 _LISTS: dict = {}  # (font key, elision limit, positions, tokens) -> ([(position, label)], widest label in pixels)
 
+STATIC_TEXTS_KEPT = 4_000  # laid-out labels kept for the screen (then forgotten and laid out again)
+_STATIC_TEXTS: dict = {}  # (font key, label) -> QStaticText: a new sentence's labels on 15 maps are laid out once
+
 _export_depth = 0
 _query_kept = False  # the whole window drawn as a figure keeps its query's outline (its caption names it)
 _heatmaps: "weakref.WeakSet" = weakref.WeakSet()
@@ -98,6 +101,20 @@ def _redraw_marks(heatmaps=None) -> None:
 def _ticks(labels: list[str]) -> list[list[tuple[int, str]]]:
     # Every label; TokenAxis shows as many as fit when it paints.
     return [[(i, label) for i, label in enumerate(labels)]]
+
+
+def static_text(text: str, font: QtGui.QFont) -> QtGui.QStaticText:
+    """``text`` laid out once in ``font`` for the screen: drawn again (the same token on every head's map,
+    every edit) it costs a third of laying the text out each time."""
+    key = (font.key(), text)
+    found = _STATIC_TEXTS.get(key)
+    if found is None:
+        if len(_STATIC_TEXTS) >= STATIC_TEXTS_KEPT:
+            _STATIC_TEXTS.clear()
+        found = _STATIC_TEXTS[key] = QtGui.QStaticText(text)
+        found.setTextFormat(QtCore.Qt.PlainText)
+        found.prepare(QtGui.QTransform(), font)
+    return found
 
 
 def font_pixels(font: QtGui.QFont) -> float:
@@ -390,6 +407,7 @@ class TokenAxis(pg.AxisItem):
             super().paint(p, opt, widget)
             return
         p.save()
+        self._on_screen = True  # labels drawn from laid-out texts (static_text): the screen only
         try:
             if self.style["tickFont"]:
                 p.setFont(self.style["tickFont"])
@@ -397,6 +415,7 @@ class TokenAxis(pg.AxisItem):
             if specs is not None:
                 self.drawPicture(p, *specs)
         finally:
+            self._on_screen = False
             p.restore()
 
     def generateDrawSpecs(self, p):
@@ -449,15 +468,26 @@ class TokenAxis(pg.AxisItem):
         origin = self.mapFromScene(view.mapViewToScene(QtCore.QPointF(0.0, 0.0)))
         unit = self.mapFromScene(view.mapViewToScene(QtCore.QPointF(1.0, 1.0)))
         x0, dx, y0, dy = origin.x(), unit.x() - origin.x(), origin.y(), unit.y() - origin.y()
+        # On the screen each label is drawn from its laid-out text, placed where drawText's alignment puts it;
+        # a figure (SVG, PDF, PNG) keeps drawText's texts.
+        static = getattr(self, "_on_screen", False)
+        line = metrics.height()
+        font = p.font()
+        right = self.width() - 4
+        left = self.label.boundingRect().height() + 2 if self.label.isVisible() else 0.0
         for value, text in self._thinned(step):
             point = QtCore.QPointF(x0 + value * dx, y0 + value * dy)
             if self.orientation != "bottom":
                 if point.y() < bounds.top() - 1 or point.y() > bounds.bottom() + 1:
                     continue
-                rect = QtCore.QRectF(0, point.y() - metrics.height() / 2, self.width() - 4, metrics.height())
-                if self.label.isVisible():
-                    rect.setLeft(self.label.boundingRect().height() + 2)
-                p.drawText(rect, int(QtCore.Qt.AlignRight | QtCore.Qt.AlignVCenter), text)
+                top = point.y() - line / 2
+                if static:
+                    laid = static_text(text, font)
+                    size = laid.size()
+                    p.drawStaticText(QtCore.QPointF(right - size.width(), top + (line - size.height()) / 2), laid)
+                else:
+                    rect = QtCore.QRectF(left, top, right - left, line)
+                    p.drawText(rect, int(QtCore.Qt.AlignRight | QtCore.Qt.AlignVCenter), text)
                 self.drawn.append((value, text))
                 continue
             x = point.x()
@@ -471,9 +501,14 @@ class TokenAxis(pg.AxisItem):
             else:
                 p.translate(x + metrics.height() * 0.3, 3)
             p.rotate(-angle)
-            width = metrics.horizontalAdvance(text) + 2
-            p.drawText(QtCore.QRectF(-width, -metrics.height() / 2, width, metrics.height()),
-                       int(QtCore.Qt.AlignRight | QtCore.Qt.AlignVCenter), text)
+            if static:
+                laid = static_text(text, font)
+                size = laid.size()
+                p.drawStaticText(QtCore.QPointF(-size.width(), -size.height() / 2), laid)
+            else:
+                width = metrics.horizontalAdvance(text) + 2
+                p.drawText(QtCore.QRectF(-width, -metrics.height() / 2, width, metrics.height()),
+                           int(QtCore.Qt.AlignRight | QtCore.Qt.AlignVCenter), text)
             p.restore()
             self.drawn.append((value, text))
         if step > 1:

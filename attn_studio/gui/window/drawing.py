@@ -92,6 +92,21 @@ class ViewDrawer(QtCore.QObject):
             self.stale.discard(view)
             self.timer.start()
 
+    def expect(self, state) -> None:
+        """A trained model's change is being computed (``state``, as it will be): the views in sight that
+        can lay themselves out for its tokens before its numbers come (``expect``) do so now, so that a new
+        sentence's layout is done while the engine works. None: nothing more is coming, and a view laid out
+        for tokens that never came (a failed or dropped change) shows its own again."""
+        for view in self.views:
+            expect = getattr(view, "expect", None)
+            if expect is None:
+                continue
+            if state is None:
+                if view not in self.steps and view not in self.stale:
+                    expect(None)  # else the drawing waiting for it takes over what it laid out
+            elif not self.held and view not in self.steps and view.isVisible():
+                expect(state)
+
     def hold(self, held: bool) -> None:
         """Hold the window's own drawing while no one can see it (under the stage, on one screen): its
         views and tables are only marked stale, and drawn when released. What the stage shows it draws
