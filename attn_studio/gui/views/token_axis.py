@@ -103,10 +103,10 @@ def _ticks(labels: list[str]) -> list[list[tuple[int, str]]]:
     return [[(i, label) for i, label in enumerate(labels)]]
 
 
-def static_text(text: str, font: QtGui.QFont) -> QtGui.QStaticText:
-    """``text`` laid out once in ``font`` for the screen: drawn again (the same token on every head's map,
-    every edit) it costs a third of laying the text out each time."""
-    key = (font.key(), text)
+def static_text(text: str, font: QtGui.QFont, font_key: str | None = None) -> QtGui.QStaticText:
+    """``text`` laid out once in ``font`` (whose ``key()`` is ``font_key``, when known) for the screen: drawn
+    again (the same token on every head's map, every edit) it costs a third of laying the text out each time."""
+    key = (font.key() if font_key is None else font_key, text)
     found = _STATIC_TEXTS.get(key)
     if found is None:
         if len(_STATIC_TEXTS) >= STATIC_TEXTS_KEPT:
@@ -473,6 +473,7 @@ class TokenAxis(pg.AxisItem):
         static = getattr(self, "_on_screen", False)
         line = metrics.height()
         font = p.font()
+        font_key = font.key() if static else None
         right = self.width() - 4
         left = self.label.boundingRect().height() + 2 if self.label.isVisible() else 0.0
         for value, text in self._thinned(step):
@@ -482,7 +483,7 @@ class TokenAxis(pg.AxisItem):
                     continue
                 top = point.y() - line / 2
                 if static:
-                    laid = static_text(text, font)
+                    laid = static_text(text, font, font_key)
                     size = laid.size()
                     p.drawStaticText(QtCore.QPointF(right - size.width(), top + (line - size.height()) / 2), laid)
                 else:
@@ -502,7 +503,7 @@ class TokenAxis(pg.AxisItem):
                 p.translate(x + metrics.height() * 0.3, 3)
             p.rotate(-angle)
             if static:
-                laid = static_text(text, font)
+                laid = static_text(text, font, font_key)
                 size = laid.size()
                 p.drawStaticText(QtCore.QPointF(-size.width(), -size.height() / 2), laid)
             else:
