@@ -197,9 +197,10 @@ class EventOrder(QtCore.QObject):
 
 
 def test_a_new_length_paints_the_stages_before_the_heads_are_laid_out_again(trained, qtbot):
-    """A shorter sentence leaves room for the heads' grid under the stages and resizes every head's map: the
-    three stages are painted first, and only then are the heads resized (a dozen plots laid out in the turn
-    that laid out the stages made it a stall of 40-60 ms before the new sentence showed)."""
+    """A shorter sentence leaves room for the heads' grid under the stages and resizes every head's map: once
+    the numbers come, the three stages are painted first, and only then are the heads still to lay out
+    resized (a dozen plots laid out in the turn that laid out the stages made it a stall of 40-60 ms before
+    the new sentence showed); no stage is painted before its numbers come."""
     w = trained
     view = w.heatmap_view
     w.view_tabs.setCurrentWidget(view)
@@ -225,9 +226,19 @@ def _stages_then_heads(w, qtbot, view) -> None:
     named = {view.canvases[key].viewport(): key for key in ("scores", "logits", "weights")}
     named.update({canvas: f"head {i + 1}" for i, canvas in enumerate(heads)})
     order = EventOrder(named, (QtCore.QEvent.Paint, QtCore.QEvent.Resize))
+    # The heads in sight may be laid out while the model runs (before its numbers are installed); from the
+    # install on, the stages are painted before any head is resized.
+    unsubscribe = w.studio.target.subscribe(lambda change: order.seen.append(("installed", None)))
     sizes = [canvas.size() for canvas in heads]
-    type_and_enter(qtbot, w, SENTENCES[0])  # 12 tokens: the stages shorter, the heads' maps resized
+    try:
+        type_and_enter(qtbot, w, SENTENCES[0])  # 12 tokens: the stages shorter, the heads' maps resized
+    finally:
+        unsubscribe()
     assert [canvas.size() for canvas in heads] != sizes, "the heads kept their size: nothing to order"
+    installed = next(i for i, (name, _) in enumerate(order.seen) if name == "installed")
+    assert not any(kind == QtCore.QEvent.Paint and not name.startswith("head")
+                   for name, kind in order.seen[:installed]), "a stage was painted before its numbers came"
+    order.seen = order.seen[installed + 1:]
     stage_paints = [i for i, (name, kind) in enumerate(order.seen)
                     if kind == QtCore.QEvent.Paint and not name.startswith("head")]
     head_resizes = [i for i, (name, kind) in enumerate(order.seen)
@@ -357,13 +368,15 @@ def test_a_new_sentence_is_laid_out_while_it_is_computed_and_painted_once_its_nu
         assert _stage_labels(view) == [new_tokens] * 3
         assert not any(c.updatesEnabled() for c in stages)
         assert all(counter.counts[c.viewport()] == 0 for c in stages)
+        # The whole panel keeps its last picture: no half-laid-out frame (old cells, blank places) shows.
+        assert not view.updatesEnabled() and not view.heads_scroll.updatesEnabled()
         assert view.canvases["scores"].minimumHeight() > 0
     finally:
         held.release()
     qtbot.waitUntil(lambda: w.studio.state.sentence == SENTENCES[1] and not w.trained.room.worker.is_busy(),
                     timeout=30_000)
     wait_idle(qtbot, w)
-    assert all(c.updatesEnabled() for c in stages)
+    assert all(c.updatesEnabled() for c in stages) and view.updatesEnabled() and view.heads_scroll.updatesEnabled()
     assert all(counter.counts[c.viewport()] >= 1 for c in stages)
     assert_painted_as(view.canvases["weights"], w.studio.target.result.weights[w.studio.state.shown_head])
 
@@ -391,7 +404,7 @@ def test_a_sentence_that_fails_or_is_typed_back_leaves_the_tab_as_it_was(trained
     wait_idle(qtbot, w)
     assert w.studio.state.sentence == SENTENCES[0]
     assert _stage_labels(view) == old_labels
-    assert all(c.updatesEnabled() for c in stages)
+    assert all(c.updatesEnabled() for c in stages) and view.updatesEnabled()
     assert "could not run" in room.panel.status.text()
 
     # Typed back while the new one is computed: the new one's numbers never show.

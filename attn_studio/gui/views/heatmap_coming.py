@@ -29,6 +29,8 @@ class ComingTokens:
     def __init__(self, view):
         self.view = view
         self.held: list = []  # canvases laid out for tokens whose numbers have not come, not painted
+        self.frozen = False  # the whole panel keeps its last picture until the coming numbers are drawn
+        self._kept = None  # a part still keeping its picture once the rest is thawed (see thaw)
         self._state = None  # the state laid out for, while turns of it remain
         self._phases: list = []  # what the next turns do
         self._timer = QtCore.QTimer(view)
@@ -47,6 +49,12 @@ class ComingTokens:
         # The heads' maps are resized with the stages (their least size follows the stages'): held too.
         self._hold(changed + [canvas for canvas in view.head_canvases[: max(view.heads_shown, 0)]
                               if not canvas.isHidden()])
+        # The whole panel keeps its last picture meanwhile: its parts moving to their new places, held
+        # canvases and the space between them would show half a layout (old cells, blank places) for the
+        # 40-odd ms the model takes. The drawing thaws it once what is in sight is drawn (thaw).
+        if view.updatesEnabled():
+            view.setUpdatesEnabled(False)
+            self.frozen = True
         self._state = state
         # The stages laid out and settled now; the heads' maps in the next turn, settled in the one after.
         # (A turn for the stages' settling too left the heads unfinished when a short sentence's numbers
@@ -71,6 +79,25 @@ class ComingTokens:
         held, self.held = self.held, []
         for canvas in held:
             canvas.setUpdatesEnabled(True)
+        self.thaw()
+
+    def thaw(self, keep=None) -> None:
+        """Paint the panel again (frozen by :meth:`expect` while the numbers were computed): the drawing calls
+        this once the heatmaps in sight are drawn, so that the new sentence is painted whole. ``keep``: a
+        part that keeps its last picture a little longer (the heads' place, painted in a turn of its own
+        once its maps are drawn: all at once it was one 35-60 ms turn); a later ``thaw()`` paints it."""
+        if not self.frozen:
+            return
+        if keep is not None and self._kept is None and keep.isVisible() and keep.updatesEnabled():
+            keep.setUpdatesEnabled(False)
+            self._kept = keep
+        if not self.view.updatesEnabled():
+            self.view.setUpdatesEnabled(True)
+        if keep is None:
+            kept, self._kept = self._kept, None
+            if kept is not None:
+                kept.setUpdatesEnabled(True)
+            self.frozen = False
 
     def adopt(self) -> list:
         """The canvases held for the tokens now drawn: the caller paints them with their numbers."""
@@ -88,6 +115,13 @@ class ComingTokens:
         self._state = None
 
     def _next(self) -> None:
+        state = self.view.studio.state
+        if self._state is not None and list(state.query_tokens) == list(self._state.query_tokens) \
+                and list(state.key_tokens) == list(self._state.key_tokens):
+            # The numbers came first: the drawing due lays out what is left, after the stages are painted.
+            self._phases = []
+            self._state = None
+            return
         if self._phases:
             self._phases.pop(0)(self._state)
         if self._phases:
