@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from shared_runs import RUNS_ENV
 from suite_order import SLOW_FIRST
 
 # Set before anything imports Qt: the GUI tests drive the real window offscreen.
@@ -45,6 +46,18 @@ def pytest_configure(config):
     # the package again, also where PYTHONDONTWRITEBYTECODE is set (about 0.1 s a process).
     if not hasattr(config, "workerinput"):
         compileall.compile_dir(Path(__file__).resolve().parents[1] / "attn_studio", quiet=1)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _shared_runs_folder(tmp_path_factory):
+    """The session's folder of shared training runs (tests/shared_runs.py): one for both workers (the
+    parent of a worker's base temporary folder is the session's), passed on to the processes tests start."""
+    base = tmp_path_factory.getbasetemp()
+    folder = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "shared-runs"
+    folder.mkdir(exist_ok=True)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(RUNS_ENV, str(folder))
+        yield folder
 
 
 @pytest.fixture(autouse=True)

@@ -17,16 +17,17 @@ from attn_studio.gui.training.tab import TrainingTab
 from attn_studio.training import InductionExperiment
 from attn_studio.training.ablation import ablation_study, heldout_batch
 from gui_helpers import panel_idle
+import shared_runs
 
 STEPS = 1800
 
 
 @pytest.fixture(scope="module")
 def trained():
-    """Seed 0 trained to 1,800 steps: past the phase change (its repeat loss drops near step 1,115)."""
-    exp = InductionExperiment(seed=0)
-    exp.run(STEPS)
-    return exp
+    """Seed 0 trained to 1,800 steps: past the phase change (its repeat loss drops near step 1,115). The
+    suite's shared run (tests/shared_runs.py): trained once for the session, tests/training/test_ablation.py
+    reads the same."""
+    return shared_runs.trained("induction", 0, STEPS)
 
 
 @pytest.fixture(scope="module")

@@ -23,6 +23,7 @@ from attn_studio.gui.training.induction_figure import InductionFigure
 from attn_studio.gui.training.runner import Snapshot
 from attn_studio.gui.training.scaling_figure import ScalingFigure
 from attn_studio.training import InductionExperiment, ScalingExperiment
+from shared_runs import trained
 from stage_measure import drawn_texts
 from test_export_page import HINTS, screen
 
@@ -215,8 +216,7 @@ def test_the_scaling_sentence_finds_the_unscaled_softmax_saturated_at_the_start(
 
 
 def test_the_one_layer_model_is_said_to_be_below_guessing_when_it_is(qapp):
-    exp = InductionExperiment(seed=0)
-    exp.run(300)
+    exp = trained("induction", 0, 300)  # the suite's shared run of seed 0 (tests/shared_runs.py), at step 300
     _, text = figure_of(InductionFigure, exp)
     one = float(np.mean(exp.history["one layer"]["loss_repeat"][-20:]))
     assert one < math.log(32) - 0.05  # measured: the run is below guessing by step 300

@@ -4,7 +4,11 @@ scene from the page its caption's numbers are on through the pages that make its
 caption states about a cell is drawn in the stage's figure itself at some press of its scene; PageUp all
 the way back returns to scene 1 at its start. A scene whose model is missing (all-MiniLM-L6-v2 not
 installed, or a model nobody has) plays as a card naming the model and how to get it, and the lecture
-plays on past it."""
+plays on past it.
+
+The lecture's training scenes show their runs (seed 0 to 2,000 steps...) from the suite's shared runs
+(tests/shared_runs.py): the same runs, trained once for the session; that a scene trains its run headless
+on the stage is test_lecture_ablation_scene.py's test, which trains it."""
 
 from __future__ import annotations
 
@@ -20,6 +24,7 @@ from attn_studio.scenes import Lecture, Scene, example_lecture
 from attn_studio.session import load_preset
 from gui_helpers import put_lecture_away
 from lecture_walk import idle, press_through, shown, spans, unseen_caption_numbers
+from shared_runs import shared_training
 from test_present_two_screens import run_on_two_screens
 
 WINDOW_PRESET = "journey"
@@ -36,11 +41,12 @@ needs_minilm = pytest.mark.skipif(default_model_zip() is None, reason="all-MiniL
 
 
 @pytest.fixture
-def window(shared_window, qtbot):
+def window(shared_window, qtbot, monkeypatch):
     w = shared_window
     w.scenes.set_lecture(None, record=False)
-    yield w
-    put_lecture_away(qtbot, w)
+    with shared_training(monkeypatch):
+        yield w
+        put_lecture_away(qtbot, w)
 
 
 def _start_and_last(scene, positions_last: int) -> tuple[int, int]:
@@ -113,10 +119,13 @@ def test_pagedown_alone_gives_the_example_lecture(window, qtbot, geometry):
 
 
 TWO_SCREENS = """
-import json, sys
+import json, os, sys
 from PySide6 import QtCore, QtWidgets
 app = QtWidgets.QApplication([])
-sys.path.insert(0, sys.argv[1])
+sys.path[:0] = [sys.argv[1], os.path.dirname(sys.argv[1])]
+from _pytest.monkeypatch import MonkeyPatch
+from shared_runs import shared_training
+shared_training(MonkeyPatch()).__enter__()  # the training scenes' runs: the session's shared runs
 from attn_studio.gui.window import MainWindow
 from lecture_walk import idle, press_through
 w = MainWindow(restore_settings=False, preset="journey")

@@ -1,6 +1,9 @@
 """Lecture scenes in the window: Help → Example lecture, the Scenes panel's edits (undoable), and
 playing the scenes on the stage with a clicker's keys (PageDown, ←/→ past the last stage, Home, End,
-G + number + Enter); a live edit never changes the saved scene."""
+G + number + Enter); a live edit never changes the saved scene.
+
+The training scenes show their runs from the suite's shared runs (tests/shared_runs.py: the same runs,
+trained once for the session); test_lecture_ablation_scene.py trains one on the stage."""
 
 from __future__ import annotations
 
@@ -12,6 +15,7 @@ from attn_studio.gui.files.figures import done_with
 from attn_studio.gui.lecture import handout
 from attn_studio.scenes import example_lecture, read_lecture
 from gui_helpers import put_lecture_away, settle, wait_idle
+from shared_runs import shared_training
 
 WINDOW_PRESET = "journey"
 WINDOW_SIZE = (1280, 720)
@@ -19,13 +23,14 @@ PROJECTOR = QtCore.QRect(0, 0, 1280, 720)
 
 
 @pytest.fixture
-def window(shared_window, qtbot):
+def window(shared_window, qtbot, monkeypatch):
     w = shared_window
     w.scenes.set_lecture(None, record=False)
     w.scenes._undo.clear()
     w.scenes._redo.clear()
-    yield w
-    put_lecture_away(qtbot, w)
+    with shared_training(monkeypatch):
+        yield w
+        put_lecture_away(qtbot, w)
 
 
 def test_help_opens_the_example_lecture_on_its_first_scene(window):
