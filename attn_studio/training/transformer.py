@@ -31,7 +31,6 @@ import functools
 import numpy as np
 
 from .experiment import TrainingError
-from .layers import cross_entropy_backward
 
 __all__ = [
     "AttentionOnlyTransformer",
@@ -219,8 +218,11 @@ def attention_forward(x: np.ndarray, W_Q: np.ndarray, W_K: np.ndarray, W_V: np.n
     qkv = qkv.reshape(b, t, 3, heads, d_head).transpose(2, 0, 3, 1, 4)
     q, k, v = qkv[0], qkv[1], qkv[2]
     weights = causal_softmax(q @ k.swapaxes(-1, -2))
-    z_heads = weights @ v
-    z = _merge_heads(z_heads)
+    # Each head's output weights v is written straight into its columns of z (B, T, heads·d_head),
+    # the concatenation W_O reads, instead of into a (B, heads, T, d_head) array copied over.
+    z = np.empty((b, t, hd))
+    z_heads = _split_heads(z, heads)
+    np.matmul(weights, v, out=z_heads)
     out = (z.reshape(b * t, hd) @ W_O).reshape(b, t, d)
     cache = {"x": x, "W_QKV": W_QKV, "W_O": W_O, "q": q, "k": k, "v": v,
              "weights": weights, "z_heads": z_heads, "z": z, "scale": scale}
@@ -437,10 +439,14 @@ class AttentionOnlyTransformer:
         tokens = self._check_tokens(tokens, predict=True)
         logits, caches = self.forward(tokens)
         losses, probs = next_token_losses(logits, tokens)
-        # The mean runs over every prediction; the last position predicts nothing.
-        d_logits = np.zeros_like(logits)
-        d_logits[:, :-1] = cross_entropy_backward(probs, tokens[:, 1:].reshape(-1)).reshape(
-            losses.shape + (self.vocab,))
+        # The mean runs over every prediction; the last position predicts nothing. This is
+        # `layers.cross_entropy_backward`, (probs - onehot(targets)) / N, done in probs' place
+        # (a fresh array no one else holds) and divided straight into d_logits.
+        b, t = tokens.shape
+        probs[np.arange(probs.shape[0]), tokens[:, 1:].reshape(-1)] -= 1.0
+        d_logits = np.empty_like(logits)
+        np.divide(probs.reshape(b, t - 1, self.vocab), probs.shape[0], out=d_logits[:, :-1])
+        d_logits[:, -1] = 0.0
         grads = self.backward(d_logits, caches)
         # Keep this pass's arrays alive until the next one has made its own: when a step
         # frees all its megabytes, the allocator hands the pages back to the system and the
