@@ -27,6 +27,7 @@ W_Q, W_K and W_V and the same rows of W_O.
 from __future__ import annotations
 
 import functools
+import threading
 
 import numpy as np
 
@@ -134,6 +135,26 @@ def _visible(t: int) -> np.ndarray:
     return visible
 
 
+_scratch_space = threading.local()
+
+
+def _scratch(name: str, shape: tuple[int, ...]) -> np.ndarray:
+    """An uninitialised float64 array of ``shape`` that this thread reuses for ``name``.
+
+    Only for temporaries that die inside the function asking (never returned or cached): fresh
+    arrays of these sizes are handed back to the system when freed and faulted in again on the
+    next step, which measured several percent of a training step. One space per thread, so two
+    threads training or inspecting models at once never share one.
+    """
+    arrays = getattr(_scratch_space, "arrays", None)
+    if arrays is None:
+        arrays = _scratch_space.arrays = {}
+    a = arrays.get(name)
+    if a is None or a.shape != shape:
+        a = arrays[name] = np.empty(shape)
+    return a
+
+
 def _split_heads(a: np.ndarray, heads: int) -> np.ndarray:
     """(B, T, heads·d) -> (B, heads, T, d)."""
     b, t, hd = a.shape
@@ -183,7 +204,7 @@ def causal_softmax_backward(d_weights: np.ndarray, weights: np.ndarray, dz: np.n
     dz_i · z_i: a sum over d_head numbers per row instead of a product over every key (the
     same identity FlashAttention uses). ``dz``, ``z``: (..., T, d_head).
     """
-    inner = _row_sums(dz * z)
+    inner = _row_sums(np.multiply(dz, z, out=_scratch("dz*z", z.shape)))
     d_weights -= inner
     d_weights *= weights
     return d_weights
@@ -196,7 +217,8 @@ def _row_sums(a: np.ndarray) -> np.ndarray:
 
 
 def attention_forward(x: np.ndarray, W_Q: np.ndarray, W_K: np.ndarray, W_V: np.ndarray,
-                      W_O: np.ndarray, heads: int, qkv: np.ndarray | None = None):
+                      W_O: np.ndarray, heads: int, qkv: np.ndarray | None = None,
+                      out: np.ndarray | None = None):
     """One causal multi-head attention layer; returns ``(out, cache)``.
 
     q, k, v = x W_Q, x W_K, x W_V split into ``heads`` heads of d_head; scores = q kᵀ /
@@ -205,7 +227,8 @@ def attention_forward(x: np.ndarray, W_Q: np.ndarray, W_K: np.ndarray, W_V: np.n
     is what the layer adds to the residual stream; ``cache["weights"]`` is (B, heads, T, T).
 
     ``qkv``: x `qkv_weights` (B·T, 3·heads·d_head), when the caller has it already (the
-    first layer looks it up from the embeddings, `embed_project`).
+    first layer looks it up from the embeddings, `embed_project`). ``out``: a contiguous
+    (B, T, d_model) array to write the layer's output into (by default a new one).
     """
     b, t, d = x.shape
     hd = W_Q.shape[1]
@@ -223,7 +246,8 @@ def attention_forward(x: np.ndarray, W_Q: np.ndarray, W_K: np.ndarray, W_V: np.n
     z = np.empty((b, t, hd))
     z_heads = _split_heads(z, heads)
     np.matmul(weights, v, out=z_heads)
-    out = (z.reshape(b * t, hd) @ W_O).reshape(b, t, d)
+    out = np.matmul(z.reshape(b * t, hd), W_O,
+                    out=None if out is None else out.reshape(b * t, d)).reshape(b, t, d)
     cache = {"x": x, "W_QKV": W_QKV, "W_O": W_O, "q": q, "k": k, "v": v,
              "weights": weights, "z_heads": z_heads, "z": z, "scale": scale}
     return out, cache
@@ -260,12 +284,15 @@ def attention_backward(d_out: np.ndarray, cache, project: bool = True):
     heads, d_head = q.shape[1], q.shape[3]
     d_out2 = d_out.reshape(b * t, d)
     dW_O = z.reshape(b * t, hd).T @ d_out2
-    dz = _split_heads((d_out2 @ W_O.T).reshape(b, t, hd), heads)
+    dz = np.matmul(d_out2, W_O.T, out=_scratch("dz", (b * t, hd)))
+    dz = _split_heads(dz.reshape(b, t, hd), heads)
     # dq, dk, dv are written straight into one (B, T, 3·heads·d_head) array, laid out like
     # the forward's q|k|v columns, so that one product gives dW_Q|dW_K|dW_V and one dx.
-    d_qkv = np.empty((b, t, 3, heads, d_head))
+    # (Returned without the projections, so then a new array.)
+    d_qkv = (_scratch("d_qkv", (b, t, 3, heads, d_head)) if project
+             else np.empty((b, t, 3, heads, d_head)))
     dq, dk, dv = (d_qkv[:, :, i].transpose(0, 2, 1, 3) for i in range(3))
-    d_weights = dz @ v.swapaxes(-1, -2)
+    d_weights = np.matmul(dz, v.swapaxes(-1, -2), out=_scratch("d_weights", weights.shape))
     np.matmul(weights.swapaxes(-1, -2), dz, out=dv)
     d_scores = causal_softmax_backward(d_weights, weights, dz, cache["z_heads"])
     np.matmul(d_scores, k, out=dq)      # q is x W_Q / sqrt(d_head): the scale is in W_QKV
@@ -305,8 +332,8 @@ def next_token_losses(logits: np.ndarray, tokens: np.ndarray):
     the logits less their row maximum.
     """
     b, t, vocab = logits.shape
-    z = logits[:, :-1].reshape(b * (t - 1), vocab)
-    z = z - z.max(axis=1, keepdims=True)
+    z = logits[:, :-1]
+    z = (z - z.max(axis=2, keepdims=True)).reshape(b * (t - 1), vocab)  # a new array
     targets = tokens[:, 1:].reshape(-1)
     target_z = z[np.arange(targets.size), targets]
     e = np.exp(z, out=z)
@@ -383,8 +410,9 @@ class AttentionOnlyTransformer:
             # The first layer reads the bare embeddings: its q, k, v are table look-ups.
             qkv = (embed_project(qkv_weights(W_Q, W_K, W_V, self.heads), embed_cache)
                    if l == 0 else None)
+            # The layer's output lives only until it is added: a scratch array takes it.
             out, cache = attention_forward(x, W_Q, W_K, W_V, p[f"layer{l}.W_O"], self.heads,
-                                           qkv=qkv)
+                                           qkv=qkv, out=_scratch("attention out", x.shape))
             x = x + out
             layer_caches.append(cache)
         logits, unembed_cache = unembed_forward(x, p["W_U"])
