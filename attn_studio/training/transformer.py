@@ -187,10 +187,12 @@ def causal_softmax(scores: np.ndarray) -> np.ndarray:
     else:
         scores += causal_mask(t)  # -inf above the diagonal: the maximum over visible keys
         scores -= scores.max(axis=-1, keepdims=True)
-    # exp of the visible half only (exp(-inf) costs as much as any other), then exact zeros.
-    visible = _visible(t)
-    np.exp(scores, out=scores, where=visible)
-    np.copyto(scores, 0.0, where=~visible)
+    # exp of the visible half only (exp(-inf) costs as much as any other). Above the diagonal
+    # the shifted scores are left, all <= 0 (shifted by the maximum of all, or -inf in the
+    # other branch), so max(0, .) turns them into exact +0.0 and leaves every exp (>= 0) as it
+    # is: one plain pass, where a masked copy of zeros took several times as long.
+    np.exp(scores, out=scores, where=_visible(t))
+    np.maximum(0.0, scores, out=scores)
     scores /= _row_sums(scores)
     return scores
 

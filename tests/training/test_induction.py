@@ -149,6 +149,7 @@ def test_causal_softmax_is_the_masked_softmax(spread):
     expected = softmax(scores, mask=visible)
     weights = tr.causal_softmax(scores.copy())
     assert np.all(np.isfinite(weights)) and np.all(weights[..., ~visible] == 0.0)
+    assert not np.signbit(weights).any()  # +0.0 above the diagonal: no "-0" in a table of weights
     np.testing.assert_allclose(weights, expected, rtol=1e-12, atol=1e-300)
     np.testing.assert_allclose(weights.sum(axis=-1), 1.0, rtol=0, atol=1e-12)
 
