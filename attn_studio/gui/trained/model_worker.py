@@ -74,12 +74,7 @@ class ModelWorker(QtCore.QObject):
         # BLAS threads: the app's entry points (attn_studio.cli) set OPENBLAS_NUM_THREADS=1 before
         # NumPy loads; one model thread doing single-threaded BLAS keeps the window responsive.
         super().__init__(parent)
-        # The GUI thread hands Python's lock over every millisecond, not every five: between its NumPy
-        # calls the model thread waits for the lock, and a new sentence's layout on the GUI thread (tens of
-        # milliseconds of Python, made while the model runs) held each of them up to 5 ms, the model's
-        # 40 ms pass then taking 70.
-        if sys.getswitchinterval() > SWITCH_INTERVAL:
-            sys.setswitchinterval(SWITCH_INTERVAL)
+        self._switch_interval = sys.getswitchinterval()  # Python's own, given back when no pass runs
         self._latest = {LOAD: 0, RUN: 0, MEASURE: 0}
         self._pending: dict[str, _Request] = {}
         self._running: _Request | None = None
@@ -156,6 +151,12 @@ class ModelWorker(QtCore.QObject):
         kind = next(k for k in (LOAD, RUN, MEASURE) if k in self._pending)
         request = self._pending.pop(kind)
         self._running = request
+        # While a model pass runs, the GUI thread hands Python's lock over every millisecond, not every five:
+        # between its NumPy calls the pass waits for the lock, and a new sentence's layout on the GUI thread
+        # (tens of milliseconds of Python, made meanwhile) held each call up to 5 ms, the 40 ms pass then
+        # taking 70. A load is Python through and through: there the short interval let it take the GUI
+        # thread's turns (stalls of 55-120 ms instead of 30), so it runs with Python's own.
+        sys.setswitchinterval(self._switch_interval if kind == LOAD else min(SWITCH_INTERVAL, self._switch_interval))
         self._set_busy(True)
         if request.label:
             self.progress.emit(request.label)
@@ -185,6 +186,7 @@ class ModelWorker(QtCore.QObject):
         if self._pending:
             self._start_next()
         else:
+            sys.setswitchinterval(self._switch_interval)
             self.progress.emit("")
             self._set_busy(False)
 
