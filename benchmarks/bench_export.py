@@ -9,7 +9,8 @@ between its ticks: the longest gap is the longest time the window could not answ
 
 Cases: Compare of each sentence (PNG, SVG, PDF, Copy figure), the Model view of all-MiniLM-L6-v2
 (PNG, SVG, PDF, Copy figure; skipped when the model is not installed; on the window of the last
-sentence) and a training panel ("Why √d_k", PNG). It prints, per case, the export's total time and
+sentence) and the training lab's panels (PNG of "Why √d_k", seq2seq and induction; Copy figure of the
+one shown, "Why √d_k"). It prints, per case, the export's total time and
 the longest event-loop turn (the longest GUI-thread stall), median and p95 over the repeats, and a
 table of them at the end (on a busy machine a gap is longer than the work in it).
 
@@ -40,7 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_stalls import GapMeter  # noqa: E402
 
 CASES = ("compare-png", "compare-svg", "compare-pdf", "compare-copy", "model-png", "model-svg", "model-pdf",
-         "model-copy", "training-png")
+         "model-copy", "training-png", "training-seq2seq-png", "training-induction-png", "training-copy")
 TARGET_S = 0.05
 WORDS = "the quick brown fox jumps over a lazy dog while the cat sleeps".split()
 
@@ -167,11 +168,17 @@ def run_window(args, cases, tokens: int, rows: dict) -> None:
         for case in compare:
             fmt = case.split("-")[1]
             measure(case, copy if fmt == "copy" else export("compare", fmt))
-    if "training-png" in cases:
+    training = [c for c in cases if c.startswith("training-")]
+    if training:
         lab = window.training
         window.view_tabs.setCurrentWidget(lab.page)
         turns()
-        measure("training-png", export("training:scaling", "png"))
+        for case in training:
+            if case == "training-copy":  # Copy figure of the panel shown ("Why √d_k")
+                measure(case, copy)
+            else:  # "training-png" is the "Why √d_k" panel's
+                name = case[len("training-"):-len("-png")] or "scaling"
+                measure(case, export(f"training:{name}", "png"))
     model = [c for c in cases if c.startswith("model-")]
     if model:
         from attn_studio.pretrained import default_model_zip

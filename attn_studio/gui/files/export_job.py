@@ -19,6 +19,7 @@ next; the status line says how far it is. A window closed meanwhile ends the exp
 
 from __future__ import annotations
 
+import gc
 import time
 from typing import Callable
 
@@ -32,6 +33,23 @@ from .vector_figure import SteppedVector
 
 BREATH_S = 0.02  # while a figure is built, the event loop runs a turn at most this often
 BAND_S = 0.02  # CPU seconds a band of a raster figure aims at (a turn of the event loop stays well under 50 ms)
+
+
+YOUNG_PASSES = 2  # the young objects' collection runs once this many passes over the youngest are behind it
+
+
+def _collect_young() -> None:
+    """Collect the two young generations now if the youngest has been collected ``YOUNG_PASSES`` times since.
+
+    A figure built and dropped (the sheets not chosen, the numbers' holders, the figure once written)
+    leaves tens of thousands of objects in reference cycles. The window's collector
+    (``qt.worker.collect_on_gui_thread``) takes the second generation after ten passes over the first,
+    and an export's garbage then went in one pass of 60 to 120 ms; collected this often, each pass
+    holds a sheet's worth or less. The oldest generation is left to the window's collector."""
+    if gc.isenabled():
+        return  # Python collects by itself (no window's collector): nothing piles up
+    if gc.get_count()[1] >= YOUNG_PASSES:
+        gc.collect(1)
 
 
 class FigureExport(QtCore.QObject):
@@ -74,6 +92,7 @@ class FigureExport(QtCore.QObject):
     def _turn(self) -> None:
         if self.ok is not None:
             return
+        _collect_young()
         if not self._alive():
             self._end(False, "")  # the window is gone: nothing to tell
             return
@@ -121,7 +140,9 @@ class FigureExport(QtCore.QObject):
                 yield None
             image = banded.image
         yield None  # the last piece drawn was a turn's work; freeing the figure (deleting its items) is another
-        self._free_panel()
+        deleted = self._free_panel()
+        while not figures.break_apart(deleted, BAND_S):  # its Python side, piece by piece
+            yield None
         dpi = self.scale * figures.BASE_DPI
         if self.kind == "png":
             self._status(f"Writing {self.name} to {self.path}…", 0)
@@ -166,19 +187,22 @@ class FigureExport(QtCore.QObject):
     def _breathe(self) -> None:
         """Between two parts of the figure being built: let the window paint and its timers run."""
         now = time.perf_counter()
+        _collect_young()
         if now - self._last_breath >= BREATH_S:
             QtWidgets.QApplication.processEvents(QtCore.QEventLoop.ExcludeUserInputEvents)
             self._last_breath = time.perf_counter()
 
     # -- ending ----------------------------------------------------------------------
-    def _free_panel(self) -> None:
+    def _free_panel(self) -> list:
+        """Delete the figure's C++ side; returns the Python objects of what was deleted."""
         if self._banded is not None:
             self._banded.close()
         if self._vector is not None:
             self._vector.close()
         if self.panel is not None:
             panel, self.panel = self.panel, None
-            export.done_with(panel)
+            return export.done_with(panel) or []
+        return []
 
     def wait(self, timeout: float = 120.0) -> bool:
         """Run the event loop until the export is over (the window stays live); False after ``timeout`` s."""

@@ -35,6 +35,7 @@ import math
 import time
 from pathlib import Path
 
+import pyqtgraph as pg
 import shiboken6
 from PySide6 import QtCore, QtGui, QtWidgets
 
@@ -287,9 +288,9 @@ class BandedImage:
         # window) is painted in one piece: it may change between two turns of the event loop.
         top = self.panel.widget.window()
         self._offscreen = top.testAttribute(QtCore.Qt.WA_DontShowOnScreen)
-        if not self._offscreen or _dashed(_scenes(self.panel)):
-            # A dashed line cut by a band's edge starts its dashes again there (Qt's dash stroker skips
-            # what lies outside the clip): a figure with one (a √d_k plot's theory) is painted in one piece.
+        if not self._offscreen or _dashed(_scenes(self.panel), scale):
+            # A dashed line that Qt strokes cut by a band's edge would start its dashes again there (see
+            # _FilledDashes); one this class cannot paint in bands leaves the figure in one piece.
             self.step_rows = height
         self.rows = max(self.step_rows, 64 - 64 % self.step_rows)  # the first band; then from the time taken
         self.tops: list[int] = []  # the first row of each band painted
@@ -300,6 +301,8 @@ class BandedImage:
         own = [h for h in heatmap_registry() if shiboken6.isValid(h.plot) and h.plot.scene() in scenes]
         self._held = contextlib.ExitStack()
         self._held.enter_context(ExportMode(scenes, self.scale))
+        if self.step_rows < self.image.height():
+            self._held.enter_context(_FilledDashes(scenes))
         for heatmap in own:  # their labels and titles as a figure shows them (what exporting() redraws)
             heatmap.redraw_marks()
 
@@ -358,18 +361,114 @@ class BandedImage:
         return self.done()
 
 
-def _dashed(scenes) -> bool:
-    """True when an item of ``scenes`` draws a dashed or dotted line."""
-    plain = (QtCore.Qt.SolidLine, QtCore.Qt.NoPen)
+_PLAIN = (QtCore.Qt.SolidLine, QtCore.Qt.NoPen)
+
+
+def _dashed_pen(pen) -> bool:
+    return isinstance(pen, QtGui.QPen) and pen.style() not in _PLAIN
+
+
+def _dashed(scenes, scale: float | None = None) -> bool:
+    """True when an item of ``scenes`` draws a dashed or dotted line; with ``scale`` (a raster figure's),
+    one whose dashes :class:`BandedImage` could not keep across a band's edge: all but the curves
+    :class:`_FilledDashes` paints (and the straight lines Qt dashes from their start, ``InfiniteLine``)."""
     for scene in scenes:
         for item in scene.items():
+            if scale is not None and (isinstance(item, pg.InfiniteLine) or _fillable_curve(item, scale)
+                                      or (isinstance(item, pg.PlotDataItem) and _fillable_curve(item.curve, scale))):
+                continue  # (a PlotDataItem draws its line by its curve)
             pens = [getattr(item, "opts", {}).get(k) for k in ("pen", "shadowPen")] if isinstance(
                 getattr(item, "opts", None), dict) else []
             pen = getattr(item, "pen", None)
             pens.append(pen() if callable(pen) and isinstance(item, QtWidgets.QAbstractGraphicsShapeItem) else pen)
-            if any(isinstance(p, QtGui.QPen) and p.style() not in plain for p in pens):
+            if any(_dashed_pen(p) for p in pens):
                 return True
     return False
+
+
+def _fillable_curve(item, scale: float) -> bool:
+    """A pyqtgraph curve whose dashed pens :class:`_FilledDashes` can paint: cosmetic and wider than a
+    device pixel once widened by ``scale`` (a thinner one is Qt's cosmetic stroker's, whose dashes are
+    its own)."""
+    if not isinstance(item, pg.PlotCurveItem):
+        return False
+    for pen in (item.opts.get("pen"), item.opts.get("shadowPen")):
+        if _dashed_pen(pen) and not (pen.isCosmetic() and max(pen.widthF(), 1.0) * scale > 1.0):
+            return False
+    return True
+
+
+class _FilledDashes:
+    """While a raster figure is painted band by band: its dashed curves are drawn as the outline of
+    their dashes, filled, rather than stroked by Qt with the dashed pen.
+
+    Why: ``QWidget.render`` of a band makes the band the paint engine's system clip, and Qt's dash
+    stroker is clipped to that (``QPaintEngineEx::stroke`` gives it ``exDeviceRect``, the device rect
+    within the system clip; a painter clip does not change it, but ``render`` turns one into the system
+    clip too). What lies outside is skipped and the dashes start again where the curve enters the band.
+    A ``QPainterPathStroker`` is clipped to nothing: the outline of every dash of the whole curve, in
+    device pixels as Qt strokes a cosmetic pen, filled the way Qt fills a stroke (the same pixels as
+    the curve stroked in one piece: tests compare them)."""
+
+    def __init__(self, scenes):
+        self.items = [item for scene in scenes for item in scene.items()
+                      if isinstance(item, pg.PlotCurveItem)
+                      and any(_dashed_pen(item.opts.get(k)) for k in ("pen", "shadowPen"))]
+
+    def __enter__(self):
+        for item in self.items:
+            # An instance's own paint: Qt calls it (PySide looks the override up on the object).
+            item.paint = _painted_with_filled_dashes(item)
+        return self
+
+    def __exit__(self, *exc):
+        for item in self.items:
+            if shiboken6.isValid(item):
+                item.__dict__.pop("paint", None)
+        return False
+
+
+def _painted_with_filled_dashes(item):
+    paint = type(item).paint
+
+    def painted(painter, option, widget=None):
+        paint(item, _DashFiller(painter), option, widget)
+    return painted
+
+
+class _DashFiller:
+    """A painter that fills the outline of a dashed path's dashes instead of stroking it (every other
+    call goes to ``painter``)."""
+
+    def __init__(self, painter: QtGui.QPainter):
+        self._painter = painter
+        self._pen = painter.pen()
+
+    def __getattr__(self, name):
+        return getattr(self._painter, name)
+
+    def setPen(self, pen):
+        self._pen = QtGui.QPen(pen)
+        self._painter.setPen(pen)
+
+    def drawPath(self, path):
+        pen, painter = self._pen, self._painter
+        if not (_dashed_pen(pen) and pen.isCosmetic()):
+            painter.drawPath(path)
+            return
+        # A cosmetic pen is stroked in device pixels. Inside QWidget.render the painter's transform at the
+        # call (the figure's scale, the widget's place) is the engine's system transform, beneath the
+        # painter's own (``combinedTransform``): the outline is filled through that alone.
+        to_device, own = painter.deviceTransform(), painter.combinedTransform()
+        system_inverse, invertible = to_device.inverted()
+        if not invertible:
+            return
+        stroke = QtGui.QPainterPathStroker(pen).createStroke(to_device.map(path))
+        painter.save()
+        painter.setViewTransformEnabled(False)
+        painter.setWorldTransform(system_inverse * own)
+        painter.fillPath(stroke, pen.brush())
+        painter.restore()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -627,13 +726,42 @@ __all__ = [
 ]
 
 
-def done_with(panel) -> None:
+def done_with(panel) -> list:
     """Free a figure drawn for the page (a sheet, an offscreen plot) once it is written or copied.
 
     Its C++ side is deleted now, not by the cycle collector (see ``widgets.discard``); a panel of
-    the window itself (its widgets, the whole window) is left alone."""
+    the window itself (its widgets, the whole window) is left alone. Returns the Python objects of
+    what was deleted (its widgets and graphics items), for :func:`break_apart`."""
     panel = _as_panel(panel)
+    deleted = []
     for widget in (panel.widget, panel.keep):
         if isinstance(widget, QtWidgets.QWidget) and shiboken6.isValid(widget) and widget.parent() is None \
                 and widget.testAttribute(QtCore.Qt.WA_DontShowOnScreen):
+            deleted.append(widget)
+            deleted += widget.findChildren(QtCore.QObject)
+            for view in [widget, *widget.findChildren(QtWidgets.QGraphicsView)]:
+                if isinstance(view, QtWidgets.QGraphicsView) and view.scene() is not None:
+                    deleted += view.scene().items()
             discard(widget)
+    return deleted
+
+
+def break_apart(objects, budget: float) -> bool:
+    """Empty the attributes of the deleted ``objects`` (from :func:`done_with`), from the end of the
+    list, for up to ``budget`` seconds; True once none is left.
+
+    A figure's Python side (its items, their plots, labels and numbers) is held together in reference
+    cycles: left alone it lives on until the collector's full pass, which then frees a whole figure
+    at once (a Model view figure's took 60 to 130 ms of one turn). Emptied a few at a time, each piece
+    is freed as its last reference goes."""
+    end = time.perf_counter() + budget
+    while objects:
+        obj = objects.pop()
+        if not shiboken6.isValid(obj):  # its C++ side is gone: nothing of Qt asks it for anything now
+            attributes = getattr(obj, "__dict__", None)
+            if attributes:
+                attributes.clear()
+        del obj
+        if time.perf_counter() > end:
+            break
+    return not objects

@@ -11,6 +11,7 @@ import math
 import numpy as np
 from PySide6 import QtCore, QtGui
 
+from ..files.sheet import breathe
 from ..qt.pg import cache_static, pg
 
 __all__ = ["CurvePlot", "COLOURS", "SMOOTH", "MAX_FAINT_POINTS", "MAX_BOLD_POINTS", "smoothed", "peaks",
@@ -136,6 +137,7 @@ class CurvePlot:
         if y_range is not None:
             self.plot.setYRange(*y_range, padding=0.02)
         cache_static(self.plot.getAxis("left"), self.plot.getAxis("bottom"))
+        breathe()  # a figure built for the window's export: a turn of its event loop between its plots
         self._x_max = 0.0
         self._n = 0
         self._y_span: tuple[float, float] | None = None
@@ -144,6 +146,7 @@ class CurvePlot:
         self._placing_hooked = False
 
     def add_series(self, key: str, label: str, colour: str, style=QtCore.Qt.SolidLine):
+        breathe()
         faint = QtGui.QColor(colour)
         faint.setAlpha(55)
         raw = self.plot.plot(pen=pg.mkPen(faint, width=1))

@@ -15,7 +15,7 @@ from pathlib import Path
 from PySide6 import QtWidgets
 
 from ..files import figures as files
-from ..files.sheet import lay_out_offscreen
+from ..files.sheet import breathe, lay_out_offscreen
 from .figure import LabFigure
 from .induction_figure import InductionFigure
 from .runner import Snapshot
@@ -44,9 +44,13 @@ def page_figure(name: str, snap: Snapshot) -> files.Panel:
     """The figure of panel ``name`` ("scaling", "seq2seq", "induction") for ``snap``, laid out for
     the page at the figure's own ``page_size``, titled with the run (:func:`run_title`)."""
     cls = FIGURES[name]
+    # While the window exports it, its event loop runs a turn between the parts (sheet.breathe).
     figure = cls(page=True)
+    breathe()
     lay_out_offscreen(figure, cls.page_size)  # the plots get their sizes before they are drawn
+    breathe()
     figure.draw(snap)
+    breathe()
     lay_out_offscreen(figure, cls.page_size)
     return files.Panel(figure, None, f"training:{name}", run_title(name, snap), keep=figure)
 

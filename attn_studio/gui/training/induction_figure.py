@@ -21,6 +21,7 @@ from ...training import InductionExperiment
 from ...training.ablation import ablated_logits, ablation_study, heldout_batch, needed_text, silenced_text
 from ...training.claims import GUESSING, against_guessing
 from ...training.induction import HEADS, SEQ_LEN, VOCAB, induction_score
+from ..files.sheet import breathe
 from ..views.heatmap import Heatmap
 from .ablation_chart import AblationChart
 from .curves import COLOURS, CurvePlot, recent, smoothed
@@ -122,6 +123,7 @@ class InductionFigure(LabFigure):
                            for plot in (self.loss_plot, self.score_plot)]
         for line in self.drop_lines:
             line.hide()
+        breathe()
         self.ablation = AblationChart()
         if page:
             # For the page, the curves and the ablation bars one above the other beside the heads in a
@@ -145,6 +147,7 @@ class InductionFigure(LabFigure):
         for layer in range(2):
             heads = []
             for head in range(HEADS):
+                breathe()  # a figure built for the window's export: a turn of its event loop between heads
                 heatmap = Heatmap(f"two layers: layer {layer + 1} head {head + 1}")
                 heatmap.set_axis_titles("query", "key")
                 if page:
