@@ -9,7 +9,9 @@ import numpy as np
 import pytest
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from attn_studio.gui.files import export, figures
+from attn_studio.gui.files import banded_image, export, figures
+from attn_studio.gui.files.banded_image import BandedImage
+from attn_studio.gui.files.filled_dashes import dashed
 from gui_helpers import settle
 
 SENTENCE = "the quick brown fox jumps over the lazy dog while the cat sleeps on a warm mat today"
@@ -55,7 +57,7 @@ def assert_same_figure(image: QtGui.QImage, reference: QtGui.QImage, scale: floa
 def test_a_figure_painted_band_by_band_is_the_figure_painted_at_once(window, name, scale):
     panel = export.find_panel(window, name)
     reference = figures.render_panel(panel, scale)
-    banded = figures.BandedImage(panel, scale, budget=0.002)  # small bands: many band edges to check
+    banded = BandedImage(panel, scale, budget=0.002)  # small bands: many band edges to check
     while not banded.step():
         pass
     assert len(banded.tops) >= 3, "painted in one piece"
@@ -83,7 +85,7 @@ def _dashed_plot_rects(panel, image_scale) -> list[QtCore.QRect]:
 
 
 def _banded_pixels(panel, scale):
-    banded = figures.BandedImage(panel, scale, budget=0.002)  # small bands: many band edges
+    banded = BandedImage(panel, scale, budget=0.002)  # small bands: many band edges
     while not banded.step():
         pass
     return banded, pixels(banded.image)
@@ -104,7 +106,7 @@ def test_a_training_figure_with_dashed_curves_is_painted_in_bands_with_its_dashe
         assert lab.runner.wait_idle()
     QtWidgets.QApplication.processEvents()
     panel = export.find_panel(window, "training:induction")
-    assert figures._dashed(figures._scenes(panel))
+    assert dashed(figures._scenes(panel))
     plots = _dashed_plot_rects(panel, 2.0)
     assert len(plots) >= 2, "no dashed curve drawn"
     reference = figures.render_panel(panel, 2.0)
@@ -129,7 +131,7 @@ def test_a_dashed_curve_across_many_bands_keeps_its_dashes(window, monkeypatch):
     assert (image == reference).all()
     # What this guards against: the same bands with the curves stroked by Qt's dashed pen start the
     # dashes again where a band's edge cuts a curve.
-    monkeypatch.setattr(figures, "_FilledDashes", lambda scenes: contextlib.nullcontext())
+    monkeypatch.setattr(banded_image, "FilledDashes", lambda scenes: contextlib.nullcontext())
     _banded, stroked = _banded_pixels(panel, 2.0)
     assert not all(_same_in(stroked, reference, rect) for rect in plots)
     export.done_with(panel)

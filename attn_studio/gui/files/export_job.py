@@ -7,7 +7,7 @@ event-loop turn, each a few tens of milliseconds:
 
 1. the figure is built (``find_panel``); a sheet of heatmaps lets the event loop run a turn
    between its heatmaps (``sheet.breathing``), user input held back until it is whole;
-2. a raster figure (PNG, the clipboard's image) is painted band by band (``figures.BandedImage``:
+2. a raster figure (PNG, the clipboard's image) is painted band by band (``banded_image.BandedImage``:
    the very pixels ``render_panel`` paints, up to the image scaler's rounding where a band starts);
 3. SVG and PDF are drawn in steps too (``vector_figure.SteppedVector``: the figure first, its
    heatmaps' values and token axes after it, a few at a time);
@@ -29,6 +29,7 @@ from PySide6 import QtCore, QtWidgets
 from ...matrices import ExportError, check_output_path, write_output
 from . import export, figures
 from . import sheet as sheets
+from .banded_image import BandedImage
 from .vector_figure import SteppedVector
 
 BREATH_S = 0.02  # while a figure is built, the event loop runs a turn at most this often
@@ -71,7 +72,7 @@ class FigureExport(QtCore.QObject):
         self.ok: bool | None = None  # None while it runs
         self.message = ""
         self.panel = None
-        self._banded: figures.BandedImage | None = None
+        self._banded: BandedImage | None = None
         self._vector: SteppedVector | None = None
         self._steps = self._work()
         self._waiting = None  # a worker job the next piece waits for
@@ -133,7 +134,7 @@ class FigureExport(QtCore.QObject):
             drawing = vector.data()
         image = None
         if self.kind in ("png", "copy"):
-            banded = self._banded = figures.BandedImage(panel, self.scale, budget=BAND_S)
+            banded = self._banded = BandedImage(panel, self.scale, budget=BAND_S)
             while not banded.step():
                 share = 0.5 + banded.progress / 2 if self.kind == "copy" else banded.progress
                 self._status(f"{what}… {round(100 * share)} %", 0)

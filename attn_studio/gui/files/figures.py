@@ -35,7 +35,6 @@ import math
 import time
 from pathlib import Path
 
-import pyqtgraph as pg
 import shiboken6
 from PySide6 import QtCore, QtGui, QtWidgets
 
@@ -43,7 +42,6 @@ from ...matrices import ExportError, check_output_path, write_output
 from ..qt.pg import ExportMode
 from ..widgets import discard
 from ..views.heatmap import exporting
-from ..views.token_axis import registered_heatmaps as heatmap_registry
 from .panels import (  # noqa: F401 (the names the window and the command line have always used)
     PANELS, TRAINED_PANELS, TRAINING_PANELS, Panel, check_panel_name, find_panel, setting_title, show_panel,
     training_panel,
@@ -170,7 +168,7 @@ def _paint_figure(painter: QtGui.QPainter, layout: _Layout, pen_scale: float,
                   band: QtCore.QRectF | None = None, held: bool = False) -> None:
     """Draw the page of ``layout`` with ``painter`` (in logical pixels); ``band`` (page pixels): only the
     panel's part that reaches into it is drawn (the painter is clipped to it: a figure painted band by band);
-    ``held``: the caller holds the panel in export mode (:class:`BandedImage`)."""
+    ``held``: the caller holds the panel in export mode (:class:`.banded_image.BandedImage`)."""
     panel = layout.panel
     painter.setRenderHint(QtGui.QPainter.Antialiasing, True)
     painter.setRenderHint(QtGui.QPainter.TextAntialiasing, True)
@@ -251,224 +249,6 @@ def render_panel(panel, scale: float = 2.0, title: str | None = None) -> QtGui.Q
     finally:
         painter.end()
     return image
-
-
-class BandedImage:
-    """The figure :func:`render_panel` draws, painted band by band: each :meth:`step` paints the next
-    rows of the image and returns, so that the window's event loop runs between bands.
-
-    Every pixel is painted once, by the band whose rows hold it, with the transform the whole figure
-    is painted with: the image is the one :func:`render_panel` makes (tests compare them pixel for
-    pixel). A band's height follows the time the last ones took (``budget`` seconds a step)."""
-
-    def __init__(self, panel, scale: float = 2.0, title: str | None = None, budget: float = 0.035):
-        scale = _check_scale(scale)
-        self.panel = _as_panel(panel)
-        self.layout = _Layout(self.panel, title)
-        self.scale, self.budget = scale, budget
-        width, height = math.ceil(self.layout.width * scale), math.ceil(self.layout.height * scale)
-        if width * height * 4 > MAX_IMAGE_BYTES:
-            raise ExportError(f"a {width}×{height} image is too large; choose a smaller scale")
-        self.image = QtGui.QImage(width, height, QtGui.QImage.Format_ARGB32_Premultiplied)
-        if self.image.isNull():
-            raise ExportError(f"not enough memory for a {width}×{height} image; choose a smaller scale")
-        dots = round(_logical_dpi(self.layout.panel.widget) / 0.0254)
-        self.image.setDotsPerMeterX(dots)
-        self.image.setDotsPerMeterY(dots)
-        self.done_rows = 0
-        # A band starts on a whole page pixel: Qt turns the painter's clip into whole pixels of the page
-        # when the panel's widget is drawn, so a band starting between two would lose its first row. With
-        # a scale of whole numbers (the menu's) any page row will do; else the nearest that falls on a
-        # device row, and with none such the figure is one band.
-        sy = height / self.layout.height
-        page_rows = next((n for n in range(1, 65) if abs(n * sy - round(n * sy)) < 1e-7), None)
-        self.step_rows = round(page_rows * sy) if page_rows else height
-        # A figure made for the page (a sheet, a plot drawn again offscreen) stays in export mode from its
-        # first band to its last: nothing on screen paints it. A part of the window itself (the whole
-        # window) is painted in one piece: it may change between two turns of the event loop.
-        top = self.panel.widget.window()
-        self._offscreen = top.testAttribute(QtCore.Qt.WA_DontShowOnScreen)
-        if not self._offscreen or _dashed(_scenes(self.panel), scale):
-            # A dashed line that Qt strokes cut by a band's edge would start its dashes again there (see
-            # _FilledDashes); one this class cannot paint in bands leaves the figure in one piece.
-            self.step_rows = height
-        self.rows = max(self.step_rows, 64 - 64 % self.step_rows)  # the first band; then from the time taken
-        self.tops: list[int] = []  # the first row of each band painted
-        self._held: contextlib.ExitStack | None = None
-
-    def _hold(self) -> None:
-        scenes = _scenes(self.panel)
-        own = [h for h in heatmap_registry() if shiboken6.isValid(h.plot) and h.plot.scene() in scenes]
-        self._held = contextlib.ExitStack()
-        self._held.enter_context(ExportMode(scenes, self.scale))
-        if self.step_rows < self.image.height():
-            self._held.enter_context(_FilledDashes(scenes))
-        for heatmap in own:  # their labels and titles as a figure shows them (what exporting() redraws)
-            heatmap.redraw_marks()
-
-    def close(self) -> None:
-        """Put the panel back out of export mode (done, or given up half way)."""
-        if self._held is not None:
-            held, self._held = self._held, None
-            held.close()
-
-    @property
-    def progress(self) -> float:
-        """The share of the image painted (0 to 1)."""
-        return self.done_rows / max(self.image.height(), 1)
-
-    def done(self) -> bool:
-        return self.done_rows >= self.image.height()
-
-    def step(self) -> bool:
-        """Paint the next band; True once the whole image is painted."""
-        if self.done():
-            return True
-        image, layout = self.image, self.layout
-        top = self.done_rows
-        rows = min(self.rows, image.height() - top)
-        self.tops.append(top)
-        if self._offscreen and self._held is None and self.step_rows < image.height():
-            self._hold()  # a piece of its own: every item of the figure is put in export mode
-            return False
-        start = time.thread_time()  # the work, not the waits for a core on a busy machine
-        painter = QtGui.QPainter(image)
-        try:
-            device_band = QtCore.QRect(0, top, image.width(), rows)
-            # What QImage.fill(white) does for the whole image in render_panel, for these rows.
-            painter.setCompositionMode(QtGui.QPainter.CompositionMode_Source)
-            painter.fillRect(device_band, QtGui.QColor(255, 255, 255))
-            painter.setCompositionMode(QtGui.QPainter.CompositionMode_SourceOver)
-            sx, sy = image.width() / layout.width, image.height() / layout.height
-            painter.scale(sx, sy)
-            band = QtCore.QRectF(0, top / sy, layout.width, rows / sy)
-            if self._offscreen and self._held is None:  # one band: held for it alone
-                self._hold()
-            if self._held is not None:
-                with exporting(keep_query=self.panel.name == "window", heatmaps=()):
-                    _paint_figure(painter, layout, self.scale, band, held=True)
-            else:  # the whole figure at once, as render_panel paints it
-                _paint_figure(painter, layout, self.scale)
-        finally:
-            painter.end()
-        self.done_rows = top + rows
-        if self.done():
-            self.close()
-        spent = max(time.thread_time() - start, 1e-4)
-        # The next band as tall as the budget allows at this band's pace (never more than twice as tall).
-        self.rows = int(max(64, min(2 * rows, rows * self.budget / spent)))
-        self.rows = max(self.rows - self.rows % self.step_rows, self.step_rows)
-        return self.done()
-
-
-_PLAIN = (QtCore.Qt.SolidLine, QtCore.Qt.NoPen)
-
-
-def _dashed_pen(pen) -> bool:
-    return isinstance(pen, QtGui.QPen) and pen.style() not in _PLAIN
-
-
-def _dashed(scenes, scale: float | None = None) -> bool:
-    """True when an item of ``scenes`` draws a dashed or dotted line; with ``scale`` (a raster figure's),
-    one whose dashes :class:`BandedImage` could not keep across a band's edge: all but the curves
-    :class:`_FilledDashes` paints (and the straight lines Qt dashes from their start, ``InfiniteLine``)."""
-    for scene in scenes:
-        for item in scene.items():
-            if scale is not None and (isinstance(item, pg.InfiniteLine) or _fillable_curve(item, scale)
-                                      or (isinstance(item, pg.PlotDataItem) and _fillable_curve(item.curve, scale))):
-                continue  # (a PlotDataItem draws its line by its curve)
-            pens = [getattr(item, "opts", {}).get(k) for k in ("pen", "shadowPen")] if isinstance(
-                getattr(item, "opts", None), dict) else []
-            pen = getattr(item, "pen", None)
-            pens.append(pen() if callable(pen) and isinstance(item, QtWidgets.QAbstractGraphicsShapeItem) else pen)
-            if any(_dashed_pen(p) for p in pens):
-                return True
-    return False
-
-
-def _fillable_curve(item, scale: float) -> bool:
-    """A pyqtgraph curve whose dashed pens :class:`_FilledDashes` can paint: cosmetic and wider than a
-    device pixel once widened by ``scale`` (a thinner one is Qt's cosmetic stroker's, whose dashes are
-    its own)."""
-    if not isinstance(item, pg.PlotCurveItem):
-        return False
-    for pen in (item.opts.get("pen"), item.opts.get("shadowPen")):
-        if _dashed_pen(pen) and not (pen.isCosmetic() and max(pen.widthF(), 1.0) * scale > 1.0):
-            return False
-    return True
-
-
-class _FilledDashes:
-    """While a raster figure is painted band by band: its dashed curves are drawn as the outline of
-    their dashes, filled, rather than stroked by Qt with the dashed pen.
-
-    Why: ``QWidget.render`` of a band makes the band the paint engine's system clip, and Qt's dash
-    stroker is clipped to that (``QPaintEngineEx::stroke`` gives it ``exDeviceRect``, the device rect
-    within the system clip; a painter clip does not change it, but ``render`` turns one into the system
-    clip too). What lies outside is skipped and the dashes start again where the curve enters the band.
-    A ``QPainterPathStroker`` is clipped to nothing: the outline of every dash of the whole curve, in
-    device pixels as Qt strokes a cosmetic pen, filled the way Qt fills a stroke (the same pixels as
-    the curve stroked in one piece: tests compare them)."""
-
-    def __init__(self, scenes):
-        self.items = [item for scene in scenes for item in scene.items()
-                      if isinstance(item, pg.PlotCurveItem)
-                      and any(_dashed_pen(item.opts.get(k)) for k in ("pen", "shadowPen"))]
-
-    def __enter__(self):
-        for item in self.items:
-            # An instance's own paint: Qt calls it (PySide looks the override up on the object).
-            item.paint = _painted_with_filled_dashes(item)
-        return self
-
-    def __exit__(self, *exc):
-        for item in self.items:
-            if shiboken6.isValid(item):
-                item.__dict__.pop("paint", None)
-        return False
-
-
-def _painted_with_filled_dashes(item):
-    paint = type(item).paint
-
-    def painted(painter, option, widget=None):
-        paint(item, _DashFiller(painter), option, widget)
-    return painted
-
-
-class _DashFiller:
-    """A painter that fills the outline of a dashed path's dashes instead of stroking it (every other
-    call goes to ``painter``)."""
-
-    def __init__(self, painter: QtGui.QPainter):
-        self._painter = painter
-        self._pen = painter.pen()
-
-    def __getattr__(self, name):
-        return getattr(self._painter, name)
-
-    def setPen(self, pen):
-        self._pen = QtGui.QPen(pen)
-        self._painter.setPen(pen)
-
-    def drawPath(self, path):
-        pen, painter = self._pen, self._painter
-        if not (_dashed_pen(pen) and pen.isCosmetic()):
-            painter.drawPath(path)
-            return
-        # A cosmetic pen is stroked in device pixels. Inside QWidget.render the painter's transform at the
-        # call (the figure's scale, the widget's place) is the engine's system transform, beneath the
-        # painter's own (``combinedTransform``): the outline is filled through that alone.
-        to_device, own = painter.deviceTransform(), painter.combinedTransform()
-        system_inverse, invertible = to_device.inverted()
-        if not invertible:
-            return
-        stroke = QtGui.QPainterPathStroker(pen).createStroke(to_device.map(path))
-        painter.save()
-        painter.setViewTransformEnabled(False)
-        painter.setWorldTransform(system_inverse * own)
-        painter.fillPath(stroke, pen.brush())
-        painter.restore()
 
 
 @dataclasses.dataclass(frozen=True)

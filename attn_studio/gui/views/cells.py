@@ -17,7 +17,7 @@ from ...formatting import CELL_DIGITS, format_fixed, format_number
 from .. import presentation
 from ..qt.pg import pg
 from .heatmap_image import runs
-from .token_axis import is_exporting, query_outlined
+from .token_axis import is_exporting, laid_out, query_outlined
 
 TEXT_PX = 13.0      # cell values at zoom 1, in screen pixels, when the cell is large enough
 MIN_TEXT_PX = 7.0   # below this the values are not drawn (the colours still are)
@@ -92,28 +92,10 @@ def _em_width(text: str) -> float:
     return width
 
 
-def _lay_out(text: str, font: QtGui.QFont) -> tuple:
-    """``text`` laid out in ``font``: (QStaticText, half its width, half its height)."""
-    static = QtGui.QStaticText(text)
-    static.setTextFormat(QtCore.Qt.PlainText)
-    static.prepare(QtGui.QTransform(), font)
-    size = static.size()
-    return static, size.width() / 2, size.height() / 2
-
-
-def _laid_out(text: str, font: QtGui.QFont) -> tuple:
-    """:func:`_lay_out`, kept per font and text."""
-    texts = _drawn(font.key())
-    found = texts.get(text)
-    if found is None:
-        found = texts[text] = _lay_out(text, font)
-    return found
-
-
 def _rasterise(text: str, font: QtGui.QFont, colour: QtGui.QColor, ratio: float) -> tuple:
     """``text`` drawn in ``font`` and ``colour`` on a transparent pixmap for a screen of pixel ratio
     ``ratio``: (QPixmap, half its width, half its height), the text centred in it as drawText centres it."""
-    static, half_w, half_h = _laid_out(text, font)
+    static, half_w, half_h = laid_out(text, font)
     width, height = math.ceil(2 * half_w) + 2, math.ceil(2 * half_h) + 2
     pixmap = QtGui.QPixmap(math.ceil(width * ratio), math.ceil(height * ratio))
     pixmap.setDevicePixelRatio(ratio)
@@ -336,7 +318,7 @@ class CellOverlay(pg.GraphicsObject):
                 make = lambda text: _rasterise(text, font, colour, ratio)  # noqa: E731
             else:
                 drawn, draw = _drawn(font.key()), painter.drawStaticText
-                make = lambda text: _lay_out(text, font)  # noqa: E731
+                make = lambda text: laid_out(text, font)  # noqa: E731
             for k in np.flatnonzero(cells).tolist():
                 text = texts[k]
                 found = drawn.get(text)

@@ -464,13 +464,16 @@ class Heatmap:
             changed = True
         return changed
 
+    def has_labels(self, row_labels, col_labels) -> bool:
+        """Whether the rows and columns are labelled with these tokens (set by :meth:`set_labels`)."""
+        return self._labels == (tuple(row_labels), tuple(col_labels))
+
     def set_labels(self, row_labels, col_labels) -> bool:
         """Label the rows and columns with these tokens (as :meth:`set_data` does); True when they changed.
         A view sets a new sentence's labels first when it lays its heatmaps out for them before drawing."""
-        labels = (tuple(row_labels), tuple(col_labels))
-        if labels == self._labels:
+        if self.has_labels(row_labels, col_labels):
             return False
-        self._labels = labels
+        self._labels = (tuple(row_labels), tuple(col_labels))
         self.left_axis.set_labels(_ticks(list(row_labels))[0])
         self.bottom_axis.set_labels(_ticks(list(col_labels))[0])
         return True

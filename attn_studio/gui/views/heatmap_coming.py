@@ -15,6 +15,17 @@ from PySide6 import QtCore
 LAYOUT_PASSES = 8  # a plot's axes, the plot, its canvas's scene: each layout done can ask for the next
 
 
+def axis_titles(state) -> tuple[str, str]:
+    """The rows' and columns' titles of ``state``'s heatmaps: queries and keys (of the decoder and the
+    encoder when they attend across)."""
+    return ("query (decoder)", "key (encoder)") if getattr(state, "cross", False) else ("query", "key")
+
+
+def same_tokens(a, b) -> bool:
+    """Whether states ``a`` and ``b`` have the same query and key tokens (their heatmaps the same labels)."""
+    return list(a.query_tokens) == list(b.query_tokens) and list(a.key_tokens) == list(b.key_tokens)
+
+
 class ComingTokens:
     """Part of a :class:`~.heatmap_view.HeatmapView` (``view``): ``expect(state)`` lays its heatmaps out
     for ``state``'s tokens and holds them unpainted; ``adopt()`` hands the held canvases to the drawing
@@ -71,7 +82,7 @@ class ComingTokens:
             self._stop()
             return
         state = self.view.studio.state
-        if self.view.stages["scores"]._labels == (tuple(state.query_tokens), tuple(state.key_tokens)):
+        if self.view.stages["scores"].has_labels(state.query_tokens, state.key_tokens):
             return  # they came: the drawing due (a turn later) paints them with their numbers
         self._stop()
         self._lay_out_stages(state)
@@ -116,8 +127,7 @@ class ComingTokens:
 
     def _next(self) -> None:
         state = self.view.studio.state
-        if self._state is not None and list(state.query_tokens) == list(self._state.query_tokens) \
-                and list(state.key_tokens) == list(self._state.key_tokens):
+        if self._state is not None and same_tokens(state, self._state):
             # The numbers came first: the drawing due lays out what is left, after the stages are painted.
             self._phases = []
             self._state = None
@@ -135,15 +145,11 @@ class ComingTokens:
                 canvas.setUpdatesEnabled(False)
                 self.held.append(canvas)
 
-    @staticmethod
-    def _titles(state) -> tuple[str, str]:
-        return ("query (decoder)", "key (encoder)") if getattr(state, "cross", False) else ("query", "key")
-
     def _lay_out_stages(self, state) -> list:
         """Give the shown stages ``state``'s labels, ranges and least sizes; the canvases changed."""
         view = self.view
         rows, cols = list(state.query_tokens), list(state.key_tokens)
-        row_title, col_title = self._titles(state)
+        row_title, col_title = axis_titles(state)
         changed = []
         for key, canvas in view.canvases.items():
             if canvas.isHidden():
@@ -161,7 +167,7 @@ class ComingTokens:
         view = self.view
         if getattr(state, "effective_heads", None) != view.heads_shown:
             return  # another count of heads: the drawing builds the grid anew
-        row_title, col_title = self._titles(state)
+        row_title, col_title = axis_titles(state)
         rows, cols = list(state.query_tokens), list(state.key_tokens)
         place = view.heads_scroll
         # What the heads' place shows, in the grid's coordinates (the grid scrolls under it).

@@ -17,7 +17,7 @@ from .heatmap_sizing import (  # noqa: F401 (importable from here)
     StageSizing,
 )
 from .heatmap_parts import Prepared, _levels, heads_grid_shape  # noqa: F401 (importable from here)
-from .heatmap_coming import ComingTokens
+from .heatmap_coming import ComingTokens, axis_titles
 from .heatmap_canvas import TOOLTIP_MS, HeatmapCanvas  # noqa: F401 (TOOLTIP_MS: still importable from here)
 from ..widgets import caption_label, short_token, view_layout
 
@@ -279,8 +279,7 @@ class HeatmapView(StageSizing, QtWidgets.QWidget):
         n_heads = result.weights.shape[0]
         head = state.shown_head
         blocked = result.blocked
-        row_title = "query (decoder)" if state.cross else "query"
-        col_title = "key (encoder)" if state.cross else "key"
+        row_title, col_title = axis_titles(state)
         selected = state.query_index if q_tokens else None
         scores = result.scores[head]
         logits = result.logits[head]

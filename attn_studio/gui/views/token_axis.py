@@ -36,8 +36,8 @@ _MEASURES: dict = {}  # (font key, elision limit) -> {token: (label, width in pi
 LISTS_KEPT = 8  # whole label lists kept (the oldest forgotten first)
 _LISTS: dict = {}  # (font key, elision limit, positions, tokens) -> ([(position, label)], widest label in pixels)
 
-STATIC_TEXTS_KEPT = 4_000  # laid-out labels kept for the screen (then forgotten and laid out again)
-_STATIC_TEXTS: dict = {}  # (font key, label) -> QStaticText: a new sentence's labels on 15 maps are laid out once
+LAID_OUT_KEPT = 20_000  # texts laid out for the screen kept (then forgotten and laid out again)
+_LAID_OUT: dict = {}  # (font key, text) -> laid_out(): a new sentence's labels on 15 maps are laid out once
 
 _export_depth = 0
 _query_kept = False  # the whole window drawn as a figure keeps its query's outline (its caption names it)
@@ -103,17 +103,20 @@ def _ticks(labels: list[str]) -> list[list[tuple[int, str]]]:
     return [[(i, label) for i, label in enumerate(labels)]]
 
 
-def static_text(text: str, font: QtGui.QFont, font_key: str | None = None) -> QtGui.QStaticText:
-    """``text`` laid out once in ``font`` (whose ``key()`` is ``font_key``, when known) for the screen: drawn
-    again (the same token on every head's map, every edit) it costs a third of laying the text out each time."""
+def laid_out(text: str, font: QtGui.QFont, font_key: str | None = None) -> tuple[QtGui.QStaticText, float, float]:
+    """``text`` laid out once in ``font`` (whose ``key()`` is ``font_key``, when known) for the screen:
+    (QStaticText, half its width, half its height). Kept per font and text: the same token on every head's
+    map and the same value in many cells are laid out once, drawn again for a third of the cost."""
     key = (font.key() if font_key is None else font_key, text)
-    found = _STATIC_TEXTS.get(key)
+    found = _LAID_OUT.get(key)
     if found is None:
-        if len(_STATIC_TEXTS) >= STATIC_TEXTS_KEPT:
-            _STATIC_TEXTS.clear()
-        found = _STATIC_TEXTS[key] = QtGui.QStaticText(text)
-        found.setTextFormat(QtCore.Qt.PlainText)
-        found.prepare(QtGui.QTransform(), font)
+        if len(_LAID_OUT) >= LAID_OUT_KEPT:
+            _LAID_OUT.clear()
+        static = QtGui.QStaticText(text)
+        static.setTextFormat(QtCore.Qt.PlainText)
+        static.prepare(QtGui.QTransform(), font)
+        size = static.size()
+        found = _LAID_OUT[key] = (static, size.width() / 2, size.height() / 2)
     return found
 
 
@@ -407,7 +410,7 @@ class TokenAxis(pg.AxisItem):
             super().paint(p, opt, widget)
             return
         p.save()
-        self._on_screen = True  # labels drawn from laid-out texts (static_text): the screen only
+        self._on_screen = True  # labels drawn from laid-out texts (laid_out): the screen only
         try:
             if self.style["tickFont"]:
                 p.setFont(self.style["tickFont"])
@@ -483,9 +486,8 @@ class TokenAxis(pg.AxisItem):
                     continue
                 top = point.y() - line / 2
                 if static:
-                    laid = static_text(text, font, font_key)
-                    size = laid.size()
-                    p.drawStaticText(QtCore.QPointF(right - size.width(), top + (line - size.height()) / 2), laid)
+                    laid, half_w, half_h = laid_out(text, font, font_key)
+                    p.drawStaticText(QtCore.QPointF(right - 2 * half_w, top + line / 2 - half_h), laid)
                 else:
                     rect = QtCore.QRectF(left, top, right - left, line)
                     p.drawText(rect, int(QtCore.Qt.AlignRight | QtCore.Qt.AlignVCenter), text)
@@ -503,9 +505,8 @@ class TokenAxis(pg.AxisItem):
                 p.translate(x + metrics.height() * 0.3, 3)
             p.rotate(-angle)
             if static:
-                laid = static_text(text, font, font_key)
-                size = laid.size()
-                p.drawStaticText(QtCore.QPointF(-size.width(), -size.height() / 2), laid)
+                laid, half_w, half_h = laid_out(text, font, font_key)
+                p.drawStaticText(QtCore.QPointF(-2 * half_w, -half_h), laid)
             else:
                 width = metrics.horizontalAdvance(text) + 2
                 p.drawText(QtCore.QRectF(-width, -metrics.height() / 2, width, metrics.height()),
