@@ -5,7 +5,7 @@ head, every head in an even grid in the height left under them, and the formula 
 from __future__ import annotations
 
 import numpy as np
-from PySide6 import QtCore, QtGui, QtWidgets
+from PySide6 import QtCore, QtWidgets
 
 from ...explain import cell_tooltip, logits_title, scores_title, stable_weight_tooltip
 from ...formatting import DEFAULT_DIGITS
@@ -18,6 +18,7 @@ from .heatmap_sizing import (  # noqa: F401 (importable from here)
 )
 from .heatmap_parts import Prepared, _levels, heads_grid_shape  # noqa: F401 (importable from here)
 from .heatmap_coming import ComingTokens, axis_titles
+from .heatmap_formula import PinnedFormula
 from .heatmap_canvas import TOOLTIP_MS, HeatmapCanvas  # noqa: F401 (TOOLTIP_MS: still importable from here)
 from ..widgets import caption_label, short_token, view_layout
 
@@ -125,23 +126,10 @@ class HeatmapView(StageSizing, QtWidgets.QWidget):
         self._heads_shown = -1  # nothing laid out yet
         self.grid_shape = (0, 0)  # (rows, columns) of the heads' grid
 
-        # A clicked cell's formula stays here, large and selectable, until another cell is clicked.
-        # Read-only text: selectable, and it scrolls when a wide model's formula is long,
-        # instead of squeezing the heatmaps.
-        self.formula_panel = QtWidgets.QPlainTextEdit()
-        self.formula_panel.setObjectName("formulaPanel")
-        self.formula_panel.setReadOnly(True)
-        self.formula_panel.setTextInteractionFlags(QtCore.Qt.TextSelectableByMouse |
-                                                   QtCore.Qt.TextSelectableByKeyboard)
-        self.formula_panel.setLineWrapMode(QtWidgets.QPlainTextEdit.WidgetWidth)
-        self.formula_panel.setSizePolicy(QtWidgets.QSizePolicy.Ignored, QtWidgets.QSizePolicy.Fixed)
-        font = QtGui.QFont(self.formula_panel.font())
-        font.setPointSizeF(max(font.pointSizeF() * 1.2, 12.0))
-        self.formula_panel.setFont(font)
-        lines = 3  # the usual formula (where, score, weight); a longer one scrolls
-        self.formula_panel.setFixedHeight(int(QtGui.QFontMetrics(font).lineSpacing() * lines + 14))
+        # A clicked cell's formula stays under the heatmaps, large and selectable (PinnedFormula).
+        self.formula = PinnedFormula(self)
+        self.formula_panel = self.formula.panel
         top.addWidget(self.formula_panel)
-        self.pinned: tuple[str, int, int] | None = None  # (heatmap key, query, key) of the pinned formula
         self._stage_min: dict[str, tuple[int, int, int]] = {}  # each stage's least size for its labels, its title
         self._wrapped_min: dict[str, int] = {}  # each stage's least height two stages across
         self._title_room = 0  # the rows' title's width, once measured
@@ -499,38 +487,27 @@ class HeatmapView(StageSizing, QtWidgets.QWidget):
             return f"head {self.head_maps.index(heatmap) + 1}"
         return next(key for key, hm in self.stages.items() if hm is heatmap)
 
-    def _set_formula(self, text: str) -> None:
-        # Unchanged text is left alone: a selection the lecturer made survives a redraw.
-        if self.formula_panel.toPlainText() != text:
-            self.formula_panel.setPlainText(text)
+    @property
+    def pinned(self) -> tuple[str, int, int] | None:
+        """(heatmap key, query, key) of the cell whose formula is pinned, or None."""
+        return self.formula.pinned
+
+    @pinned.setter
+    def pinned(self, cell) -> None:
+        self.formula.pinned = cell
 
     def formula_text(self) -> str:
         """What the formula panel shows."""
-        return self.formula_panel.toPlainText()
+        return self.formula.text()
 
     def pin_formula(self, key: str, i: int, j: int) -> None:
         """Keep the formula of cell (query ``i``, key ``j``) of heatmap ``key`` in the formula panel."""
-        self.pinned = (key, int(i), int(j))
-        self._show_pinned()
+        self.formula.pin(key, i, j)
         for hm in self.head_maps[: max(self._heads_shown, 0)]:
             self._keep_labels(hm)
 
     def _show_pinned(self) -> None:
-        if self.pinned is None:
-            self._set_formula("Click a cell to keep its formula here; hover a cell to see it.")
-            return
-        key, i, j = self.pinned
-        result = self.studio.result
-        heads = result.weights.shape[0]
-        t_q, t_k = result.weights.shape[1:]
-        head_gone = key.startswith("head ") and (heads < 2 or int(key.split()[1]) > heads)
-        stage_gone = key == "stable" and self.canvases["stable"].isHidden()
-        if head_gone or stage_gone or not (i < t_q and j < t_k):
-            self._set_formula(
-                f"The pinned cell ({key}, query {i + 1}, key {j + 1}) no longer exists: click another cell.")
-            return
-        # The tooltip's first line names the query and key; "pinned" says why it stays.
-        self._set_formula(f"Pinned, {key}: " + self.tooltip_for(self.heatmap_for(key), i, j))
+        self.formula.show()
 
     def _apply_highlight(self) -> None:
         for hm in self.stages.values():
