@@ -242,3 +242,29 @@ def test_a_page_figure_before_the_first_step_has_no_hint(qtbot):
     qtbot.addWidget(on_screen)
     on_screen.draw(Snapshot(exp=exp, steps=0, extras={}))
     assert "press Play" in on_screen.sentence.text()  # the window's own panel may say what to press
+
+
+def test_a_training_panels_vector_figure_is_drawn_an_axis_a_step_as_in_one_piece(window):
+    # Drawn with the rest of the figure, a training panel's ten plot axes held the window 55-60 ms: each
+    # is now a step of its own, after the plots, and the file draws the same pixels and texts.
+    from attn_studio.gui.files import figures, vector_figure
+    from attn_studio.gui.views.token_axis import TokenAxis
+    from svg_boxes import text_boxes
+    from test_export_vector_steps import drawn
+
+    stepped(window, "scaling", 25, d_k=8)
+    panel = export.find_panel(window, "training:scaling")
+    vector = vector_figure.SteppedVector(panel, "svg", budget=0.001)
+    while not vector.step():
+        QtWidgets.QApplication.processEvents()
+    axes = [piece.axis for piece in vector.left if isinstance(piece, vector_figure._Axis)]
+    assert len(axes) >= 6 and not [a for a in axes if isinstance(a, TokenAxis)]  # the plots' own axes
+    assert vector.steps >= 2 + len(axes), "the axes were not drawn a step each"
+    written = vector.data()
+    export.done_with(panel)
+    panel = export.find_panel(window, "training:scaling")
+    expected = figures.svg_bytes(panel)
+    export.done_with(panel)
+    assert sorted(t for t, _ in text_boxes(written)) == sorted(t for t, _ in text_boxes(expected))
+    assert "loss (nats)" in [t for t, _ in text_boxes(written)]
+    assert (drawn(written) == drawn(expected)).all(), "the stepped SVG draws other pixels than the one-piece one"

@@ -202,7 +202,7 @@ class FigureExport(QtCore.QObject):
             self._vector.close()
         if self.panel is not None:
             panel, self.panel = self.panel, None
-            return export.done_with(panel) or []
+            return export.done_with(panel, empty=False)
         return []
 
     def wait(self, timeout: float = 120.0) -> bool:
@@ -229,6 +229,9 @@ class FigureExport(QtCore.QObject):
             pass
         if not self._steps.gi_running:  # ended from outside its own pieces (an error, a closed window)
             self._steps.close()
+        # The pieces' frame holds this export: let go of them and of what drew the figure, else the
+        # export and the deleted items its drawings noted wait for the collector's next full pass.
+        self._steps, self._vector, self._banded = iter(()), None, None
         if self._on_end is not None:
             self._on_end(ok, message)
         self.ended.emit()

@@ -32,7 +32,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import math
-import time
 from pathlib import Path
 
 import shiboken6
@@ -40,7 +39,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from ...matrices import ExportError, check_output_path, write_output
 from ..qt.pg import ExportMode
-from ..widgets import discard
+from ..widgets import break_apart, discard, parts_of
 from ..views.heatmap import exporting
 from .panels import (  # noqa: F401 (the names the window and the command line have always used)
     PANELS, TRAINED_PANELS, TRAINING_PANELS, Panel, check_panel_name, find_panel, setting_title, show_panel,
@@ -506,42 +505,20 @@ __all__ = [
 ]
 
 
-def done_with(panel) -> list:
+def done_with(panel, *, empty: bool = True) -> list:
     """Free a figure drawn for the page (a sheet, an offscreen plot) once it is written or copied.
 
     Its C++ side is deleted now, not by the cycle collector (see ``widgets.discard``); a panel of
-    the window itself (its widgets, the whole window) is left alone. Returns the Python objects of
-    what was deleted (its widgets and graphics items), for :func:`break_apart`."""
+    the window itself (its widgets, the whole window) is left alone. Its Python side is emptied now
+    too; with ``empty=False`` it is returned instead (its widgets and graphics items), for
+    :func:`break_apart` to empty in pieces (a Model view figure's is 10 to 20 ms of work)."""
     panel = _as_panel(panel)
     deleted = []
     for widget in (panel.widget, panel.keep):
         if isinstance(widget, QtWidgets.QWidget) and shiboken6.isValid(widget) and widget.parent() is None \
                 and widget.testAttribute(QtCore.Qt.WA_DontShowOnScreen):
-            deleted.append(widget)
-            deleted += widget.findChildren(QtCore.QObject)
-            for view in [widget, *widget.findChildren(QtWidgets.QGraphicsView)]:
-                if isinstance(view, QtWidgets.QGraphicsView) and view.scene() is not None:
-                    deleted += view.scene().items()
-            discard(widget)
+            deleted += parts_of(widget)
+            discard(widget, empty=False)
+    if empty:
+        break_apart(deleted, float("inf"))
     return deleted
-
-
-def break_apart(objects, budget: float) -> bool:
-    """Empty the attributes of the deleted ``objects`` (from :func:`done_with`), from the end of the
-    list, for up to ``budget`` seconds; True once none is left.
-
-    A figure's Python side (its items, their plots, labels and numbers) is held together in reference
-    cycles: left alone it lives on until the collector's full pass, which then frees a whole figure
-    at once (a Model view figure's took 60 to 130 ms of one turn). Emptied a few at a time, each piece
-    is freed as its last reference goes."""
-    end = time.perf_counter() + budget
-    while objects:
-        obj = objects.pop()
-        if not shiboken6.isValid(obj):  # its C++ side is gone: nothing of Qt asks it for anything now
-            attributes = getattr(obj, "__dict__", None)
-            if attributes:
-                attributes.clear()
-        del obj
-        if time.perf_counter() > end:
-            break
-    return not objects

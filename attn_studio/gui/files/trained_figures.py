@@ -24,7 +24,7 @@ from ...matrices import ExportError
 from .. import presentation
 from ..qt.pg import pg
 from ..views.heatmap import WEIGHTS_CMAP, Heatmap
-from ..widgets import discard
+from ..widgets import break_apart, discard
 from . import sheet as sheets
 
 ROOM = sheets.SLIDE_ROOM
@@ -53,10 +53,18 @@ def data_tile(matrix, rows, cols, title: str, *, cmap: str = WEIGHTS_CMAP, level
 
 def free_source(tile: sheets.Tile) -> None:
     """Delete a :func:`data_tile`'s heatmap now that a sheet is drawn from it: a plot in no scene would be
-    left to the cycle collector (see ``widgets.discard``)."""
+    left to the cycle collector (see ``widgets.discard``). Its items' Python side is emptied too: held in
+    reference cycles, a Model view figure's thirteen of them (4,000 objects) waited for the collector's
+    next full pass and made it 30 to 60 ms longer."""
     plot = tile.source.plot
     if shiboken6.isValid(plot) and plot.scene() is None:
+        items, parts = [plot], []
+        while items:  # the plot's items, its axes, labels and their texts, before they are deleted
+            item = items.pop()
+            parts.append(item)
+            items += item.childItems()
         shiboken6.delete(plot)
+        break_apart(parts, float("inf"))
 
 
 def token_cell() -> float:

@@ -8,7 +8,8 @@ the SVG generator or PDF writer with one painter kept open across several event-
 1. the figure in one piece, every heatmap's values and token axes left out (the cells, titles,
    colour bars: a few tens of milliseconds);
 2. what was left out, with the painter as the figure's paint had it there (transform, clip, font,
-   pen), each turn as much as ``budget`` seconds allow: a token axis at a time, and the values a
+   pen), each turn as much as ``budget`` seconds allow: an axis at a time (a plot's as well as a
+   heatmap's tokens: a training panel's ten axes took 55-60 ms drawn with the rest), and the values a
    few rows of cells at a time, each value written once by the heatmap's own code
    (``CellOverlay._draw_values``), so every text lands where a one-piece drawing puts it;
 3. the painter ended (the SVG or PDF engine writes the file's bytes), and the file written by a
@@ -36,7 +37,7 @@ import shiboken6
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from ...matrices import ExportError
-from ..qt.pg import ExportMode
+from ..qt.pg import ExportMode, pg
 from ..views.cells import CellOverlay
 from ..views.heatmap import exporting
 from ..views.token_axis import TokenAxis, query_outlined, registered_heatmaps
@@ -110,15 +111,16 @@ class _Values:
 
 
 class _Axis:
-    """A token axis (its line and its labels), painted in one piece."""
+    """An axis (its line, ticks and labels: a token axis or a plot's), painted in one piece."""
 
-    def __init__(self, axis: TokenAxis, painter: QtGui.QPainter, args: tuple):
+    def __init__(self, axis: pg.AxisItem, painter: QtGui.QPainter, args: tuple):
         self.axis, self.args, self.state = axis, args, _PainterState(painter)
+        self.paint = _PAINT_AXIS if isinstance(axis, TokenAxis) else _PAINT_PLOT_AXIS
         self.painted = False
 
     def draw(self, painter: QtGui.QPainter, rows: int) -> int:
         with self.state.on(painter):
-            _PAINT_AXIS(self.axis, painter, *self.args)
+            self.paint(self.axis, painter, *self.args)
         self.painted = True
         return 0
 
@@ -132,6 +134,7 @@ class _Axis:
 
 _WRITE_VALUES = CellOverlay._draw_values
 _PAINT_AXIS = TokenAxis.paint
+_PAINT_PLOT_AXIS = pg.AxisItem.paint
 _notes: list = []  # while a figure is painted for SteppedVector: what notes a piece left for later
 
 
@@ -145,6 +148,11 @@ def _paint_or_note(axis, painter, *args):
         _PAINT_AXIS(axis, painter, *args)
 
 
+def _plot_axis_or_note(axis, painter, *args):
+    if not (_notes and _notes[-1](axis, painter, args)):
+        _PAINT_PLOT_AXIS(axis, painter, *args)
+
+
 @contextlib.contextmanager
 def _noting(note):
     """While the figure is painted (one call): its heatmaps' values and token axes go to ``note``
@@ -154,11 +162,11 @@ def _noting(note):
     shiboken keeps the last Python override of a C++ virtual (``paint``) it found without a
     reference, and a function made for one paint and freed after it crashed the next paint."""
     _notes.append(note)
-    CellOverlay._draw_values, TokenAxis.paint = _values_or_note, _paint_or_note
+    CellOverlay._draw_values, TokenAxis.paint, pg.AxisItem.paint = _values_or_note, _paint_or_note, _plot_axis_or_note
     try:
         yield
     finally:
-        CellOverlay._draw_values, TokenAxis.paint = _WRITE_VALUES, _PAINT_AXIS
+        CellOverlay._draw_values, TokenAxis.paint, pg.AxisItem.paint = _WRITE_VALUES, _PAINT_AXIS, _PAINT_PLOT_AXIS
         _notes.remove(note)
 
 
@@ -278,7 +286,7 @@ class SteppedVector:
 
     def _draw_figure(self) -> None:
         scenes = figures._scenes(self.panel)
-        ours = {id(item) for scene in scenes for item in scene.items() if isinstance(item, (CellOverlay, TokenAxis))}
+        ours = {id(item) for scene in scenes for item in scene.items() if isinstance(item, (CellOverlay, pg.AxisItem))}
         failed: list = []
 
         def note(item, painter, args) -> bool:

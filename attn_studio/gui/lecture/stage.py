@@ -243,7 +243,7 @@ class Stage(QtWidgets.QWidget):
             self.body_layout.removeWidget(old)
             old.hide()
             if not getattr(old, "lent", False):
-                _discard(old)
+                _discard(old, empty=False)  # the room may still read the figure it showed
         self.content = widget
         if widget is not None:
             self.body_layout.addWidget(widget, 1, QtCore.Qt.AlignCenter if getattr(widget, "fixed", False)

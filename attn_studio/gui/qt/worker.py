@@ -242,8 +242,18 @@ def one_blas_thread():
 # a timer, generation by generation when the counts pass the thresholds, as pyqtgraph's
 # GarbageCollector does. Refcount frees are not affected: a job must never hold the last
 # reference to a Qt object (the workers above are released on the GUI thread, see _park).
+#
+# A full pass walks every object that Python tracks, and after the imports that is about 96,000
+# (Qt's bindings, NumPy, SciPy, pyqtgraph: functions, descriptors, dicts), which took 40-50 ms of
+# a turn before it even reached the garbage, 100-330 ms with a model loaded on a busy machine. So
+# the collector starts by moving what is alive then (the loaded modules, before any window) out
+# of the collector's sight (gc.freeze): they live as long as the application. Full passes then
+# walk only what was made since, a few ms, and come every few seconds, so each frees little.
+# The cost: an object alive at the start that later becomes garbage in a cycle is never freed
+# while the collector runs; that is bounded by what was alive once, and it does not grow.
 
 COLLECT_INTERVAL_MS = 500
+FULL_PASS_SPACING_S = 2.0  # at least this long between two full passes (and 20 times a pass's length)
 
 
 class _Collector(QtCore.QObject):
@@ -254,6 +264,8 @@ class _Collector(QtCore.QObject):
         self.timer = QtCore.QTimer(self)
         self.timer.timeout.connect(self.check)
         gc.disable()
+        gc.collect()  # what is garbage now is freed, not kept for good
+        gc.freeze()  # what is alive now (the loaded modules) is left out of every pass (see above)
         self.timer.start(COLLECT_INTERVAL_MS)
         app.aboutToQuit.connect(self.stop)
 
@@ -263,14 +275,17 @@ class _Collector(QtCore.QObject):
             gc.disable()
         counts = gc.get_count()
         for generation in (2, 1, 0):  # the oldest generation due takes the younger ones with it
-            if counts[generation] <= self.thresholds[generation]:
+            # The oldest is due once anything reached it: with the loaded modules frozen a full pass
+            # walks only the objects made since, and an export's figure, dropped, waits in it.
+            if counts[generation] <= (0 if generation == 2 else self.thresholds[generation]):
                 continue
             if generation == 2 and time.monotonic() < self.next_full:
-                continue  # a full pass walks every object: spaced so that it takes <= 5% of the time
+                continue  # spaced so that full passes take <= 5% of the time, and each frees little
             start = time.monotonic()
             gc.collect(generation)
             if generation == 2:
-                self.next_full = time.monotonic() + 20 * (time.monotonic() - start)
+                took = time.monotonic() - start
+                self.next_full = time.monotonic() + max(FULL_PASS_SPACING_S, 20 * took)
             break
         _ENDED[:] = [w for w in _ENDED if shiboken6.isValid(w)]
 
@@ -280,6 +295,7 @@ class _Collector(QtCore.QObject):
             return
         self.stopped = True
         self.timer.stop()
+        gc.unfreeze()  # what was kept out of sight is collected again, as Python does by itself
         gc.enable()
         self.setParent(None)  # a later window of the same application may start one again
         self.deleteLater()
@@ -287,8 +303,9 @@ class _Collector(QtCore.QObject):
 
 def collect_on_gui_thread(app=None):
     """Turn automatic garbage collection off and collect on the GUI thread from a timer, once per
-    application (``attn-studio`` calls this; the application's ``aboutToQuit`` or the returned
-    collector's ``stop()`` turns it back on). Returns the collector, or None if one was running."""
+    application (``attn-studio`` and every window call this; the application's ``aboutToQuit`` or the
+    returned collector's ``stop()`` turns it back on). What is alive when it starts is kept out of the
+    collector's passes until it stops. Returns the collector, or None if one was running."""
     app = app or QtCore.QCoreApplication.instance()
     if app is None or app.findChild(_Collector) is not None:
         return None

@@ -29,10 +29,10 @@ from ..heads import HeadsTab
 from ..lecture.mode import Lecture
 from ..lecture import scenes_panel
 from ..lecture.present import Present
+from ..qt.worker import collect_on_gui_thread
 from ..settings import data_dir
 from ..trained.wiring import TrainedWiring
-from ..training.wiring import DOCKS as TRAINING_DOCKS
-from ..training.wiring import TrainingWiring
+from ..training.wiring import DOCKS as TRAINING_DOCKS, TrainingWiring
 from ..views.plots import VariancePlot
 from . import help
 from .drawing import VIEWS, SeenWhenGrabbed, ViewDrawer
@@ -57,6 +57,7 @@ class MainWindow(SeenWhenGrabbed, QtWidgets.QMainWindow):
     def __init__(self, studio: Studio | None = None, *, preset: str | None = None, restore_settings: bool = True,
                  recovery: bool = True):
         super().__init__()
+        collect_on_gui_thread()  # cycles freed on the GUI thread, however the window was opened (once)
         self.setObjectName("mainWindow")
         # Without a studio, open on ``preset`` (journey by default); with one, it names the example it came from.
         if studio is None:
