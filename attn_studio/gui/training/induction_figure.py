@@ -128,17 +128,18 @@ class InductionFigure(LabFigure):
         if page:
             # For the page, the curves and the ablation bars one above the other beside the heads in a
             # square (a row per layer): each head tall enough for every token on its rows and columns.
-            g.addItem(self.loss_plot.plot, row, 0)
-            g.addItem(self.score_plot.plot, row + 1, 0)
-            g.addItem(self.ablation.plot, row + 2, 0)
+            for item, place in ((self.loss_plot.plot, (row, 0)), (self.score_plot.plot, (row + 1, 0)),
+                                (self.ablation.plot, (row + 2, 0))):
+                g.addItem(item, *place)
+                breathe()  # each item added lays the grid out again: a turn of the window's export between them
             self.heads_layout = g.addLayout(row, 1, 3, 1)
             g.ci.layout.setColumnStretchFactor(0, 2)
             g.ci.layout.setColumnStretchFactor(1, 3)
         else:
             # The bars third in the row of plots: the stage shows them as the panel's third page.
-            g.addItem(self.loss_plot.plot, row, 0)
-            g.addItem(self.score_plot.plot, row, 1)
-            g.addItem(self.ablation.plot, row, 2)
+            for column, item in enumerate((self.loss_plot.plot, self.score_plot.plot, self.ablation.plot)):
+                g.addItem(item, row, column)
+                breathe()
             self.heads_layout = g.addLayout(row + 1, 0, 1, 3)
             g.ci.layout.setRowStretchFactor(row, 2)
             g.ci.layout.setRowStretchFactor(row + 1, 3)
