@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..engine import MultiHeadResult, Projection2D, layerwise_cosine, pca_2d
-from ..pretrained import ModelError, ModelRun
+from ..pretrained import Edits, ModelError, ModelRun
 from .state import SELECTION_FIELDS, TrainedState, _ro
 
 
@@ -63,13 +63,17 @@ class Computed:
     (layers, T, T)``, ``words`` (a :class:`WordPaths` or None when there is no
     second sentence or word, or the word is missing: then ``word_message`` says
     why), ``pending`` (what was computed).
+
+    ``trained_run`` and ``drift`` may be left for later by the computation (``_trained_run`` None:
+    :meth:`TrainedStudio.compute` with ``intact=False``, when no view in sight reads them): they are
+    then worked out on first use, from ``run`` up from its lowest edited layer, and kept.
     """
 
     pending: Pending
     run: ModelRun
-    trained_run: ModelRun
+    _trained_run: ModelRun | None
     second_run: ModelRun | None
-    drift: np.ndarray
+    _drift: np.ndarray | None
     mean_attention: np.ndarray
     rollout: np.ndarray
     words: WordPaths | None
@@ -78,6 +82,31 @@ class Computed:
     @property
     def state(self) -> TrainedState:
         return self.pending.state
+
+    @property
+    def trained_run(self) -> ModelRun:
+        """The unedited model on the same text (``run`` itself when nothing is edited)."""
+        trained = self._trained_run
+        if trained is None:
+            # Below its lowest edited layer ``run`` is the unedited model's: only the layers above are run.
+            trained = self.run.rerun(Edits())
+            object.__setattr__(self, "_trained_run", trained)  # kept: pure, the same whoever works it out
+        return trained
+
+    @property
+    def drift(self) -> np.ndarray:
+        """``(layers + 1,)``: per layer, how far the token vectors moved from the unedited model's."""
+        drift = self._drift
+        if drift is None:
+            trained = self.trained_run
+            drift = _ro(self.run.drift(trained) if self.run is not trained else np.zeros(self.run.model.layers + 1))
+            object.__setattr__(self, "_drift", drift)
+        return drift
+
+    @property
+    def intact_known(self) -> bool:
+        """True when ``trained_run`` and ``drift`` are worked out (reading them costs nothing)."""
+        return self._trained_run is not None and self._drift is not None
 
 
 @dataclass(frozen=True)

@@ -273,12 +273,15 @@ class TrainedStudio(LayerReadings):
             self._generation += 1
         return Pending(new, self._state, self._computed, self._generation, changed, coalesce, record)
 
-    def compute(self, pending: Pending) -> Computed:
+    def compute(self, pending: Pending, intact: bool = True) -> Computed:
         """Run the engine for ``pending.state``; pure and thread-safe (see the module docstring).
 
         Reuses ``pending.base_computed``: the same text with other edits
         recomputes from the lowest changed layer only; a selection change
-        reuses everything.
+        reuses everything. ``intact=False``: an edited model's run on a new
+        text is made directly, and the unedited model's run (and the drift) is
+        left for later (:class:`Computed` works it out when it is first read):
+        the window's edit is drawn a pass sooner when no view in sight reads it.
         """
         s, base = pending.state, pending.base_computed
         # The result keeps its pending change without the base's result: a chain of
@@ -288,20 +291,24 @@ class TrainedStudio(LayerReadings):
         if base is not None and base.state.sentence == s.sentence:
             if not pending.changed & (_TEXT_FIELDS | _SECOND_FIELDS | {"edits"}):
                 return dataclasses.replace(base, pending=pending)  # nothing the engine computes changed
-            trained_run = base.trained_run
+            trained_run = base.trained_run if intact else base._trained_run
             run = base.run.rerun(s.edits)
-        else:
+        elif intact or s.edits.is_trained:
             trained_run = m.run(s.sentence)
             run = trained_run if s.edits.is_trained else trained_run.rerun(s.edits)
+        else:
+            trained_run, run = None, m.run(s.sentence, edits=s.edits)
         second_run = None
         if s.second_sentence:
             if base is not None and base.second_run is not None and base.state.second_sentence == s.second_sentence:
                 second_run = base.second_run.rerun(s.edits)
             else:
                 second_run = m.run(s.second_sentence, edits=s.edits)
-        drift = run.drift(trained_run) if run is not trained_run else np.zeros(m.layers + 1)
+        drift = None
+        if trained_run is not None:
+            drift = _ro(run.drift(trained_run) if run is not trained_run else np.zeros(m.layers + 1))
         words, message = _word_paths(run, second_run, s.word)
-        return Computed(pending, run, trained_run, second_run, _ro(drift), _ro(run.mean_attention()),
+        return Computed(pending, run, trained_run, second_run, drift, _ro(run.mean_attention()),
                         _ro(run.rollout()), words, message)
 
     def install(self, computed: Computed) -> bool:

@@ -471,3 +471,37 @@ def test_switching_to_a_trained_model_resets_hidden_tables_later_and_each_on_sho
     window.trained.room.use_toy()
     wait_idle(qtbot, window)
     assert numbers.models["w_v"].rowCount() == window.studio.state.d_model
+
+
+def test_an_edited_models_new_sentence_is_drawn_before_its_unedited_run_is_worked_out(trained, qtbot, minilm):
+    # On the Attention tab nothing reads the unedited model's run: the pass runs the edited model alone, and
+    # the unedited run (Drift, the Heads tab, Compare) is worked out on the worker once the edit is drawn.
+    from attn_studio.pretrained import Edits
+    from attn_studio.trained import TrainedStudio
+
+    w, room = trained, trained.trained.room
+    studio = w.studio.target
+    room.set_head_scale(3, 3, 0.0)
+    wait_idle(qtbot, w)
+    w.view_tabs.setCurrentWidget(w.heatmap_view)
+    settle(w)
+    known_at_install = []
+    unsubscribe = studio.subscribe(lambda change: known_at_install.append(studio.computed.intact_known))
+    try:
+        assert room.set_sentence("She went to the bank to get money out.")
+        wait_idle(qtbot, w)
+        w.view_tabs.setCurrentWidget(room.drift_plot)  # the Drift tab reads it: this pass computes both
+        settle(w)
+        assert room.set_sentence("The bank of the river was quiet.")
+        wait_idle(qtbot, w)
+    finally:
+        unsubscribe()
+    assert known_at_install == [False, True]
+    assert studio.computed.intact_known
+    reference = TrainedStudio(minilm)  # the same edit on the same sentence, computed in one piece
+    reference.update(sentence="The bank of the river was quiet.", edits=Edits().with_head_scale(3, 3, 0.0))
+    # The window's passes run BLAS on one thread, this test's on the machine's: sums rounded in another order
+    # leave the layers below the edit a rounding error (1e-17) away from zero.
+    np.testing.assert_allclose(studio.drift(), reference.drift(), rtol=1e-9, atol=1e-12)
+    assert reference.drift()[4] > 1e-4 and np.abs(reference.drift()[:4]).max() < 1e-12
+    assert room.drift_plot.drift is studio.drift()  # what the Drift tab shows

@@ -479,3 +479,29 @@ def test_open_model_by_folder_or_name(data_dir, tmp_path, monkeypatch):
     assert model.kind == "bert" and model.path == snap
     with pytest.raises(ModelError, match="no model folder or known model is called 'nothing-here'.*someone/tiny-bert"):
         open_model("nothing-here")
+
+
+def test_an_edit_can_leave_the_unedited_run_for_later_and_gets_the_same_numbers(studio):
+    # The window's pass for an edited model's new sentence runs the edited model alone when no view in
+    # sight reads the unedited one; the unedited run and the drift are then worked out when first read.
+    studio.update(sentence=TEXT, edits=Edits().with_head_scale(1, 0, 0.0))
+    pending = studio.prepare(sentence="She went to the bank to get money out.")
+    eager, later = studio.compute(pending), studio.compute(pending, intact=False)
+    assert not later.intact_known and eager.intact_known
+    for a, b in zip(eager.run.layer_results, later.run.layer_results):
+        assert np.array_equal(a.weights, b.weights) and np.array_equal(a.scores, b.scores)
+    assert np.array_equal(eager.mean_attention, later.mean_attention)
+    trained = later.trained_run  # worked out now, from layer 1 up (below it the edited run is the trained one)
+    assert later.trained_run is trained  # kept
+    for a, b in zip(eager.trained_run.layer_results, trained.layer_results):
+        assert np.array_equal(a.weights, b.weights)
+    assert np.array_equal(eager.drift, later.drift) and later.drift[2:].max() > 0  # the edit moved layers 2..
+    assert later.intact_known
+    assert studio.install(later) and np.array_equal(studio.drift(), eager.drift)
+
+
+def test_an_unedited_model_computes_its_one_run_whatever_is_asked(studio):
+    studio.update(sentence=TEXT)
+    computed = studio.compute(studio.prepare(sentence="She went to the bank."), intact=False)
+    assert computed.intact_known and computed.trained_run is computed.run
+    assert not computed.drift.any()

@@ -27,6 +27,7 @@ from ..qt.worker import Job, one_blas_thread
 LOAD = "load"
 RUN = "run"
 MEASURE = "measure"  # a measure of the model beside its runs (the Head Lab's detector): queued after them
+INTACT = "intact"  # the unedited model's run beside an edited one, left for after the edit is drawn: queued last
 SWITCH_INTERVAL = 0.001  # seconds: how often a thread holding Python's lock lets another take it
 BUSY_WORDS = ("Loading ", "Opening ", "Training ")  # how a model load's label begins: said while it runs, cleared after
 
@@ -75,7 +76,7 @@ class ModelWorker(QtCore.QObject):
         # NumPy loads; one model thread doing single-threaded BLAS keeps the window responsive.
         super().__init__(parent)
         self._switch_interval = sys.getswitchinterval()  # Python's own, given back when no pass runs
-        self._latest = {LOAD: 0, RUN: 0, MEASURE: 0}
+        self._latest = {LOAD: 0, RUN: 0, MEASURE: 0, INTACT: 0}
         self._pending: dict[str, _Request] = {}
         self._running: _Request | None = None
         self._job: Job | None = None  # one at a time: runs queue instead of fighting for the GUI's cores
@@ -94,7 +95,7 @@ class ModelWorker(QtCore.QObject):
         its closure (an immutable state, a model run).
         """
         if kind not in self._latest:
-            raise ValueError(f"kind must be {LOAD!r}, {RUN!r} or {MEASURE!r}, got {kind!r}")
+            raise ValueError(f"kind must be {LOAD!r}, {RUN!r}, {MEASURE!r} or {INTACT!r}, got {kind!r}")
         self._latest[kind] += 1
         request = _Request(kind, self._latest[kind], work, on_result, on_error, label)
         # A waiting request of the same kind is now stale: it never starts.
@@ -148,7 +149,7 @@ class ModelWorker(QtCore.QObject):
         if self._running is not None or not self._pending:
             return
         # A model load goes first: the runs waiting behind it are for the model it brings.
-        kind = next(k for k in (LOAD, RUN, MEASURE) if k in self._pending)
+        kind = next(k for k in (LOAD, RUN, MEASURE, INTACT) if k in self._pending)
         request = self._pending.pop(kind)
         self._running = request
         # While a model pass runs, the GUI thread hands Python's lock over every millisecond, not every five:

@@ -18,6 +18,7 @@ the keystroke's computation supersedes the silencing one.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 from PySide6 import QtCore
@@ -26,12 +27,13 @@ from ...pretrained import DEFAULT_MODEL, Edits, load_pretrained
 from ...trained import SELECTION_FIELDS, TrainedStudio, is_default_model
 from ..files import export
 from .model_panel import ModelPanel
-from .model_worker import BUSY_WORDS, LOAD, MEASURE, RUN, ModelWorker
+from .model_worker import BUSY_WORDS, INTACT, LOAD, MEASURE, RUN, ModelWorker
 
 # A model pass of a sentence takes a few tens of milliseconds: the moving bar shows only when one
 # runs longer than this (a bar flashing for every keystroke relaid the Model panel twice an edit).
 # A load shows it at once.
 BUSY_BAR_DELAY_MS = 400
+INTACT_WAIT_MS = 30  # how often a wait for the window to finish drawing an edit looks again
 from ..views.drift_plot import DriftPlot
 from ..views.meaning_view import MeaningData, MeaningView
 from ..views.model_view import ModelView, ModelViewData
@@ -74,6 +76,15 @@ class TrainedRoom(QtCore.QObject):
         self._unsubscribe = None
         self._shown = None           # the Computed drawn last
         self._deferred: dict = {}    # view name -> its drawing, waiting until the view is shown
+        # Whether a view in sight reads the unedited model's run (the window says: Drift, the Heads tab,
+        # Compare, the stage); when none does, an edit's pass leaves it for after the edit is drawn.
+        self.needs_intact: Callable[[], bool] = lambda: True
+        self.drawing: Callable[[], bool] = lambda: False  # the window still draws the last change (it says)
+        # The unedited run left for later is worked out once the edit is drawn: beside the drawing, the pass
+        # took Python's lock from it (an edited model's sentence drawn 20-30 ms later).
+        self._intact_timer = QtCore.QTimer(self)
+        self._intact_timer.setInterval(INTACT_WAIT_MS)
+        self._intact_timer.timeout.connect(self._work_out_intact)
 
         self._busy_timer = QtCore.QTimer(self)
         self._busy_timer.setSingleShot(True)
@@ -169,7 +180,10 @@ class TrainedRoom(QtCore.QObject):
             self.worker.cancel(RUN)
             self._install(studio, studio.compute(pending))
         else:
-            self.worker.submit(lambda: studio.compute(pending), lambda c: self._install(studio, c),
+            intact = self.needs_intact()
+            self._intact_timer.stop()
+            self.worker.cancel(INTACT)  # the unedited run of a sentence left behind is not wanted any more
+            self.worker.submit(lambda: studio.compute(pending, intact), lambda c: self._install(studio, c),
                                self._on_error, kind=RUN)
             self.coming.emit(pending.state)
         return True
@@ -238,8 +252,25 @@ class TrainedRoom(QtCore.QObject):
     def _install(self, studio: TrainedStudio, computed) -> None:
         if studio is not self.studio:
             return  # a result for a model no longer shown
-        if studio.install(computed) and not self.worker.is_busy():
+        if not studio.install(computed):
+            return
+        if not self.worker.is_busy():
             self._wanted = {}
+        if not studio.computed.intact_known:
+            self._intact_timer.start()  # left for later by the pass: worked out once the edit is drawn
+
+    def _work_out_intact(self) -> None:
+        """The unedited model's run and the drift of the current edit, on the worker once the window has drawn
+        the edit and no pass is waiting: Drift, the Heads tab or Compare then find them ready."""
+        studio = self.studio
+        if studio is None or studio.computed.intact_known:
+            self._intact_timer.stop()
+            return
+        if self.drawing() or self.worker.is_busy():
+            return  # the next tick
+        self._intact_timer.stop()
+        current = studio.computed
+        self.worker.submit(lambda: current.drift, kind=INTACT)
 
     def _on_error(self, text: str) -> None:
         self._wanted = {}
@@ -286,7 +317,7 @@ class TrainedRoom(QtCore.QObject):
         self.panel.show_state(_PanelState(state, studio.head_scale(state.layer_index, state.head_index)))
         if old is None or old.run is not computed.run or old.state.rollout != state.rollout:
             self._draw("model", lambda: self.model_view.show_data(ModelViewData.from_computed(computed)))
-        if old is None or old.drift is not computed.drift:
+        if old is None or old.run is not computed.run or old._drift is not computed._drift:
             self._draw("drift", lambda: self.drift_plot.show_drift(computed.drift, edits=state.edits.edit_names()))
         if old is None or old.words is not computed.words or old.word_message != computed.word_message:
             self._draw("meaning", lambda: self._draw_meaning(computed, state))

@@ -48,6 +48,7 @@ class TrainedWiring(QtCore.QObject):
         self.proxy = window.studio
         self.toy = self.proxy.target
         self.room = room = TrainedRoom(window)
+        room.needs_intact, room.drawing = self.reads_intact, window.drawing
         room.message.connect(self.say_training_on_stage)  # a scene's lab model training, said on the stage
         self._toy_document = None  # the toy's file and example while a trained model is shown
         # The last model a session opened, kept while the toy is shown: a lecture going from a toy
@@ -268,6 +269,16 @@ class TrainedWiring(QtCore.QObject):
         """Open a lab model's folder in the studio (off the GUI thread) and show its Model view."""
         room, tabs = self.room, self.window.view_tabs
         room.load_model(folder, on_loaded=lambda studio: tabs.setCurrentWidget(room.model_view))
+
+    def reads_intact(self) -> bool:
+        """True when a view in sight reads the unedited model's run beside the edited one (Drift, the Heads
+        tab's readout, Compare), or the stage is up (its figures may): an edit then computes both at once."""
+        window = self.window
+        present = getattr(window, "present", None)
+        if present is not None and present.active:
+            return True
+        views = (self.room.drift_plot, getattr(window, "heads_tab", None), getattr(window, "compare_view", None))
+        return any(view is not None and view.isVisible() for view in views)
 
     def say_training_on_stage(self, text: str) -> None:
         """A scene's lab model trained from its recipe (once per machine): the room sees the steps go by."""
