@@ -351,10 +351,10 @@ def main() -> int:
     marks = {"compute": [], "compute cpu": [], "installed": [], "installed cpu": []}
     real_compute, real_install = TrainedStudio.compute, type(room)._install
 
-    def timed_compute(self, pending, *args, **kwargs):
+    def timed_compute(self, pending):
         start, cpu = time.perf_counter(), time.thread_time()
         try:
-            return real_compute(self, pending, *args, **kwargs)
+            return real_compute(self, pending)
         finally:
             marks["compute"].append(time.perf_counter() - start)
             marks["compute cpu"].append(time.thread_time() - cpu)

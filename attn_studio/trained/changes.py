@@ -41,7 +41,9 @@ class Pending:
     """A prepared change: the new ``state``, the state it was prepared from
     (``base``), the result installed then (``base_computed``, reused below the
     first changed layer), its ``generation`` (for dropping stale results), the
-    ``changed`` field names, and the undo bookkeeping (``coalesce``, ``record``)."""
+    ``changed`` field names, and the undo bookkeeping (``coalesce``, ``record``).
+    ``intact=False``: the unedited model's run (and the drift) may be left for
+    later by :meth:`TrainedStudio.compute` (see :class:`Computed`)."""
 
     state: TrainedState
     base: TrainedState
@@ -50,6 +52,7 @@ class Pending:
     changed: frozenset
     coalesce: str | None = None
     record: bool = True
+    intact: bool = True
 
 
 @dataclass(frozen=True)

@@ -273,17 +273,17 @@ class TrainedStudio(LayerReadings):
             self._generation += 1
         return Pending(new, self._state, self._computed, self._generation, changed, coalesce, record)
 
-    def compute(self, pending: Pending, intact: bool = True) -> Computed:
+    def compute(self, pending: Pending) -> Computed:
         """Run the engine for ``pending.state``; pure and thread-safe (see the module docstring).
 
         Reuses ``pending.base_computed``: the same text with other edits
         recomputes from the lowest changed layer only; a selection change
-        reuses everything. ``intact=False``: an edited model's run on a new
-        text is made directly, and the unedited model's run (and the drift) is
-        left for later (:class:`Computed` works it out when it is first read):
+        reuses everything. ``pending.intact`` False: an edited model's run on a
+        new text is made directly, and the unedited model's run (and the drift)
+        is left for later (:class:`Computed` works it out when it is first read):
         the window's edit is drawn a pass sooner when no view in sight reads it.
         """
-        s, base = pending.state, pending.base_computed
+        s, base, intact = pending.state, pending.base_computed, pending.intact
         # The result keeps its pending change without the base's result: a chain of
         # results, each holding the one before, would keep every run ever made alive.
         pending = dataclasses.replace(pending, base_computed=None)

@@ -1,6 +1,7 @@
 """TrainedStudio: a trained model behind the studio's interface (state, result, undo,
 edits that recompute only the layers above, prepare / compute / install)."""
 
+import dataclasses
 import math
 
 import numpy as np
@@ -486,7 +487,7 @@ def test_an_edit_can_leave_the_unedited_run_for_later_and_gets_the_same_numbers(
     # sight reads the unedited one; the unedited run and the drift are then worked out when first read.
     studio.update(sentence=TEXT, edits=Edits().with_head_scale(1, 0, 0.0))
     pending = studio.prepare(sentence="She went to the bank to get money out.")
-    eager, later = studio.compute(pending), studio.compute(pending, intact=False)
+    eager, later = studio.compute(pending), studio.compute(dataclasses.replace(pending, intact=False))
     assert not later.intact_known and eager.intact_known
     for a, b in zip(eager.run.layer_results, later.run.layer_results):
         assert np.array_equal(a.weights, b.weights) and np.array_equal(a.scores, b.scores)
@@ -502,6 +503,6 @@ def test_an_edit_can_leave_the_unedited_run_for_later_and_gets_the_same_numbers(
 
 def test_an_unedited_model_computes_its_one_run_whatever_is_asked(studio):
     studio.update(sentence=TEXT)
-    computed = studio.compute(studio.prepare(sentence="She went to the bank."), intact=False)
+    computed = studio.compute(dataclasses.replace(studio.prepare(sentence="She went to the bank."), intact=False))
     assert computed.intact_known and computed.trained_run is computed.run
     assert not computed.drift.any()

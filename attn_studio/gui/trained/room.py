@@ -17,6 +17,7 @@ the keystroke's computation supersedes the silencing one.
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Callable
 
@@ -180,10 +181,10 @@ class TrainedRoom(QtCore.QObject):
             self.worker.cancel(RUN)
             self._install(studio, studio.compute(pending))
         else:
-            intact = self.needs_intact()
+            pending = dataclasses.replace(pending, intact=self.needs_intact())
             self._intact_timer.stop()
             self.worker.cancel(INTACT)  # the unedited run of a sentence left behind is not wanted any more
-            self.worker.submit(lambda: studio.compute(pending, intact), lambda c: self._install(studio, c),
+            self.worker.submit(lambda: studio.compute(pending), lambda c: self._install(studio, c),
                                self._on_error, kind=RUN)
             self.coming.emit(pending.state)
         return True
