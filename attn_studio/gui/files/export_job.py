@@ -39,8 +39,9 @@ BAND_S = 0.02  # CPU seconds a band of a raster figure aims at (a turn of the ev
 YOUNG_PASSES = 2  # the young objects' collection runs once this many passes over the youngest are behind it
 
 
-def _collect_young() -> None:
-    """Collect the two young generations now if the youngest has been collected ``YOUNG_PASSES`` times since.
+def _young_due() -> bool:
+    """True when the two young generations are due for collection: the youngest has been collected
+    ``YOUNG_PASSES`` times since.
 
     A figure built and dropped (the sheets not chosen, the numbers' holders, the figure once written)
     leaves tens of thousands of objects in reference cycles. The window's collector
@@ -48,9 +49,8 @@ def _collect_young() -> None:
     and an export's garbage then went in one pass of 60 to 120 ms; collected this often, each pass
     holds a sheet's worth or less. The oldest generation is left to the window's collector."""
     if gc.isenabled():
-        return  # Python collects by itself (no window's collector): nothing piles up
-    if gc.get_count()[1] >= YOUNG_PASSES:
-        gc.collect(1)
+        return False  # Python collects by itself (no window's collector): nothing piles up
+    return gc.get_count()[1] >= YOUNG_PASSES
 
 
 class FigureExport(QtCore.QObject):
@@ -93,7 +93,12 @@ class FigureExport(QtCore.QObject):
     def _turn(self) -> None:
         if self.ok is not None:
             return
-        _collect_young()
+        if _young_due():
+            # A turn of its own: a young pass walks the figure being built (up to 25 ms), and with a piece
+            # after it made turns of 50-60 ms.
+            gc.collect(1)
+            QtCore.QTimer.singleShot(1, self._turn)
+            return
         if not self._alive():
             self._end(False, "")  # the window is gone: nothing to tell
             return
@@ -188,9 +193,12 @@ class FigureExport(QtCore.QObject):
     def _breathe(self) -> None:
         """Between two parts of the figure being built: let the window paint and its timers run."""
         now = time.perf_counter()
-        _collect_young()
-        if now - self._last_breath >= BREATH_S:
+        young = _young_due()
+        if young or now - self._last_breath >= BREATH_S:
             QtWidgets.QApplication.processEvents(QtCore.QEventLoop.ExcludeUserInputEvents)
+            if young:  # between two turns of the event loop, not added to a part of the figure
+                gc.collect(1)
+                QtWidgets.QApplication.processEvents(QtCore.QEventLoop.ExcludeUserInputEvents)
             self._last_breath = time.perf_counter()
 
     # -- ending ----------------------------------------------------------------------
