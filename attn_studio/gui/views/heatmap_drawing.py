@@ -5,7 +5,8 @@ model), from pictures made off the GUI thread where a background edit made them.
 What is drawn when (a trained model's new sentence drawn in about 100 ms): a sentence of another length is
 laid out first, in a step of its own, its heatmaps held unpainted meanwhile; then each stage is drawn and
 painted in its step; the heads' maps after them, the new ones built one per step, each shown when it has
-its numbers (those out of sight, hidden while the numbers were computed, last).
+its numbers (a map hidden out of sight while the numbers were computed is shown again once the heads'
+place, with the maps in sight drawn, has been painted in a step of its own).
 """
 
 from __future__ import annotations
