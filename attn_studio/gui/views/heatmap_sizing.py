@@ -193,7 +193,7 @@ class StageSizing:
     def _size_heads(self) -> None:
         """Share the height under the header: the stages first, whole; the heads' grid below them in what
         is left (GRID_PEEK or more; else the head bar reaches every head), a row of heads whole where it
-        fits, scrolling in its own place."""
+        fits, scrolling in its own place (:meth:`~.heatmap_heads.HeadsGrid.fit`)."""
         room = self._share_height()
         spacing = self.layout().spacing()
         least = self.stages_least_height()
@@ -204,27 +204,9 @@ class StageSizing:
         if self.scroll.widget().minimumSizeHint().width() > self.scroll.viewport().width() + 1 \
                 or self.scroll.horizontalScrollBar().isVisible():
             least += self.scroll.horizontalScrollBar().sizeHint().height()
-        rows, cols = self.grid_shape
-        show = self._heads_shown > 0 and room - least - spacing >= GRID_PEEK
-        if show:
-            rows_, cols_ = self._layout_shape()
-            across = self.scroll.viewport().width() / cols_
-            # A whole row of heads where it fits beside the stages' least; else what is left, scrolled.
-            wanted = min(head_least, room - spacing - least)
-            stages = max(least, min(int(across * 0.95) * rows_, room - spacing - wanted))
-            grid = room - spacing - stages
-            # Square-ish cells: as tall as about 0.8 of their width (labels included), never shorter
-            # than their labels need; a row of heads fits the place, further rows scroll in it.
-            width = self.scroll.viewport().width() / cols
-            side = int(max(head_least, width * 0.5 + 1, min(width * 0.8, 420, grid)))
-            for canvas in self.head_canvases[: self._heads_shown]:
-                if canvas.minimumHeight() != side:
-                    canvas.setMinimumHeight(side)
-            grid = min(grid, rows * side)
-            if self.heads_scroll.maximumHeight() != grid:
-                self.heads_scroll.setFixedHeight(grid)
-        if self.heads_scroll.isHidden() == show:
-            self.heads_scroll.setVisible(show)
+        rows, cols = self._layout_shape()
+        across = self.scroll.viewport().width() / cols
+        self.heads.fit(room - spacing, least, head_least, int(across * 0.95) * rows, self.scroll.viewport().width())
 
     def stages_least_height(self) -> int:
         """The least height of the stages with every label (their place scrolls below it)."""
