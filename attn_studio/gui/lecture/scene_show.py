@@ -87,10 +87,13 @@ def show_scene(window, scene: Scene, on_shown=None, wanted=lambda: True) -> None
         lab = window.present.training_panel(scene.view) if scene.view.startswith("Training: ") else None
         if ok and wanted() and lab is not None and not run_ready and hasattr(lab, "when_ready"):
             # A training scene is shown once its panel shows a run; on the stage, the run the scene saved
-            # (its seed, trained to its steps), not whatever the panel last played: its caption's numbers
-            # are that run's. The stage keeps the scene before meanwhile.
-            saved = "seed" in sel and window.present.active
-            if lab.when_ready(lambda: select_and_show(True, run_ready=True), sel["seed"] if saved else None,
+            # (its seed, else the panel's, as the hand-out trains it; trained to its steps), not whatever
+            # the panel last played: its caption's numbers are that run's (a scene that saved its steps
+            # alone showed step 0 on a clicker, under a caption about step 600). The stage keeps the scene
+            # before meanwhile.
+            saved = ("seed" in sel or "steps" in sel) and window.present.active
+            seed = sel.get("seed", lab.settings()["seed"]) if saved else None
+            if lab.when_ready(lambda: select_and_show(True, run_ready=True), seed,
                               (sel.get("steps") or lab.runner.snapshot().steps) if saved else None):
                 return
         if ok and wanted():
