@@ -60,8 +60,9 @@ class HeadlessTurns:
     window's too): the run a caller waits for (the stage) first, the latest asked first; then the runs
     trained ahead (:meth:`LabPanel.play_to` with ``ahead``), the earliest scene's first.
 
-    A rank per panel, set on the GUI thread; the panels' workers register while they train and train a
-    piece only while theirs is the highest rank registered (ties: the first registered)."""
+    A rank per panel, set on the GUI thread; the panels' workers register while they train, and one at a
+    time holds the turn for a piece: the highest rank registered (ties: the first registered) once the piece
+    under way is done."""
 
     def __init__(self):
         self._cond = threading.Condition()
@@ -69,6 +70,7 @@ class HeadlessTurns:
         self._training: dict = {}  # panel -> order of registration, while its worker trains headless
         self._order = itertools.count()
         self._asked = itertools.count(1)
+        self._holder = None  # the panel training a piece now
 
     def first(self, panel) -> None:
         """``panel``'s run is the one waited for now: it trains before every other (GUI thread)."""
@@ -86,14 +88,15 @@ class HeadlessTurns:
             self._cond.notify_all()
 
     def wait_turn(self, panel, give_up, waiting) -> bool:
-        """Block ``panel``'s worker until its run has the turn (True), or ``give_up()`` (False);
-        ``waiting(True)`` once it waits, ``waiting(False)`` once it has the turn."""
+        """Block ``panel``'s worker until its run has the turn for a piece (True; :meth:`done` gives it
+        back), or ``give_up()`` (False); ``waiting(True)`` once it waits, ``waiting(False)`` once it has it."""
         with self._cond:
             if panel not in self._training:
                 self._training[panel] = next(self._order)
             said = False
             while not give_up():
-                if self._front() is panel:
+                if self._holder is None and self._front() is panel:
+                    self._holder = panel
                     if said:
                         waiting(False)
                     return True
@@ -103,10 +106,19 @@ class HeadlessTurns:
                 self._cond.wait(TURN_LOOK_S)  # the window closing is looked at between waits
             return False
 
+    def done(self, panel) -> None:
+        """``panel``'s piece is trained: the turn goes to the highest rank waiting (maybe ``panel`` again)."""
+        with self._cond:
+            if self._holder is panel:
+                self._holder = None
+            self._cond.notify_all()
+
     def leave(self, panel) -> None:
         """``panel``'s worker trains headless no more: the next run has the turn."""
         with self._cond:
             self._training.pop(panel, None)
+            if self._holder is panel:
+                self._holder = None
             self._cond.notify_all()
 
     def _front(self):
@@ -408,7 +420,10 @@ class LabPanel(QtWidgets.QWidget):
                     report(run.step_count)
                     if not TURNS.wait_turn(self, given_up, lambda on: report(run.step_count, waiting=on)):
                         break
-                    run.run(min(PLAY_TO_PIECE, steps - run.step_count))
+                    try:
+                        run.run(min(PLAY_TO_PIECE, steps - run.step_count))
+                    finally:
+                        TURNS.done(self)
             finally:
                 TURNS.leave(self)
             report(run.step_count, run=run if run.step_count >= steps else None)
