@@ -10,6 +10,7 @@ from .basics import TRAINING_PREFIX, _font
 
 REFRESH_MS = 250  # the steps done, read four times a second from what the panel's worker reports
 HINT = "PageDown: the next scene · it appears by itself when trained"
+LAST_HINT = "It appears by itself when trained · PageUp: the scene before"  # the lecture's last scene
 
 
 def progress_words(lab, seed: int, steps: int) -> tuple[int, str]:

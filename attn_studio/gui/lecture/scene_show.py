@@ -14,7 +14,7 @@ from ...pretrained import DEFAULT_MODEL, hub_cache_dirs
 from ...pretrained.loading import DEFAULT_PIP_NAME
 from ...scenes import DIGITS, MAX_SELECTION, MAX_TRAINING_STEPS, TOY_ONLY, Scene
 from .basics import STEPS, _font
-from .run_card import HINT, RunCard
+from .run_card import HINT, LAST_HINT, RunCard
 from ...session import session_from_json, state_to_json
 from ...state import StudioState
 from .stage_figures import STAGE_DIGITS  # the stage's own precision: a scene records its own only when it differs
@@ -116,7 +116,9 @@ def show_scene(window, scene: Scene, on_shown=None, wanted=lambda: True, on_wait
                 if run is not None and present.active and wanted():
                     number = present.lecture_panel.current + 1 if present.lecture_panel is not None else None
                     card = RunCard(scene, lab, seed, steps, present.stage.sizes(), number, present.stage.width())
-                    present.show_card(scene.title, card, HINT)
+                    lecture = present.lecture_panel.lecture if present.lecture_panel is not None else None
+                    last = lecture is not None and number == len(lecture.scenes)
+                    present.show_card(scene.title, card, LAST_HINT if last else HINT)
                     carded.append(True)
                     if on_wait is not None:
                         on_wait(True)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import itertools
 import threading  # a lock and a condition: the headless training's progress and turns; the threads are gui.worker's
 import time
+import weakref
 from pathlib import Path
 from typing import NamedTuple
 
@@ -66,7 +67,8 @@ class HeadlessTurns:
 
     def __init__(self):
         self._cond = threading.Condition()
-        self._ranks: dict = {}  # panel -> rank (higher trains first)
+        # panel -> rank (higher trains first); a window closed takes its panels' ranks with it
+        self._ranks = weakref.WeakKeyDictionary()
         self._training: dict = {}  # panel -> order of registration, while its worker trains headless
         self._order = itertools.count()
         self._asked = itertools.count(1)
