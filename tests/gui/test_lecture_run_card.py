@@ -271,6 +271,8 @@ def test_leaving_present_and_closing_the_window_while_a_run_trains(window, qtbot
     pieces.until = lab.runner.stopping
     QTest.keyClick(stage, QtCore.Qt.Key_PageDown)
     assert cards == [TWO] and steps_line(w) == "step 0 of 2,000"
+    # The lecture's last scene: no next scene to go on to; PageUp goes back.
+    assert "PageUp goes back" in card_texts(w)["runCardAfter"][0] and "PageUp" in stage.caption.text()
     pieces.allow(1)
     qtbot.waitUntil(lambda: lab.training_progress().done == PIECE, timeout=60_000)
     w.present.leave()  # Esc on the card: the stage goes, the training goes on

@@ -25,15 +25,15 @@ def progress_words(lab, seed: int, steps: int) -> tuple[int, str]:
 
 
 class RunCard(QtWidgets.QWidget):
-    """A card in place of ``scene`` (scene ``number`` of its lecture) while ``lab`` trains its run, ``seed``
-    to ``steps``: at the room's text sizes (``sizes``: :func:`~.stage.stage_sizes`, on a stage ``width``
-    pixels wide), its steps done read again every ``REFRESH_MS``."""
+    """A card in place of ``scene`` (scene ``number`` of its lecture, ``last`` when it ends it) while ``lab``
+    trains its run, ``seed`` to ``steps``: at the room's text sizes (``sizes``: :func:`~.stage.stage_sizes`,
+    on a stage ``width`` pixels wide), its steps done read again every ``REFRESH_MS``."""
 
     def __init__(self, scene, lab, seed: int, steps: int, sizes: dict, number: int | None = None,
-                 width: int = 1280):
+                 width: int = 1280, last: bool = False):
         super().__init__()
         self.setObjectName("presentRunCard")
-        self.lab, self.seed, self.steps = lab, int(seed), int(steps)
+        self.lab, self.seed, self.steps, self.last = lab, int(seed), int(steps), last
         self.panel_title = scene.view[len(TRAINING_PREFIX):] if scene.view.startswith(TRAINING_PREFIX) else scene.view
         column = QtWidgets.QVBoxLayout(self)
         column.setSpacing(sizes["margin"])
@@ -43,8 +43,10 @@ class RunCard(QtWidgets.QWidget):
                 ("runCardWhat", f"Its run is being trained: {self.panel_title}", _font(sizes["label"])),
                 ("runCardRun", f"seed {self.seed}, to step {self.steps:,}", _font(sizes["title"], bold=True)),
                 ("runCardSteps", "", _font(sizes["title"], bold=True)),
-                ("runCardAfter", "The scene appears by itself when it is trained. PageDown goes on to the next "
-                                 "scene: the training goes on, and coming back finds it further on or done.",
+                ("runCardAfter", "The scene appears by itself when it is trained. "
+                                 + ("PageUp goes back to the scene before" if last else
+                                    "PageDown goes on to the next scene")
+                                 + ": the training goes on, and coming back finds it further on or done.",
                  _font(sizes["caption"]))):
             label = QtWidgets.QLabel(text)
             label.setObjectName(name)
@@ -80,4 +82,4 @@ class RunCard(QtWidgets.QWidget):
         """The card in one line (the presenter console says it)."""
         return (f"Its run is being trained ({self.panel_title}, seed {self.seed}): "
                 f"{progress_words(self.lab, self.seed, self.steps)[1]}. It appears on the stage by itself; "
-                "PageDown goes on to the next scene.")
+                + ("PageUp goes back to the scene before." if self.last else "PageDown goes on to the next scene."))

@@ -115,9 +115,9 @@ def show_scene(window, scene: Scene, on_shown=None, wanted=lambda: True, on_wait
             if lab.when_ready(lambda: select_and_show(True, run_ready=True), seed, steps):
                 if run is not None and present.active and wanted():
                     number = present.lecture_panel.current + 1 if present.lecture_panel is not None else None
-                    card = RunCard(scene, lab, seed, steps, present.stage.sizes(), number, present.stage.width())
                     lecture = present.lecture_panel.lecture if present.lecture_panel is not None else None
                     last = lecture is not None and number == len(lecture.scenes)
+                    card = RunCard(scene, lab, seed, steps, present.stage.sizes(), number, present.stage.width(), last)
                     present.show_card(scene.title, card, LAST_HINT if last else HINT)
                     carded.append(True)
                     if on_wait is not None:
