@@ -2,8 +2,8 @@
 once (the scene's title, its run, the steps done as they go, that PageDown moves on), painted, not the
 scene before held silently; the scene replaces the card by itself, without another key. PageDown during
 it goes on and the training goes on: coming back finds the run done, not trained again. While presenting,
-the lecture's runs are trained ahead (warm-up), one training at a time, so that a clicker reaching them
-finds them ready; closing the window meanwhile stops the training at its next piece.
+the lecture's runs are trained ahead (warm-up: from Present's start, or a lecture opened on the stage), one
+training at a time, so that a clicker reaching them finds them ready; closing the window meanwhile stops the training at its next piece.
 
 Runs here are short (40 steps) versions of the example lecture's training scenes, trained for real: what
 is tested is their training. The test holds the training piece by piece where it reads the card's
@@ -282,3 +282,22 @@ def test_leaving_present_and_closing_the_window_while_a_run_trains(window, qtbot
     progress = lab.training_progress()
     assert not progress.finished and progress.done < 2000
     assert pieces.trained("induction") <= 2 * PIECE
+
+
+def test_a_lecture_opened_while_presenting_has_its_runs_trained_ahead(window, qtbot, pieces, cards):
+    w = window
+    watched = pieces(held=False)
+    stage = w.present.enter("Attention", geometry=PROJECTOR)
+    idle(w)
+    scene = example(SQRT, steps=STEPS)
+    lab = w.present.training_panel(scene.view)
+    w.scenes.set_lecture(Lecture("opened on the stage", (toy("Before"), scene)), record=False)
+    qtbot.waitUntil(lambda: lab.runner.snapshot().exp is not None
+                    and (lab.runner.snapshot().exp.seed, lab.runner.snapshot().steps) == (0, STEPS), timeout=120_000)
+    assert watched.trained("scaling") == STEPS and w.present.card is None
+    w.scenes.go(0)
+    idle(w)
+    QTest.keyClick(stage, QtCore.Qt.Key_PageDown)
+    assert w.present.card is None
+    idle(w)
+    assert (w.scenes.current, w.present.view, cards) == (1, scene.view, [])
