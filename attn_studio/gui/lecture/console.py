@@ -1,9 +1,9 @@
 """The presenter console: the lecturer's view on the laptop while the stage is on the projector.
 
-pdfpc's layout: the scene's number of the total, its title (and while its run is trained, how far it is)
-and notes, the next scene's title, caption
-and a small picture of it (its attention weights, computed from the scene's own state off the GUI
-thread and kept per scene), the time since Present began and the clock; Previous / Next. Beside the
+pdfpc's layout: the scene's number of the total, its title (while its run is trained, how far it is) and
+notes, the next scene's title, caption and a small picture of it (its attention weights, computed from
+the scene's own state off the GUI thread and kept per scene), the time since Present began and the
+clock; Previous / Next. Beside the
 live window (a dock), or instead of it: the console full screen on the laptop's screen, its buttons
 and the clicker's keys still working.
 """

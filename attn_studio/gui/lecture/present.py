@@ -447,8 +447,9 @@ class Present(StageKeys, StageFigures, LentViews, QtCore.QObject):
 
     # -- a scene that cannot be shown: a card in its place ---------------------------------------
     def show_card(self, title: str, card: QtWidgets.QWidget, caption: str) -> None:
-        """``card`` on the stage instead of the view (a scene whose model is missing): the stage says the
-        scene's ``title`` and ``caption``; the next scene shown, or the stage left, takes it away."""
+        """``card`` on the stage instead of the view (a scene whose model is missing, or whose run is being
+        trained): the stage says the scene's ``title`` and ``caption``; the next scene shown, or the stage
+        left, takes it away."""
         stage = self.stage
         if stage is None:
             card.deleteLater()
