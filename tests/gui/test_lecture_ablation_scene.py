@@ -9,6 +9,7 @@ import re
 import numpy as np
 import pytest
 from PySide6 import QtCore
+from PySide6.QtTest import QTest
 
 from attn_studio.gui.training.ablation_chart import bar_labels
 from attn_studio.pretrained.detect import detect
@@ -96,5 +97,17 @@ def test_on_the_stage_it_trains_its_run_and_shows_the_bars(window, qtbot):
                                     "attentions": snap.exp.models["two layers"].attention(
                                         np.concatenate([ids, ids])[None])[:, 0]})()).roles
     assert roles[0, 0] == "previous token" and scores["previous"][0, 0] == scores["previous"][0].max()
+    # After the plots, each head of the two-layer model is a page: its title names the panel and the head,
+    # each once ("Why two layers: layer 1 head 1", not "Why two layers: two layers: layer 1 head 1 · two
+    # layers"), and the room reads it whole.
+    titles = []
+    for _ in range(2 * 2):
+        QTest.keyClick(stage, QtCore.Qt.Key_Right)
+        settle(w)
+        titles.append((stage.whole_title, stage.title.text()))
+    assert w.present.view == scene.view and w.present.page == w.present.pages - 1
+    heads = [f"Why two layers: layer {layer} head {head}" for layer in (1, 2) for head in (1, 2)]
+    assert [whole.split(" · ")[0] for whole, _ in titles] == heads, titles
+    assert all(shown == whole for whole, shown in titles), titles
     w.present.leave()
     settle(w)

@@ -15,10 +15,14 @@ import textwrap
 import pytest
 
 SCRIPT = textwrap.dedent("""
-    import json, sys, time
+    import json, os, sys, time
     from PySide6 import QtCore, QtWidgets
     from PySide6.QtTest import QTest
     app = QtWidgets.QApplication([])
+    sys.path[:0] = [sys.argv[4], os.path.dirname(sys.argv[4])]
+    from _pytest.monkeypatch import MonkeyPatch
+    from shared_runs import shared_training
+    shared_training(MonkeyPatch()).__enter__()  # the training scenes' runs: the session's shared runs
     from attn_studio.gui.window import MainWindow
 
     def spin(cond=None, timeout=30.0, turns=5):
@@ -98,8 +102,10 @@ SCRIPT = textwrap.dedent("""
         def press(key, until, most=15):
             for _ in range(most):
                 QTest.keyClick(stage, key)
-                spin(lambda: not w.scenes.showing())
-                if until():
+                # The next press once the stage shows what was asked for, as the lecturer waits: a training
+                # scene trains its run first (the stage keeps the scene before meanwhile). Never shown: the
+                # view the stage kept is what the assertions read.
+                if not spin(lambda: not w.scenes.showing(), timeout=240) or until():
                     break
             spin()
             seen.append([w.present.view, tab()])
@@ -161,8 +167,8 @@ def _run(tmp_path, laptop: tuple[int, int], follow: bool, larger: bool = False) 
     env = dict(os.environ, QT_QPA_PLATFORM=f"offscreen:configfile={config}",
                ATTN_STUDIO_DATA_DIR=str(tmp_path / "data"))
     done = subprocess.run([sys.executable, "-c", SCRIPT, shots, "follow" if follow else "fit",
-                           "larger" if larger else "fitted"], env=env,
-                          capture_output=True, text=True, timeout=300)
+                           "larger" if larger else "fitted", os.path.dirname(os.path.abspath(__file__))], env=env,
+                          capture_output=True, text=True, timeout=600)
     line = next((l for l in done.stdout.splitlines() if l.startswith("RESULT")), None)
     assert line is not None, done.stdout + done.stderr
     return json.loads(line[len("RESULT"):])

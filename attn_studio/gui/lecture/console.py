@@ -1,8 +1,9 @@
 """The presenter console: the lecturer's view on the laptop while the stage is on the projector.
 
-pdfpc's layout: the scene's number of the total, its title and notes, the next scene's title, caption
-and a small picture of it (its attention weights, computed from the scene's own state off the GUI
-thread and kept per scene), the time since Present began and the clock; Previous / Next. Beside the
+pdfpc's layout: the scene's number of the total, its title (while its run is trained, how far it is) and
+notes, the next scene's title, caption and a small picture of it (its attention weights, computed from
+the scene's own state off the GUI thread and kept per scene), the time since Present began and the
+clock; Previous / Next. Beside the
 live window (a dock), or instead of it: the console full screen on the laptop's screen, its buttons
 and the clicker's keys still working.
 """
@@ -65,6 +66,11 @@ class PresenterConsole(QtWidgets.QWidget):
         self.current.setObjectName("presenterCurrent")
         self.current.setFont(big)
         self.current.setWordWrap(True)
+        # While the stage shows a training scene's card (its run being trained), the same words here.
+        self.run_line = QtWidgets.QLabel()
+        self.run_line.setObjectName("presenterRunTraining")
+        self.run_line.setWordWrap(True)
+        self.run_line.hide()
         self.notes = QtWidgets.QTextBrowser()
         self.notes.setObjectName("presenterNotes")
         # Four lines at least: a short dock scrolls the console rather than squash the notes away.
@@ -100,6 +106,7 @@ class PresenterConsole(QtWidgets.QWidget):
         self.buttons["instead"].setCheckable(True)
         layout.addWidget(self.position)
         layout.addWidget(self.current)
+        layout.addWidget(self.run_line)
         # The time and the buttons under the scene's title: in a dock shorter than the console (a
         # 768-pixel laptop), what scrolls out of sight is the next scene's picture, not the clock.
         layout.addWidget(self.clock)
@@ -150,6 +157,10 @@ class PresenterConsole(QtWidgets.QWidget):
         nxt = panel.scene(i + 1) if lecture and i + 1 < total else None
         self.position.setText(f"Scene {i + 1} of {total} — {lecture.title}" if scene else "No scene shown")
         self.current.setText(scene.title if scene else "")
+        card = getattr(self.window.present, "card", None)
+        status = getattr(card[1], "status", None) if card is not None else None
+        self.run_line.setText(status() if status is not None else "")
+        self.run_line.setVisible(status is not None)
         if self.notes.toPlainText() != (scene.notes if scene else ""):
             self.notes.setPlainText(scene.notes if scene else "")
         self.next.setText(f"Next: {nxt.title} — {nxt.caption}" if nxt else ("Last scene" if scene else ""))

@@ -4,6 +4,8 @@ and everything given back as it was when the stage lets it go."""
 
 from __future__ import annotations
 
+import re
+
 import shiboken6
 from PySide6 import QtCore, QtGui, QtWidgets
 
@@ -12,6 +14,23 @@ from ..files import sheet as sheets
 from ..qt.pg import pg
 from .basics import DRIFT, GEOMETRY, MEANING, TRAINING_PREFIX, VARIANCE, _font
 from .stage import TRAINING_PLOTS_PER_PAGE, _AtZoom
+
+def training_page_title(panel: str, heatmap: str) -> str:
+    """The stage's title over a training panel's heatmap: the panel's name, then the heatmap's title
+    without a first part the name says already ("Why two layers" and "two layers: layer 1 head 1" make
+    "Why two layers: layer 1 head 1", not "Why two layers: two layers: layer 1 head 1")."""
+    heatmap = heatmap.replace(" ◀", "")
+    first, colon, rest = heatmap.partition(": ")
+    if colon and rest and says(panel, first):
+        heatmap = rest
+    return f"{panel}: {heatmap}"
+
+
+def says(title: str, name: str) -> bool:
+    """True when ``title`` has ``name`` in it already, as whole words (any case)."""
+    words = re.escape(name.strip()).replace(r"\ ", r"\s+")
+    return bool(name.strip()) and re.search(rf"(?<!\w){words}(?!\w)", title, re.IGNORECASE) is not None
+
 
 class _Lent:
     """A widget of the window lent to the stage: where it was, to put it back."""
@@ -293,9 +312,8 @@ class LentViews:
             hm = heatmaps[page - n_plots]
             n = hm.data.values.shape[0]
             self.centre = min(max(self.centre, 0), n - 1)
-            title = hm.title.replace(" ◀", "")
             self._render_sheet(view, s, zoom, tiles=[sheets.Tile(hm)], centre=self.centre,
-                               title=f"{view.removeprefix(TRAINING_PREFIX)}: {title}")
+                               title=training_page_title(view.removeprefix(TRAINING_PREFIX), hm.title))
             caption = stage.caption.text().strip()
             stage.set_caption(" · ".join(p for p in (where, caption) if p))
         self.page, self.pages = page, pages

@@ -447,8 +447,9 @@ class Present(StageKeys, StageFigures, LentViews, QtCore.QObject):
 
     # -- a scene that cannot be shown: a card in its place ---------------------------------------
     def show_card(self, title: str, card: QtWidgets.QWidget, caption: str) -> None:
-        """``card`` on the stage instead of the view (a scene whose model is missing): the stage says the
-        scene's ``title`` and ``caption``; the next scene shown, or the stage left, takes it away."""
+        """``card`` on the stage instead of the view (a scene whose model is missing, or whose run is being
+        trained): the stage says the scene's ``title`` and ``caption``; the next scene shown, or the stage
+        left, takes it away."""
         stage = self.stage
         if stage is None:
             card.deleteLater()
@@ -462,7 +463,15 @@ class Present(StageKeys, StageFigures, LentViews, QtCore.QObject):
         stage.apply_sizes()
         stage.set_title(title)
         stage.set_content(card)
+        self._card_caption(caption)
+
+    def _card_caption(self, caption: str) -> None:
+        # A card's line under it: its own words, no keys' hints of the view before; the scene's number its own.
+        stage = self.stage
         stage.caption.setText(caption)
+        stage.hints.setText("")
+        stage.hints.setVisible(False)
+        stage.show_number()
 
     def _drop_card(self) -> None:
         if self.card is not None:
@@ -541,7 +550,7 @@ class Present(StageKeys, StageFigures, LentViews, QtCore.QObject):
             if self.card is not None:  # a scene that could not be shown: its card stays until another is
                 title, card, caption = self.card
                 stage.set_title(title)
-                stage.caption.setText(caption)
+                self._card_caption(caption)
             elif view in HEATMAP_VIEWS or view == HEADS:
                 self._render_sheet(view, s, zoom)
             elif view == STEPS:

@@ -14,6 +14,7 @@ from ...pretrained import DEFAULT_MODEL, hub_cache_dirs
 from ...pretrained.loading import DEFAULT_PIP_NAME
 from ...scenes import DIGITS, MAX_SELECTION, MAX_TRAINING_STEPS, TOY_ONLY, Scene
 from .basics import STEPS, _font
+from .run_card import HINT, LAST_HINT, RunCard
 from ...session import session_from_json, state_to_json
 from ...state import StudioState
 from .stage_figures import STAGE_DIGITS  # the stage's own precision: a scene records its own only when it differs
@@ -74,24 +75,53 @@ def entered_at(scene: Scene, at_last: bool = False) -> dict:
     return sel
 
 
-def show_scene(window, scene: Scene, on_shown=None, wanted=lambda: True) -> None:
+def saved_run(lab, selection: dict) -> tuple[int, int] | None:
+    """(seed, steps) of the run a training scene with ``selection`` shows on the stage of ``lab`` (its
+    training panel): the run it saved, its seed or else the panel's, trained to its steps (else the
+    panel's); None for a scene that saved neither (it shows the panel's own run)."""
+    if "seed" not in selection and "steps" not in selection:
+        return None
+    seed = selection.get("seed", lab.settings()["seed"])
+    return int(seed), int(selection.get("steps") or lab.runner.snapshot().steps)
+
+
+def show_scene(window, scene: Scene, on_shown=None, wanted=lambda: True, on_wait=None) -> None:
     """Show ``scene`` in ``window``: its model, then its view and selection (a trained model is opened
     off the GUI thread; ``on_shown(ok)`` is called once it is shown, or refused with a message: while
     presenting, the stage shows a card naming the model and how to install it). A model that arrives
     when ``wanted()`` is False (another scene was asked for meanwhile) only opens. The scene starts on
-    its page (or step); entered backwards (PageUp, ``window.present.arrive_at_last``) on its last."""
+    its page (or step); entered backwards (PageUp, ``window.present.arrive_at_last``) on its last.
+    A training scene whose run must be trained first shows a card with the training's progress on the
+    stage meanwhile (:class:`~.run_card.RunCard`): ``on_wait(True)`` once it is there (paint it),
+    ``on_wait(False)`` when the run is there and the scene is drawn in its place."""
     session = session_from_json(json.dumps(scene.session))
     sel = entered_at(scene, window.present.arrive_at_last)
+    carded = []  # a run card was shown while the run trained
 
     def select_and_show(ok: bool = True, run_ready: bool = False) -> None:
         lab = window.present.training_panel(scene.view) if scene.view.startswith("Training: ") else None
+        if run_ready and carded and wanted() and on_wait is not None:
+            on_wait(False)
         if ok and wanted() and lab is not None and not run_ready and hasattr(lab, "when_ready"):
             # A training scene is shown once its panel shows a run; on the stage, the run the scene saved
-            # (its seed, trained to its steps), not whatever the panel last played: its caption's numbers
-            # are that run's. The stage keeps the scene before meanwhile.
-            saved = "seed" in sel and window.present.active
-            if lab.when_ready(lambda: select_and_show(True, run_ready=True), sel["seed"] if saved else None,
-                              (sel.get("steps") or lab.runner.snapshot().steps) if saved else None):
+            # (its seed, else the panel's, as the hand-out trains it; trained to its steps), not whatever
+            # the panel last played: its caption's numbers are that run's (a scene that saved its steps
+            # alone showed step 0 on a clicker, under a caption about step 600). Meanwhile the stage shows
+            # a card saying so, with the steps done: never the scene before, silently (a lecturer pressed
+            # again and skipped the scene).
+            present = window.present
+            run = saved_run(lab, sel) if present.active else None
+            seed, steps = run if run is not None else (None, None)
+            if lab.when_ready(lambda: select_and_show(True, run_ready=True), seed, steps):
+                if run is not None and present.active and wanted():
+                    number = present.lecture_panel.current + 1 if present.lecture_panel is not None else None
+                    lecture = present.lecture_panel.lecture if present.lecture_panel is not None else None
+                    last = lecture is not None and number == len(lecture.scenes)
+                    card = RunCard(scene, lab, seed, steps, present.stage.sizes(), number, present.stage.width(), last)
+                    present.show_card(scene.title, card, LAST_HINT if last else HINT)
+                    carded.append(True)
+                    if on_wait is not None:
+                        on_wait(True)
                 return
         if ok and wanted():
             studio = window.studio

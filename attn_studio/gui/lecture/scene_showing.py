@@ -1,7 +1,9 @@
 """Showing a lecture's scene and releasing the stage once the scene is drawn whole.
 
 The stage keeps showing the scene before until the new one is drawn whole (a trained model takes more
-than a turn): it is not painted meanwhile, and is painted once, when nothing is left to draw.
+than a turn): it is not painted meanwhile, and is painted once, when nothing is left to draw. A training
+scene whose run must be trained first (seconds, not a turn) is the exception: its card, with the
+training's progress, is painted at once, and the scene replaces it when the run is there.
 """
 
 from __future__ import annotations
@@ -39,8 +41,19 @@ class SceneShowing:
                 self.panel.sceneShown.emit(index)
                 self.release(token)
 
+        def waiting(on: bool) -> None:
+            # A training scene's run is trained first: its card is painted now (the stage is never silent
+            # meanwhile), and held again once the run is there and the scene is drawn in its place.
+            present = self.window.present
+            if self.token is not token or present.stage is None:
+                return
+            present.stage.setUpdatesEnabled(on)
+            if on:
+                present.stage.repaint()
+                self.window.drawer.hold(present.covers_window())
+
         try:
-            show_scene(self.window, scene, on_shown=shown, wanted=lambda: self.token is token)
+            show_scene(self.window, scene, on_shown=shown, wanted=lambda: self.token is token, on_wait=waiting)
         except BaseException:
             self.release(token, SETTLED_TURNS)  # nothing kept from being painted by a scene that failed
             raise

@@ -22,7 +22,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from ...scenes import TRAINED_ONLY, Lecture, LectureError, Scene
 from ...session import session_from_json
-from . import console
+from . import console, warm_up
 from .lecture_files import LectureFiles
 from .lecture_history import LectureHistory
 from .scene_show import capture_scene, pinned_cell
@@ -604,4 +604,5 @@ def install(window) -> ScenesPanel:
     window.scenes_dock = dock
     # The presenter console: on the laptop while the stage is on another screen (View → Presenter console).
     console.install(window, panel)
+    warm_up.install(window, panel)  # the training scenes' runs, trained ahead while presenting
     return panel

@@ -19,6 +19,7 @@ from .. import presentation
 from ..files import sheet as sheets
 from ..views.heatmap import label_colour_bar
 from .basics import ATTENTION, COMPARE, HEADS, MODEL, OUTPUTS, POSITIONS, _font
+from .lent import says
 from .stage import _AtZoom, _discard, stage_zoom, token_window
 from .stage_windows import token_windows, window_keeping, window_note  # noqa: F401 (importable from here)
 
@@ -434,11 +435,17 @@ class StageFigures:
         tile's own title line may then give its room to the tokens."""
         if len(tiles) != 1:
             return False
-        return self.stage.title_fits(f"{self.stage.whole_title} · {sheets.shown_title(tiles[0]).split(':')[0]}")
+        return self.stage.title_fits(self._titled(tiles[0]))
 
     def _name_in_title(self, tiles) -> None:
         """The tile's name after the stage's title (its own title line gave its room to the tokens)."""
-        self.stage.set_title(f"{self.stage.whole_title} · {sheets.shown_title(tiles[0]).split(':')[0]}")
+        self.stage.set_title(self._titled(tiles[0]))
+
+    def _titled(self, tile) -> str:
+        # The stage's title with the tile's name after it, unless it says that name already (a training
+        # panel's heatmap: "Why two layers: layer 1 head 1", not "... · two layers" after it again).
+        title, name = self.stage.whole_title, sheets.shown_title(tile).split(":")[0]
+        return title if says(title, name) else f"{title} · {name}"
 
     def _render_sheet(self, view: str, s: dict, zoom: float, tiles=None, centre: int | None = None,
                       title: str | None = None) -> None:

@@ -14,8 +14,12 @@ It never evaluates a model: what it shows beyond the history the worker measured
 
 from __future__ import annotations
 
+import itertools
+import threading  # a lock and a condition: the headless training's progress and turns; the threads are gui.worker's
 import time
+import weakref
 from pathlib import Path
+from typing import NamedTuple
 
 from PySide6 import QtCore, QtWidgets
 
@@ -38,6 +42,92 @@ MAX_RECORDED = 2000  # extras kept for an animation of the run
 DRAW_INTERVAL_MS = 80  # at most 12.5 redraws a second, whatever the step rate
 PLAY_TO_PIECE = 25  # steps of a scene's run trained headless between two looks at whether the window closes
 LEARNING_RATES = (1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 1e-1)
+TURN_LOOK_S = 0.1  # how often a headless training waiting for its turn looks whether the window closes
+
+
+class Headless(NamedTuple):
+    """A scene's run being trained headless (:meth:`LabPanel.play_to`): ``seed`` to ``steps``, ``done`` steps
+    so far; ``waiting`` while another panel's run has the turn; ``finished`` once it reached ``steps``."""
+
+    seed: int
+    steps: int
+    done: int = 0
+    waiting: bool = False
+    finished: bool = False
+
+
+class HeadlessTurns:
+    """One scene's run trained headless at a time among the lab's panels (the machine's cores are the
+    window's too): the run a caller waits for (the stage) first, the latest asked first; then the runs
+    trained ahead (:meth:`LabPanel.play_to` with ``ahead``), the earliest scene's first.
+
+    A rank per panel, set on the GUI thread; the panels' workers register while they train, and one at a
+    time holds the turn for a piece: the highest rank registered (ties: the first registered) once the piece
+    under way is done."""
+
+    def __init__(self):
+        self._cond = threading.Condition()
+        # panel -> rank (higher trains first); a window closed takes its panels' ranks with it
+        self._ranks = weakref.WeakKeyDictionary()
+        self._training: dict = {}  # panel -> order of registration, while its worker trains headless
+        self._order = itertools.count()
+        self._asked = itertools.count(1)
+        self._holder = None  # the panel training a piece now
+
+    def first(self, panel) -> None:
+        """``panel``'s run is the one waited for now: it trains before every other (GUI thread)."""
+        with self._cond:
+            self._ranks[panel] = float(next(self._asked))
+            self._cond.notify_all()
+
+    def ahead(self, panel, scene: int, keep_higher: bool) -> None:
+        """``panel``'s run is trained ahead for scene ``scene`` (from 0): after the runs waited for and the
+        earlier scenes' (GUI thread); ``keep_higher``: a rank it has already (a run waited for) stays."""
+        with self._cond:
+            rank = -1.0 - scene
+            if not (keep_higher and self._ranks.get(panel, rank) > rank):
+                self._ranks[panel] = rank
+            self._cond.notify_all()
+
+    def wait_turn(self, panel, give_up, waiting) -> bool:
+        """Block ``panel``'s worker until its run has the turn for a piece (True; :meth:`done` gives it
+        back), or ``give_up()`` (False); ``waiting(True)`` once it waits, ``waiting(False)`` once it has it."""
+        with self._cond:
+            if panel not in self._training:
+                self._training[panel] = next(self._order)
+            said = False
+            while not give_up():
+                if self._holder is None and self._front() is panel:
+                    self._holder = panel
+                    if said:
+                        waiting(False)
+                    return True
+                if not said:
+                    waiting(True)
+                    said = True
+                self._cond.wait(TURN_LOOK_S)  # the window closing is looked at between waits
+            return False
+
+    def done(self, panel) -> None:
+        """``panel``'s piece is trained: the turn goes to the highest rank waiting (maybe ``panel`` again)."""
+        with self._cond:
+            if self._holder is panel:
+                self._holder = None
+            self._cond.notify_all()
+
+    def leave(self, panel) -> None:
+        """``panel``'s worker trains headless no more: the next run has the turn."""
+        with self._cond:
+            self._training.pop(panel, None)
+            if self._holder is panel:
+                self._holder = None
+            self._cond.notify_all()
+
+    def _front(self):
+        return max(self._training, key=lambda p: (self._ranks.get(p, 0.0), -self._training[p]), default=None)
+
+
+TURNS = HeadlessTurns()  # every panel's, of every window: one machine
 
 
 class LabPanel(QtWidgets.QWidget):
@@ -112,6 +202,12 @@ class LabPanel(QtWidgets.QWidget):
         self.runner.changed.connect(self._record)
         self.animation = None  # the animation of this run being written, if any
         self.draw_count = 0  # whole figures drawn so far (the tests check that a run is drawn, not every step)
+        # The scene's run trained headless (play_to): its target, set on the GUI thread, and how far it is,
+        # written by the worker between pieces and read by the stage's card; both under the lock.
+        self._headless_lock = threading.Lock()
+        self._headless: tuple[int, int] | None = None
+        self._progress: Headless | None = None
+        self._headless_run = None  # the run it trained, once finished
 
     # -------------------------------------------------------------------- controls
     def _build_controls(self):
@@ -217,9 +313,12 @@ class LabPanel(QtWidgets.QWidget):
         self.runner.single_step()
 
     def reset(self):
-        """Pause and rebuild the experiment from the current settings."""
+        """Pause and rebuild the experiment from the current settings (a scene's run trained headless
+        meanwhile stops at its next piece: this one replaces it)."""
         self.pause()
         self.clear_message()
+        with self._headless_lock:
+            self._headless = self._progress = self._headless_run = None
         self.runner.reset(self._make)
 
     def _lr_chosen(self, index: int):
@@ -271,14 +370,31 @@ class LabPanel(QtWidgets.QWidget):
         scene that saved its run's)."""
         raise NotImplementedError
 
-    def play_to(self, seed: int, steps: int) -> bool:
+    def play_to(self, seed: int, steps: int, ahead: int | None = None) -> bool:
         """Show the run a scene saved: ``seed`` trained to ``steps``, headless on the worker (the figure
         follows when it is there). The run shown is kept when it is that one already, and trained on
-        from where it is when it is that seed at fewer steps. Returns True when it has to train."""
+        from where it is when it is that seed at fewer steps; a run on its way there already goes on.
+        Returns True when it has to train.
+
+        One headless training at a time among the panels (:data:`TURNS`): this run first (a caller
+        waits for it), or with ``ahead`` (a scene's index) trained ahead of time, after the runs waited
+        for and the earlier scenes'. :meth:`training_progress` says how far it is."""
         seed, steps = int(seed), int(steps)
+        target = (seed, steps)
         snap = self.runner.snapshot()
         exp = snap.exp
-        if exp is not None and self._seed == seed and exp.seed == seed and snap.steps == steps and not snap.playing:
+        with self._headless_lock:
+            # A training asked before is on its way until the run it trained is the one the panel shows.
+            pending = self._headless is not None and (self._headless_run is None or exp is not self._headless_run)
+            under_way, other = pending and self._headless == target, pending and self._headless != target
+        if ahead is None:
+            TURNS.first(self)
+        else:
+            TURNS.ahead(self, ahead, keep_higher=under_way)
+        if under_way:
+            return True  # asked again (the scene shown again, or trained ahead of it): the same training goes on
+        if exp is not None and self._seed == seed and exp.seed == seed and snap.steps == steps and not snap.playing \
+                and not other:
             return False
         self.pause()
         if self._seed != seed:
@@ -287,16 +403,43 @@ class LabPanel(QtWidgets.QWidget):
             self.seed_spin.setValue(seed)
             self.seed_spin.blockSignals(False)
         kept = exp if exp is not None and exp.seed == seed and exp.lr == self._lr else None
+        with self._headless_lock:
+            self._headless, self._progress, self._headless_run = target, Headless(seed, steps), None
 
-        def trained():  # on the worker, between steps; a window closing stops it between pieces
+        def report(done: int, waiting: bool = False, run=None) -> None:
+            with self._headless_lock:
+                if self._headless == target:  # not a training another one replaced
+                    self._progress = Headless(seed, steps, done, waiting, run is not None)
+                    self._headless_run = run
+
+        def given_up() -> bool:  # the window closes, or another run replaced this one
+            return self.runner.stopping() or self._headless != target
+
+        def trained():  # on the worker, between steps; one piece at a time, the progress said between pieces
             run = kept if kept is not None and kept.step_count <= steps else self._make(seed)
-            while run.step_count < steps and not self.runner.stopping():
-                run.run(min(PLAY_TO_PIECE, steps - run.step_count))
+            try:
+                while run.step_count < steps and not given_up():
+                    report(run.step_count)
+                    if not TURNS.wait_turn(self, given_up, lambda on: report(run.step_count, waiting=on)):
+                        break
+                    try:
+                        run.run(min(PLAY_TO_PIECE, steps - run.step_count))
+                    finally:
+                        TURNS.done(self)
+            finally:
+                TURNS.leave(self)
+            report(run.step_count, run=run if run.step_count >= steps else None)
             return run
 
         self.step_label.setText(f"training to step {steps:,}…")
         self.runner.reset(trained)
         return True
+
+    def training_progress(self) -> Headless | None:
+        """The scene's run trained headless now or last (:meth:`play_to`): its seed, steps, the steps
+        done so far; None when none was asked since the last reset."""
+        with self._headless_lock:
+            return self._progress
 
     def when_ready(self, on_ready, seed: int | None = None, steps: int | None = None) -> bool:
         """Call ``on_ready()`` once the panel shows a run, drawn whole: at once when it does; else when
