@@ -1,4 +1,4 @@
-"""Token labels of a heatmap's axes, and the switch between the screen and a figure.
+"""Token labels of a heatmap's axes.
 
 A :class:`TokenAxis` draws one label per token, at its row or column. When the
 labels do not fit at their full size they shrink down to a floor
@@ -8,21 +8,28 @@ fit every token (hundreds of tokens) does it label every n-th token, and it
 says so on the axis ("1 in n labelled"). It never draws more labels than fit,
 so a 2,000-token sentence costs a few dozen texts, not thousands.
 
-:func:`exporting` is the context in which a figure is drawn: heatmaps leave out
-their on-screen marks (the selected row's outline, the shown head's ``◀``).
+Its texts are measured and laid out once per font (:mod:`.text_layout`). The switch to a figure and the
+heatmaps' registry are :mod:`.export_marks`'; both modules' names are imported from here still (``__all__``).
 """
 
 from __future__ import annotations
 
-import contextlib
 import math
-import weakref
 
 import numpy as np
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from .. import presentation
 from ..qt.pg import pg
+from .export_marks import _heatmaps, _redraw_marks, exporting, is_exporting, query_outlined, register, registered_heatmaps
+from .text_layout import LAID_OUT_KEPT, LISTS_KEPT, MEASURES_KEPT, font_pixels, label_measures, laid_out, token_labels
+
+__all__ = [  # this module's own, then export_marks' and text_layout's
+    "LABEL_SLACK", "LABEL_EM", "MIN_LABEL_SCALE", "MIN_LABEL_PX", "SMALL_SCREEN_LABEL_PX", "MIN_EXPORT_LABEL_SCALE", "TokenAxis",
+    "register", "exporting", "registered_heatmaps", "is_exporting", "query_outlined",
+    "_heatmaps", "_redraw_marks",  # the registry itself (the same WeakSet), read by a test and a benchmark
+    "laid_out", "font_pixels", "label_measures", "token_labels", "LAID_OUT_KEPT", "MEASURES_KEPT", "LISTS_KEPT",
+]
 
 LABEL_SLACK = 0.06  # labels may be this much closer than their full spacing and still all show
 LABEL_EM = 8  # a token label is elided past this many font heights (the full word is in the tooltip)
@@ -31,102 +38,10 @@ MIN_LABEL_PX = 14.0  # ...and never below this font size in pixels (nor below th
 SMALL_SCREEN_LABEL_PX = 8.0  # the floor where a view is narrower than a 1280-pixel screen gives (1024 × 768)
 MIN_EXPORT_LABEL_SCALE = MIN_LABEL_SCALE  # the same floor in a figure
 
-MEASURES_KEPT = 20_000  # token measurements kept per font (then forgotten and measured again)
-_MEASURES: dict = {}  # (font key, elision limit) -> {token: (label, width in pixels)}
-LISTS_KEPT = 8  # whole label lists kept (the oldest forgotten first)
-_LISTS: dict = {}  # (font key, elision limit, positions, tokens) -> ([(position, label)], widest label in pixels)
-
-LAID_OUT_KEPT = 20_000  # texts laid out for the screen kept (then forgotten and laid out again)
-_LAID_OUT: dict = {}  # (font key, text) -> laid_out(): a new sentence's labels on 15 maps are laid out once
-
-_export_depth = 0
-_query_kept = False  # the whole window drawn as a figure keeps its query's outline (its caption names it)
-_heatmaps: "weakref.WeakSet" = weakref.WeakSet()
-
-
-def register(heatmap) -> None:
-    """Let :func:`exporting` redraw ``heatmap``'s marks (it has a ``redraw_marks()``)."""
-    _heatmaps.add(heatmap)
-
-
-@contextlib.contextmanager
-def exporting(keep_query: bool = False, heatmaps=None):
-    """While a figure is drawn: none of the on-screen-only marks.
-
-    Inside this context every heatmap leaves out the selected row's outline and
-    the shown head's ``◀``; with ``keep_query`` (the whole window as a figure, whose
-    caption says "the outlined row is the query") the query's outline stays.
-    Everything is as it was when the context ends. ``heatmaps``: only these have their marks
-    drawn again (a figure painted band by band, whose own heatmaps nothing on screen shares);
-    None: every heatmap.
-    """
-    global _export_depth, _query_kept
-    kept = _query_kept
-    _export_depth += 1
-    _query_kept = bool(keep_query) if _export_depth == 1 else kept
-    if _export_depth == 1:
-        _redraw_marks(heatmaps)
-    try:
-        yield
-    finally:
-        _export_depth -= 1
-        _query_kept = kept if _export_depth else False
-        if _export_depth == 0:
-            _redraw_marks(heatmaps)
-
-
-def registered_heatmaps() -> list:
-    """Every heatmap :func:`exporting` redraws the marks of (those alive)."""
-    return list(_heatmaps)
-
-
-def is_exporting() -> bool:
-    """True inside :func:`exporting`."""
-    return _export_depth > 0
-
-
-def query_outlined() -> bool:
-    """Whether a heatmap outlines its query's row now: on screen, and in a figure of the whole window."""
-    return _export_depth == 0 or _query_kept
-
-
-def _redraw_marks(heatmaps=None) -> None:
-    for heatmap in list(_heatmaps if heatmaps is None else heatmaps):
-        try:
-            heatmap.redraw_marks()
-        except RuntimeError:  # its Qt items were deleted with their window
-            pass
-
 
 def _ticks(labels: list[str]) -> list[list[tuple[int, str]]]:
     # Every label; TokenAxis shows as many as fit when it paints.
     return [[(i, label) for i, label in enumerate(labels)]]
-
-
-def laid_out(text: str, font: QtGui.QFont, font_key: str | None = None) -> tuple[QtGui.QStaticText, float, float]:
-    """``text`` laid out once in ``font`` (whose ``key()`` is ``font_key``, when known) for the screen:
-    (QStaticText, half its width, half its height). Kept per font and text: the same token on every head's
-    map and the same value in many cells are laid out once, drawn again for a third of the cost."""
-    key = (font.key() if font_key is None else font_key, text)
-    found = _LAID_OUT.get(key)
-    if found is None:
-        if len(_LAID_OUT) >= LAID_OUT_KEPT:
-            _LAID_OUT.clear()
-        static = QtGui.QStaticText(text)
-        static.setTextFormat(QtCore.Qt.PlainText)
-        static.prepare(QtGui.QTransform(), font)
-        size = static.size()
-        found = _LAID_OUT[key] = (static, size.width() / 2, size.height() / 2)
-    return found
-
-
-def font_pixels(font: QtGui.QFont) -> float:
-    """The size of ``font`` in pixels on the screen (a point size at the screen's logical dpi)."""
-    if font.pixelSize() > 0:
-        return float(font.pixelSize())
-    screen = QtGui.QGuiApplication.primaryScreen()
-    dpi = screen.logicalDotsPerInchY() if screen is not None else 96.0
-    return font.pointSizeF() * dpi / 72.0
 
 
 class TokenAxis(pg.AxisItem):
@@ -169,44 +84,14 @@ class TokenAxis(pg.AxisItem):
         metrics = QtGui.QFontMetricsF(self.style.get("tickFont") or QtGui.QFont())
         return LABEL_EM * metrics.height()
 
-    def _measured(self) -> tuple[QtGui.QFontMetricsF, float, dict, tuple]:
-        """(metrics, elision limit, {token: (label, width)}, their key) for the current font: every axis with the
-        same font shares the measurements, so a 2,000-token sentence measures each word once, not
-        once per axis and edit."""
-        font = self.style.get("tickFont") or QtGui.QFont()
-        metrics = QtGui.QFontMetricsF(font)
-        limit = LABEL_EM * metrics.height()
-        key = (font.key(), limit)
-        cache = _MEASURES.get(key)
-        if cache is None or len(cache) > MEASURES_KEPT:
-            cache = _MEASURES[key] = {}
-        return metrics, limit, cache, key
-
     def set_labels(self, ticks: list[tuple[int, str]]):
         """Label position ``v`` with token ``t`` for each ``(v, t)``; long tokens are elided."""
-        metrics, limit, cache, font_key = self._measured()
+        # Every axis with the same font shares the measurements: a 2,000-token sentence measures each
+        # word once, not once per axis and edit.
+        metrics, limit, cache, font_key = label_measures(self.style.get("tickFont") or QtGui.QFont(), LABEL_EM)
         self._full = full = [str(t) for _, t in ticks]
         positions = tuple(float(v) for v, _ in ticks)
-        # The stages and heads of one sentence share their tokens: the labels of the last few
-        # token lists are kept whole.
-        key = (font_key, positions, tuple(full))
-        known_list = _LISTS.get(key)
-        if known_list is None:
-            texts, widest = [], 0.0
-            for t in full:
-                known = cache.get(t)
-                if known is None:
-                    # A 20,000-character word would make the axis (and every repaint) hundreds of
-                    # thousands of pixels wide: measure and draw at most a bounded prefix.
-                    label = metrics.elidedText(t[:400], QtCore.Qt.ElideRight, limit) if len(t) > 4 else t
-                    known = cache[t] = (label, metrics.horizontalAdvance(label))
-                texts.append(known[0])
-                widest = max(widest, known[1])
-            known_list = (list(zip(positions, texts)), widest)
-            if len(_LISTS) >= LISTS_KEPT:
-                _LISTS.pop(next(iter(_LISTS)))
-            _LISTS[key] = known_list
-        labels, widest = known_list
+        labels, widest = token_labels(metrics, limit, cache, font_key, positions, full)
         self._labels = list(labels)
         # No tick marks or texts of pyqtgraph's own: this axis draws the labels (and pyqtgraph,
         # handed a tick per token, would lay out thousands of empty ones on every paint).
