@@ -13,6 +13,7 @@ TRAINING_PREFIX = "Training: "
 HEATMAP_VIEWS = (ATTENTION, OUTPUTS, COMPARE, POSITIONS, MODEL)
 TRAINED_VIEWS = (HEADS, MODEL, DRIFT, MEANING)  # only a trained model has them
 TOY_VIEWS = (COMPARE, POSITIONS)  # only the toy model has them
+STAGE_QUIET_S = 1.5  # after a key on the stage or a scene asked for, the runs trained ahead wait this long (s)
 
 
 def _font(px: int, bold: bool = False) -> QtGui.QFont:

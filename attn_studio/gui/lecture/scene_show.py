@@ -13,7 +13,8 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from ...pretrained import DEFAULT_MODEL, hub_cache_dirs
 from ...pretrained.loading import DEFAULT_PIP_NAME
 from ...scenes import DIGITS, MAX_SELECTION, MAX_TRAINING_STEPS, TOY_ONLY, Scene
-from .basics import STEPS, _font
+from ..qt.worker import keep_quiet
+from .basics import STAGE_QUIET_S, STEPS, _font
 from .run_card import HINT, LAST_HINT, RunCard
 from ...session import session_from_json, state_to_json
 from ...state import StudioState
@@ -94,6 +95,7 @@ def show_scene(window, scene: Scene, on_shown=None, wanted=lambda: True, on_wait
     A training scene whose run must be trained first shows a card with the training's progress on the
     stage meanwhile (:class:`~.run_card.RunCard`): ``on_wait(True)`` once it is there (paint it),
     ``on_wait(False)`` when the run is there and the scene is drawn in its place."""
+    keep_quiet(STAGE_QUIET_S)  # the scene is drawn with the machine to itself: the runs trained ahead wait
     session = session_from_json(json.dumps(scene.session))
     sel = entered_at(scene, window.present.arrive_at_last)
     carded = []  # a run card was shown while the run trained

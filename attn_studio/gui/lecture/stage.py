@@ -17,9 +17,10 @@ import shiboken6
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from .. import presentation
+from ..qt.worker import keep_quiet
 from ..widgets import discard
 from .basics import (
-    ATTENTION, COMPARE, DRIFT, GEOMETRY, HEADS, MEANING, MODEL, OUTPUTS, POSITIONS, STEPS, _font,
+    ATTENTION, COMPARE, DRIFT, GEOMETRY, HEADS, MEANING, MODEL, OUTPUTS, POSITIONS, STAGE_QUIET_S, STEPS, _font,
 )
 from .stage_caption import _muted, is_key_hint, is_range, text_direction
 from .stage_overlays import BANNER_SECONDS, SceneNumber, StageOverlays
@@ -427,6 +428,8 @@ class Stage(QtWidgets.QWidget):
         self.overlays.uncover()
 
     def keyPressEvent(self, event: QtGui.QKeyEvent) -> None:  # noqa: N802 (Qt's name)
+        # What a key brings is drawn with the machine to itself: the runs trained ahead wait meanwhile.
+        keep_quiet(STAGE_QUIET_S)
         if not self.present.key(event):
             super().keyPressEvent(event)
 

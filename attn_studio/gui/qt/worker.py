@@ -232,6 +232,23 @@ def one_blas_thread():
     return _BLAS.limit(limits=1, user_api="blas")
 
 
+# -- quiet: the machine to the GUI while it draws what a person waits for -----------------------
+
+_QUIET_UNTIL = [0.0]  # time.monotonic(); a list: set on the GUI thread, read by workers (one float, atomic)
+
+
+def keep_quiet(seconds: float) -> None:
+    """The GUI draws what a person waits for (a key on the stage, a scene asked for): background work that
+    can wait (the runs a lecture trains ahead) waits ``seconds`` from now. Beside such a training, a scene
+    took twice as long to draw: the training's Python took the interpreter's lock from the drawing."""
+    _QUIET_UNTIL[0] = max(_QUIET_UNTIL[0], time.monotonic() + seconds)
+
+
+def quiet_left() -> float:
+    """Seconds until background work that can wait may go on (0 when it may now); any thread."""
+    return max(0.0, _QUIET_UNTIL[0] - time.monotonic())
+
+
 # -- the cycle collector ------------------------------------------------------------------------
 #
 # Python's automatic collection runs in whichever thread crosses an allocation threshold. A job

@@ -27,6 +27,7 @@ from ...training.experiment import TrainingError
 from ...training.settings import DEFAULT_SPEEDS, MAX_SEED, check_panel_settings
 from ...training.report import history_table, write_csv
 from ..files import figures
+from ..qt.worker import quiet_left
 # The curves' names, also where they were first found (panel.X).
 from .curves import (COLOURS, MAX_BOLD_POINTS, MAX_FAINT_POINTS, SMOOTH, CurvePlot, nice_extent,  # noqa: F401
                      outward, peaks, recent, smoothed, thinned)
@@ -41,6 +42,7 @@ __all__ = ["LabPanel", "CurvePlot", "COLOURS", "SMOOTH", "smoothed", "peaks", "t
 MAX_RECORDED = 2000  # extras kept for an animation of the run
 DRAW_INTERVAL_MS = 80  # at most 12.5 redraws a second, whatever the step rate
 PLAY_TO_PIECE = 25  # steps of a scene's run trained headless between two looks at whether the window closes
+AHEAD_PIECE = 2  # steps of a run trained ahead between two looks: the stage may want the machine back (quiet)
 LEARNING_RATES = (1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2, 1e-1)
 TURN_LOOK_S = 0.1  # how often a headless training waiting for its turn looks whether the window closes
 
@@ -89,6 +91,11 @@ class HeadlessTurns:
                 self._ranks[panel] = rank
             self._cond.notify_all()
 
+    def waited_for(self, panel) -> bool:
+        """True when ``panel``'s run is one the stage waits for, not one trained ahead."""
+        with self._cond:
+            return self._ranks.get(panel, 0.0) > 0
+
     def wait_turn(self, panel, give_up, waiting) -> bool:
         """Block ``panel``'s worker until its run has the turn for a piece (True; :meth:`done` gives it
         back), or ``give_up()`` (False); ``waiting(True)`` once it waits, ``waiting(False)`` once it has it."""
@@ -97,7 +104,8 @@ class HeadlessTurns:
                 self._training[panel] = next(self._order)
             said = False
             while not give_up():
-                if self._holder is None and self._front() is panel:
+                quiet = quiet_left()  # the stage draws what a key brought: a run trained ahead waits (keep_quiet)
+                if self._holder is None and self._front() is panel and (quiet <= 0 or self._ranks.get(panel, 0.0) > 0):
                     self._holder = panel
                     if said:
                         waiting(False)
@@ -105,7 +113,8 @@ class HeadlessTurns:
                 if not said:
                     waiting(True)
                     said = True
-                self._cond.wait(TURN_LOOK_S)  # the window closing is looked at between waits
+                # The window closing is looked at between waits; a quiet stage's end too.
+                self._cond.wait(min(TURN_LOOK_S, quiet) if quiet > 0 else TURN_LOOK_S)
             return False
 
     def done(self, panel) -> None:
@@ -423,7 +432,8 @@ class LabPanel(QtWidgets.QWidget):
                     if not TURNS.wait_turn(self, given_up, lambda on: report(run.step_count, waiting=on)):
                         break
                     try:
-                        run.run(min(PLAY_TO_PIECE, steps - run.step_count))
+                        piece = PLAY_TO_PIECE if TURNS.waited_for(self) else AHEAD_PIECE
+                        run.run(min(piece, steps - run.step_count))
                     finally:
                         TURNS.done(self)
             finally:
