@@ -143,13 +143,20 @@ def cards(window, monkeypatch):
         window.present.leave()
 
 
-def test_the_scene_shows_a_card_while_its_run_trains_then_itself(window, qtbot, pieces, cards):
-    w = window
+def onto_the_card(w, qtbot, pieces):
+    """The "Why √d_k" scene (to ``STEPS``) between two toy scenes, reached with PageDown while its run's
+    pieces are held: (pieces, scene, stage, its panel)."""
     pieces = pieces(held=True)
     scene = example(SQRT, steps=STEPS)
     stage = present(w, qtbot, [toy("Before"), scene, toy("After")])
     lab = w.present.training_panel(scene.view)
     QTest.keyClick(stage, QtCore.Qt.Key_PageDown)
+    return pieces, scene, stage, lab
+
+
+def test_the_scene_shows_a_card_while_its_run_trains_then_itself(window, qtbot, pieces, cards):
+    w = window
+    pieces, scene, stage, lab = onto_the_card(w, qtbot, pieces)
     # At once, painted: the card, not the scene before held silently.
     assert w.scenes.current == 1 and w.present.card is not None and cards == [SQRT]
     assert stage.updatesEnabled()
@@ -189,11 +196,7 @@ def test_the_scene_shows_a_card_while_its_run_trains_then_itself(window, qtbot, 
 
 def test_pagedown_during_the_card_goes_on_and_coming_back_finds_the_run(window, qtbot, pieces, cards):
     w = window
-    pieces = pieces(held=True)
-    scene = example(SQRT, steps=STEPS)
-    stage = present(w, qtbot, [toy("Before"), scene, toy("After")])
-    lab = w.present.training_panel(scene.view)
-    QTest.keyClick(stage, QtCore.Qt.Key_PageDown)
+    pieces, scene, stage, lab = onto_the_card(w, qtbot, pieces)
     assert w.present.card is not None
     pieces.allow(1)
     qtbot.waitUntil(lambda: steps_line(w) == f"step {PIECE} of {STEPS}", timeout=60_000)
