@@ -3,7 +3,7 @@ of a given pixel size (the stage's sizes are pixels of its screen, not points)."
 
 from __future__ import annotations
 
-from PySide6 import QtGui, QtWidgets
+from PySide6 import QtCore, QtGui, QtWidgets
 
 from ...scenes import VARIANCE  # noqa: F401 (the √d_k panel: one name, the lecture files' too)
 
@@ -21,3 +21,15 @@ def _font(px: int, bold: bool = False) -> QtGui.QFont:
     font.setPixelSize(int(px))
     font.setBold(bold)
     return font
+
+
+def card_line(name: str, text: str, font: QtGui.QFont, wrap: bool = True) -> QtWidgets.QLabel:
+    """A line of a card the stage shows in place of a scene (a missing model, a run being trained): plain
+    text, centred, at ``font`` (the room's sizes), named ``name`` for tests and the console."""
+    label = QtWidgets.QLabel(text)
+    label.setObjectName(name)
+    label.setTextFormat(QtCore.Qt.PlainText)
+    label.setWordWrap(wrap)
+    label.setAlignment(QtCore.Qt.AlignCenter)
+    label.setFont(font)
+    return label

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from PySide6 import QtCore, QtWidgets
 
-from .basics import TRAINING_PREFIX, _font
+from .basics import TRAINING_PREFIX, _font, card_line
 
 REFRESH_MS = 250  # the steps done, read four times a second from what the panel's worker reports
 HINT = "PageDown: the next scene · it appears by itself when trained"
@@ -48,13 +48,7 @@ class RunCard(QtWidgets.QWidget):
                                     "PageDown goes on to the next scene")
                                  + ": the training goes on, and coming back finds it further on or done.",
                  _font(sizes["caption"]))):
-            label = QtWidgets.QLabel(text)
-            label.setObjectName(name)
-            label.setTextFormat(QtCore.Qt.PlainText)
-            label.setWordWrap(True)
-            label.setAlignment(QtCore.Qt.AlignCenter)
-            label.setFont(font)
-            self.labels[name] = label
+            label = self.labels[name] = card_line(name, text, font)
             column.addWidget(label)
             if name == "runCardSteps":
                 # A bar of the steps done under their count: seen from the back even when the count is not read.

@@ -14,7 +14,7 @@ from ...pretrained import DEFAULT_MODEL, hub_cache_dirs
 from ...pretrained.loading import DEFAULT_PIP_NAME
 from ...scenes import DIGITS, MAX_SELECTION, MAX_TRAINING_STEPS, TOY_ONLY, Scene
 from ..qt.worker import keep_quiet
-from .basics import STAGE_QUIET_S, STEPS, _font
+from .basics import STAGE_QUIET_S, STEPS, _font, card_line
 from .run_card import HINT, LAST_HINT, RunCard
 from ...session import session_from_json, state_to_json
 from ...state import StudioState
@@ -206,13 +206,8 @@ def missing_model_card(scene: Scene, reason: str, sizes: dict, number: int | Non
     if reason and "not on this machine" not in reason:  # another reason (other weights, a broken file)
         lines.append(("missingModelReason", reason, _font(sizes["caption"]), True))
     for object_name, text, font, wrap in lines:
-        label = QtWidgets.QLabel(text)
-        label.setObjectName(object_name)
-        label.setTextFormat(QtCore.Qt.PlainText)
-        label.setWordWrap(wrap)
-        label.setAlignment(QtCore.Qt.AlignCenter)
+        label = card_line(object_name, text, font, wrap)
         label.setTextInteractionFlags(QtCore.Qt.TextSelectableByMouse)
-        label.setFont(font)
         column.addWidget(label)
     column.addStretch(1)
     return card
