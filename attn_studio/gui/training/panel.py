@@ -110,7 +110,9 @@ class HeadlessTurns:
                     if said:
                         waiting(False)
                     return True
-                if not said:
+                # Said only when another run is before it: a run held back by a quiet stage alone is not
+                # "waiting for the run before it" (its card, promoted a moment later, read so).
+                if not said and (self._holder not in (None, panel) or self._front() is not panel):
                     waiting(True)
                     said = True
                 # The window closing is looked at between waits; a quiet stage's end too.
