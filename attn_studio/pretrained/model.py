@@ -254,7 +254,8 @@ class TrainedModel:
         ff = feed_forward_trusted(layer_norm_trusted(h, *lw.ln_2, cfg.eps), lw.w_1, lw.b_1, lw.w_2, lw.b_2, cfg.activation)
         return h + ff, att
 
-    def _forward(self, enc: Encoding, scale: np.ndarray, edits: Edits, start: int = 0, base: ModelRun | None = None):
+    def _forward(self, enc: Encoding, scale: np.ndarray, edits: Edits, start: int = 0, base: ModelRun | None = None,
+                 on_layer=None):
         if start == 0 or base is None:
             stream = [self._embed(enc)]
             results = []
@@ -267,20 +268,25 @@ class TrainedModel:
             x, att = self._layer(layer, x, scale[layer], edits)
             stream.append(x)
             results.append(att)
+            if on_layer is not None:
+                on_layer(layer, att)
         return stream, results
 
-    def run(self, text: str, head_mask=None, edits: Edits | None = None) -> ModelRun:
+    def run(self, text: str, head_mask=None, edits: Edits | None = None, *, on_layer=None) -> ModelRun:
         """Run the model on ``text``.
 
         ``head_mask (layers, heads)``: multipliers of each head's weighted values
         before W_O (1 keeps, 0 silences); combined (multiplied) with the scales
         in ``edits``. ``edits`` also may replace heads' W_Q / W_K / W_V.
+        ``on_layer(layer, result)``: called with each layer's ``MultiHeadResult`` as soon
+        as it is computed, before the layers after it (the very object the run keeps in
+        ``layer_results``): a window draws the layer it shows before the pass ends.
         Raises :class:`ModelError` for a text longer than the model's positions.
         """
         edits = Edits() if edits is None else edits
         enc = self.encode(text)
         scale = self._head_scale(head_mask, edits)
-        stream, results = self._forward(enc, scale, edits)
+        stream, results = self._forward(enc, scale, edits, on_layer=on_layer)
         return ModelRun(self, enc, head_mask, edits, scale, stream, results)
 
     def encode_ids(self, ids) -> Encoding:

@@ -273,7 +273,7 @@ class TrainedStudio(LayerReadings):
             self._generation += 1
         return Pending(new, self._state, self._computed, self._generation, changed, coalesce, record)
 
-    def compute(self, pending: Pending) -> Computed:
+    def compute(self, pending: Pending, shown=None) -> Computed:
         """Run the engine for ``pending.state``; pure and thread-safe (see the module docstring).
 
         Reuses ``pending.base_computed``: the same text with other edits
@@ -282,8 +282,19 @@ class TrainedStudio(LayerReadings):
         new text is made directly, and the unedited model's run (and the drift)
         is left for later (:class:`Computed` works it out when it is first read):
         the window's edit is drawn a pass sooner when no view in sight reads it.
+
+        ``shown(result)``: called (on the computing thread) with the selected layer's
+        ``MultiHeadResult`` as soon as a new sentence's pass has computed it, before the
+        layers after it; it is the object :attr:`result` gives once this is installed.
+        Not called when the run is remade from an earlier one (same sentence, other edits).
         """
         s, base, intact = pending.state, pending.base_computed, pending.intact
+
+        def on_layer(layer, result):
+            if layer == s.layer_index:
+                shown(result)
+
+        early = None if shown is None else on_layer
         # The result keeps its pending change without the base's result: a chain of
         # results, each holding the one before, would keep every run ever made alive.
         pending = dataclasses.replace(pending, base_computed=None)
@@ -294,10 +305,10 @@ class TrainedStudio(LayerReadings):
             trained_run = base.trained_run if intact else base._trained_run
             run = base.run.rerun(s.edits)
         elif intact or s.edits.is_trained:
-            trained_run = m.run(s.sentence)
+            trained_run = m.run(s.sentence, on_layer=early if s.edits.is_trained else None)
             run = trained_run if s.edits.is_trained else trained_run.rerun(s.edits)
         else:
-            trained_run, run = None, m.run(s.sentence, edits=s.edits)
+            trained_run, run = None, m.run(s.sentence, edits=s.edits, on_layer=early)
         second_run = None
         if s.second_sentence:
             if base is not None and base.second_run is not None and base.state.second_sentence == s.second_sentence:
@@ -310,6 +321,11 @@ class TrainedStudio(LayerReadings):
         words, message = _word_paths(run, second_run, s.word)
         return Computed(pending, run, trained_run, second_run, drift, _ro(run.mean_attention()),
                         _ro(run.rollout()), words, message)
+
+    def is_current(self, pending: Pending) -> bool:
+        """Whether ``pending`` is still the change to install: prepared last, with nothing installed since (a
+        view may show its numbers early, :meth:`compute`'s ``shown``). GUI thread."""
+        return pending.generation == self._generation and pending.base is self._state
 
     def install(self, computed: Computed) -> bool:
         """Make ``computed`` current: record undo, notify subscribers. GUI thread.

@@ -226,14 +226,24 @@ def _stages_then_heads(w, qtbot, view) -> None:
     named = {view.canvases[key].viewport(): key for key in ("scores", "logits", "weights")}
     named.update({canvas: f"head {i + 1}" for i, canvas in enumerate(heads)})
     order = EventOrder(named, (QtCore.QEvent.Paint, QtCore.QEvent.Resize))
-    # The heads in sight may be laid out while the model runs (before its numbers are installed); from the
-    # install on, the stages are painted before any head is resized.
+    # The heads in sight may be laid out while the model runs (before its numbers come); from the numbers on
+    # (the shown layer's, drawn before the pass ends, or the install), the stages are painted before any head
+    # is resized.
+    room = w.trained.room
+    real_early = room.draw_early
+
+    def draw_early(state, result, drawn):
+        order.seen.append(("installed", None))
+        return real_early(state, result, drawn)
+
+    room.draw_early = draw_early
     unsubscribe = w.studio.target.subscribe(lambda change: order.seen.append(("installed", None)))
     sizes = [canvas.size() for canvas in heads]
     try:
         type_and_enter(qtbot, w, SENTENCES[0])  # 12 tokens: the stages shorter, the heads' maps resized
     finally:
         unsubscribe()
+        room.draw_early = real_early
     assert [canvas.size() for canvas in heads] != sizes, "the heads kept their size: nothing to order"
     installed = next(i for i, (name, _) in enumerate(order.seen) if name == "installed")
     assert not any(kind == QtCore.QEvent.Paint and not name.startswith("head")
@@ -319,14 +329,14 @@ class HeldCompute:
         self.go, self.error, self.started = threading.Event(), None, threading.Event()
         real = type(studio).compute
 
-        def compute(inner, pending):
+        def compute(inner, pending, **kwargs):
             if threading.current_thread() is threading.main_thread():
-                return real(inner, pending)  # a selection alone, installed at once: nothing to hold
+                return real(inner, pending, **kwargs)  # a selection alone, installed at once: nothing to hold
             self.started.set()
             self.go.wait(30)
             if self.error is not None:
                 raise self.error
-            return real(inner, pending)
+            return real(inner, pending, **kwargs)
 
         monkeypatch.setattr(type(studio), "compute", compute)
 
@@ -421,3 +431,85 @@ def test_a_sentence_that_fails_or_is_typed_back_leaves_the_tab_as_it_was(trained
     assert w.studio.state.sentence == SENTENCES[0]
     assert _stage_labels(view) == old_labels
     assert all(c.updatesEnabled() for c in stages)
+
+
+def test_the_shown_layer_is_drawn_before_the_pass_ends_and_not_drawn_again_when_installed(trained, qtbot):
+    """A new sentence on MiniLM's first layer: its heatmaps are drawn from that layer's numbers while the
+    rest of the pass waits (the studio still holds the old sentence), with the new tokens and the numbers
+    the install then brings; the install draws nothing again."""
+    w = trained
+    view = w.heatmap_view
+    w.view_tabs.setCurrentWidget(view)
+    type_and_enter(qtbot, w, SENTENCES[0])
+    room, studio = w.trained.room, w.studio.target
+    assert studio.state.layer_index == 0
+    real_early = room.draw_early
+    seen = []
+
+    def draw_early(state, result, drawn):
+        def check():  # the drawing done: the pass still waits for it, nothing installed yet
+            seen.append((studio.state.sentence, state, result, _stage_labels(view),
+                         np.array(view.stages["scores"].data.values), np.array(view.head_maps[5].data.values)))
+            drawn()
+        return real_early(state, result, check)
+
+    room.draw_early = draw_early
+    drawn = []
+    real_set_data = type(view.stages["scores"]).set_data
+
+    def set_data(heatmap, *args, **kwargs):
+        if heatmap is view.stages["scores"]:
+            drawn.append(heatmap)
+        return real_set_data(heatmap, *args, **kwargs)
+
+    type(view.stages["scores"]).set_data = set_data
+    try:
+        type_and_enter(qtbot, w, SENTENCES[2])
+    finally:
+        room.draw_early = real_early
+        type(view.stages["scores"]).set_data = real_set_data
+    assert len(seen) == 1, "the first layer was not drawn before the pass ended"
+    shown_sentence, state, result, labels, scores, head_6 = seen[0]
+    assert shown_sentence == SENTENCES[0]  # drawn while the studio still held the old sentence
+    tokens = list(studio.state.tokens)
+    assert state is studio.state and labels == [tokens] * 3
+    assert result is studio.result  # the very numbers installed after it
+    np.testing.assert_array_equal(scores, studio.result.scores[studio.state.shown_head])
+    np.testing.assert_array_equal(head_6, studio.result.weights[5])
+    assert len(drawn) == 1, "the install drew the stages again"
+    assert_painted_as(view.canvases["weights"], studio.result.weights[studio.state.shown_head])
+
+
+def test_a_sentence_drawn_early_whose_pass_then_fails_leaves_the_tab_as_it_was(trained, qtbot, monkeypatch):
+    """The shown layer drawn early, then the rest of the pass fails: the Attention tab shows the studio's own
+    sentence again, and says why."""
+    from attn_studio.trained import TrainedStudio
+
+    w = trained
+    view = w.heatmap_view
+    w.view_tabs.setCurrentWidget(view)
+    type_and_enter(qtbot, w, SENTENCES[0])
+    old_labels = _stage_labels(view)
+    old_scores = np.array(view.stages["scores"].data.values)
+    real = TrainedStudio.compute
+    early = []
+
+    def compute(studio, pending, shown=None):
+        def failing(result):
+            shown(result)
+            early.append(result)
+            raise ValueError("the model failed after its first layer")
+        return real(studio, pending, shown=None if shown is None else failing)
+
+    monkeypatch.setattr(TrainedStudio, "compute", compute)
+    _type(w, SENTENCES[1])
+    room = w.trained.room
+    qtbot.waitUntil(lambda: bool(early) and not room.worker.is_busy(), timeout=30_000)
+    wait_idle(qtbot, w)
+    for _ in range(5):
+        QtWidgets.QApplication.processEvents()
+    assert w.studio.state.sentence == SENTENCES[0]
+    assert _stage_labels(view) == old_labels
+    np.testing.assert_array_equal(view.stages["scores"].data.values, old_scores)
+    assert view.drawing.early is None
+    assert "failed after its first layer" in room.panel.status.text()

@@ -506,3 +506,48 @@ def test_an_unedited_model_computes_its_one_run_whatever_is_asked(studio):
     computed = studio.compute(dataclasses.replace(studio.prepare(sentence="She went to the bank."), intact=False))
     assert computed.intact_known and computed.trained_run is computed.run
     assert not computed.drift.any()
+
+
+def test_a_new_sentence_hands_its_selected_layer_over_before_the_pass_ends(studio, model):
+    # The window draws the layer it shows while the rest of the pass runs: the hand-over comes once, before
+    # the layers above it are computed, and is the very result the studio gives once installed.
+    studio.update(sentence=TEXT)
+    studio.select(layer=1)
+    computed_layers = []
+    real_layer = type(model)._layer
+
+    def layer(m, index, *args):
+        computed_layers.append(index)
+        return real_layer(m, index, *args)
+
+    shown = []
+    type(model)._layer, saved = layer, real_layer
+    try:
+        sentences = iter(["She went to the bank to get money out.", "The river bank was muddy.",
+                          "He sat on the bank.", "A bank lends money."])
+        for edits in (Edits(), Edits().with_head_scale(0, 1, 0.0)):
+            studio.update(edits=edits)
+            for intact in (True, False):
+                del computed_layers[:], shown[:]
+                pending = dataclasses.replace(studio.prepare(sentence=next(sentences)), intact=intact)
+                computed = studio.compute(pending, shown=lambda result: shown.append((result, list(computed_layers))))
+                if intact and edits.head_scale:
+                    assert not shown  # the edited run remade from the trained one: nothing handed over
+                    continue
+                assert len(shown) == 1
+                result, done = shown[0]
+                assert result is computed.run.layer_results[1] and done == [0, 1]
+                assert studio.install(computed) and studio.result is result
+        # The same sentence with other edits remakes the layers from the lowest edit: nothing handed over.
+        del shown[:]
+        computed = studio.compute(studio.prepare(edits=Edits().with_head_scale(1, 0, 0.0)), shown=shown.append)
+        assert not shown and computed.run.layer_results[1] is not None
+    finally:
+        type(model)._layer = saved
+
+
+def test_a_run_tells_each_layer_as_it_is_computed(model):
+    told = []
+    run = model.run(TEXT, on_layer=lambda layer, result: told.append((layer, result)))
+    assert [layer for layer, _ in told] == list(range(model.layers))
+    assert all(result is run.layer_results[layer] for layer, result in told)

@@ -18,6 +18,7 @@ the keystroke's computation supersedes the silencing one.
 from __future__ import annotations
 
 import dataclasses
+import threading
 from pathlib import Path
 from typing import Callable
 
@@ -35,6 +36,7 @@ from .model_worker import BUSY_WORDS, INTACT, LOAD, MEASURE, RUN, ModelWorker
 # A load shows it at once.
 BUSY_BAR_DELAY_MS = 400
 INTACT_WAIT_MS = 30  # how often a wait for the window to finish drawing an edit looks again
+EARLY_WAIT_S = 0.25  # the longest a pass waits for the window to draw its selected layer (see _shown_early)
 from ..views.drift_plot import DriftPlot
 from ..views.meaning_view import MeaningData, MeaningView
 from ..views.model_view import ModelView, ModelViewData
@@ -64,6 +66,7 @@ class TrainedRoom(QtCore.QObject):
     # A change is being computed: the state it brings (views lay themselves out for its tokens meanwhile);
     # None once nothing more is computing (a view laid out for a change that never came goes back).
     coming = QtCore.Signal(object)
+    _early = QtCore.Signal(object, object, object)  # from the worker: (pending, result, drawn), see _on_early
 
     def __init__(self, parent=None, models=None):
         super().__init__(parent)
@@ -81,11 +84,16 @@ class TrainedRoom(QtCore.QObject):
         # Compare, the stage); when none does, an edit's pass leaves it for after the edit is drawn.
         self.needs_intact: Callable[[], bool] = lambda: True
         self.drawing: Callable[[], bool] = lambda: False  # the window still draws the last change (it says)
+        # A new sentence's selected layer, computed before the rest of its pass: the window draws it at once
+        # if it shows it (``draw_early(state, result, drawn)`` True, then ``drawn()`` once it is drawn).
+        self.draw_early: Callable[..., bool] = lambda state, result, drawn: False
         # The unedited run left for later is worked out once the edit is drawn: beside the drawing, the pass
         # took Python's lock from it (an edited model's sentence drawn 20-30 ms later).
         self._intact_timer = QtCore.QTimer(self)
         self._intact_timer.setInterval(INTACT_WAIT_MS)
         self._intact_timer.timeout.connect(self._work_out_intact)
+
+        self._early.connect(self._on_early, QtCore.Qt.QueuedConnection)
 
         self._busy_timer = QtCore.QTimer(self)
         self._busy_timer.setSingleShot(True)
@@ -184,8 +192,8 @@ class TrainedRoom(QtCore.QObject):
             pending = dataclasses.replace(pending, intact=self.needs_intact())
             self._intact_timer.stop()
             self.worker.cancel(INTACT)  # the unedited run of a sentence left behind is not wanted any more
-            self.worker.submit(lambda: studio.compute(pending), lambda c: self._install(studio, c),
-                               self._on_error, kind=RUN)
+            self.worker.submit(lambda: studio.compute(pending, shown=lambda result: self._shown_early(pending, result)),
+                               lambda c: self._install(studio, c), self._on_error, kind=RUN)
             self.coming.emit(pending.state)
         return True
 
@@ -249,6 +257,19 @@ class TrainedRoom(QtCore.QObject):
         self.worker.cancel(RUN)
         self._wanted = {}
         return action(self.studio)
+
+    def _shown_early(self, pending, result) -> None:
+        """On the worker: the selected layer of a new sentence is computed. The window draws it now; the rest
+        of the pass waits until it is drawn (at most EARLY_WAIT_S): beside the drawing, both took turns with
+        Python's lock, and the heatmaps came no sooner."""
+        drawn = threading.Event()
+        self._early.emit(pending, result, drawn)
+        drawn.wait(EARLY_WAIT_S)
+
+    def _on_early(self, pending, result, drawn) -> None:
+        studio = self.studio
+        if studio is None or not studio.is_current(pending) or not self.draw_early(pending.state, result, drawn.set):
+            drawn.set()
 
     def _install(self, studio: TrainedStudio, computed) -> None:
         if studio is not self.studio:

@@ -70,6 +70,7 @@ class TrainedWiring(QtCore.QObject):
         window.bridge.changed.connect(lambda fields: self.apply())  # after the window's own redraw
         room.studioChanged.connect(self._on_studio)
         room.coming.connect(window.drawer.expect)  # a new sentence laid out while it is computed
+        room.draw_early = window.drawer.draw_early  # and its shown layer drawn before the pass ends
         # "Loading …" and refusals reach the status bar too (the panel's moving bar shows work going on).
         room.message.connect(self._status)
         window.document.open_trained = lambda session, path, training=None: self.open_session(

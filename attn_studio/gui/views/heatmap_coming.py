@@ -75,6 +75,10 @@ class ComingTokens:
         self._timer.start()
         return True
 
+    def laying_out(self) -> bool:
+        """Whether turns of laying out for the tokens expected are still to come."""
+        return bool(self._phases)
+
     def drop(self) -> None:
         """Nothing comes after all (the change failed, or a later one gave the shown tokens back): the
         heatmaps are laid out for what they show again and painted."""

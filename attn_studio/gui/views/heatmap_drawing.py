@@ -21,6 +21,7 @@ from .heatmap_parts import Prepared, _levels
 from ..widgets import short_token
 
 LONG_INPUT = 40  # beyond this many tokens the header says what is thinned or hidden
+NEXT_TURN = "next turn"  # a step that waits: the window goes on in its next turn
 
 
 class StagedDrawing:
@@ -33,6 +34,10 @@ class StagedDrawing:
         self.view = view
         self.prepared: Prepared | None = None  # pictures made off the GUI thread (prepare)
         self.painting: list = []  # canvases drawn in the last step, to be painted (prepare_paint)
+        # (state, result) drawn, or being drawn, before the studio installed them (a trained model's new
+        # sentence, its shown layer computed before the rest of the pass): its install then draws nothing
+        # again (met_by_install). None once met, or superseded by a drawing of the studio's own numbers.
+        self.early = None
 
     def prepare(self, state, result) -> Prepared:
         """The pictures :meth:`steps` will draw of ``result`` (for ``state``'s shown head and every head's
@@ -66,13 +71,47 @@ class StagedDrawing:
         picture = prepared.pictures[(name, head)]
         return picture.values, prepared.levels[(name, head)], picture
 
-    def steps(self):
+    def state(self):
+        """The state the heatmaps show, or are being drawn for: an early drawing's (see :attr:`early`) until the
+        studio installs it, else the studio's (the stages' sizes follow its tokens)."""
+        return self.early[0] if self.early is not None else self.view.studio.state
+
+    def met_by_install(self) -> bool:
+        """Whether the studio's state and result are those drawn early (:attr:`early`); asked once, when
+        the change is installed: the heatmaps need no drawing again, only the pinned formula does."""
+        early, self.early = self.early, None
+        studio = self.view.studio
+        if early is None or early[0] is not studio.state or early[1] is not studio.result:
+            return False
+        self.view._show_pinned()
+        return True
+
+    def left_early(self) -> bool:
+        """Whether an early drawing's change will not be installed after all (nothing more is computing and
+        the studio has other numbers): the heatmaps are to be drawn from the studio again."""
+        early, studio = self.early, self.view.studio
+        if early is None or (early[0] is studio.state and early[1] is studio.result):
+            return False
+        self.early = None
+        return True
+
+    def steps(self, source=None):
         """The view's :meth:`~.heatmap_view.HeatmapView.render` one heatmap at a time: a generator that draws
         the next heatmap each time it is advanced. On a large model the window advances it once per
         event-loop turn, so that the window is painted and answers between heatmaps instead of freezing
-        for all of them."""
+        for all of them. ``source``: (state, result) to draw instead of the studio's (computed, not yet
+        installed: :attr:`early`)."""
         view, heads = self.view, self.view.heads
-        state, result = view.studio.state, view.studio.result
+        self.early = source
+        if source is not None and view.coming.laying_out():
+            # Drawn early, the numbers may come before the heads are laid out for their tokens (the turns
+            # after the stages'): drawn meanwhile, the heads were laid out by the drawing, and the stages
+            # painted twice. So are they when the drawing begins in the turn after the last of those, before
+            # the event loop has handled what it posted.
+            while view.coming.laying_out():
+                yield NEXT_TURN
+            yield NEXT_TURN
+        state, result = source if source is not None else (view.studio.state, view.studio.result)
         q_tokens, k_tokens = state.query_tokens, state.key_tokens
         n_heads = result.weights.shape[0]
         head = state.shown_head

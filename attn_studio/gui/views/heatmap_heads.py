@@ -142,7 +142,7 @@ class HeadsGrid:
         """A head's small map names its query row and the pinned or pointed-at column whatever else
         it thins, no larger than the stages' labels (their floor)."""
         view = self.view
-        state = view.studio.state
+        state = view.drawing.state()
         pinned = view.pinned[1:] if view.pinned is not None else (None, None)
         hm.left_axis.keep({state.query_index if state.query_tokens else None, view.highlight.row, pinned[0]})
         hm.bottom_axis.keep({view.highlight.col, pinned[1]})

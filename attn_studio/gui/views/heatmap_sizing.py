@@ -93,7 +93,7 @@ class StageSizing:
         return changed
 
     def _refit_stages(self) -> None:
-        state = self.studio.state
+        state = self.drawing.state()
         self._fit_stages(len(state.query_tokens), len(state.key_tokens))
 
     def _place_stages(self, wrapped: bool) -> None:
@@ -115,7 +115,7 @@ class StageSizing:
     def _values_px(self, rows: int, cols: int, width: float, height: float) -> float:
         """The size of the smallest stage's cell values (pixels) with the stages ``rows`` × ``cols`` in
         ``width`` × ``height``: each stage's axes and colour bar as now, the rest its cells."""
-        state = self.studio.state
+        state = self.drawing.state()
         t_q, t_k = max(len(state.query_tokens), 1), max(len(state.key_tokens), 1)
         smallest = math.inf
         for key, canvas in self.canvases.items():
@@ -134,7 +134,7 @@ class StageSizing:
     def _choose_shape(self, room: int) -> None:
         """Two above two where the row leaves the values unreadable and two rows of stages, each with
         every label, fit ``room`` pixels of height and write them larger; else a row."""
-        state = self.studio.state
+        state = self.drawing.state()
         t = max(len(state.query_tokens), len(state.key_tokens))
         visible = [c for c in self.canvases.values() if not c.isHidden()]
         width = self.scroll.viewport().width()

@@ -198,10 +198,11 @@ class HeatmapView(StageSizing, QtWidgets.QWidget):
         for _ in self.render_steps():
             pass
 
-    def render_steps(self):
+    def render_steps(self, source=None):
         """:meth:`render` one heatmap at a time: a generator that draws the next heatmap each time it is
-        advanced (:meth:`StagedDrawing.steps <.heatmap_drawing.StagedDrawing.steps>`)."""
-        return self.drawing.steps()
+        advanced (:meth:`StagedDrawing.steps <.heatmap_drawing.StagedDrawing.steps>`); ``source``: a
+        (state, result) computed and not installed yet, drawn early."""
+        return self.drawing.steps(source)
 
     def prepare_paint(self) -> None:
         """Ready the heatmaps drawn in the last step for their paint (the window's stepped drawing calls

@@ -11,6 +11,7 @@ from PySide6 import QtCore
 from ..bridge import is_large
 from ..views.compare import CompareView
 from ..views.geometry import GeometryView
+from ..views.heatmap_drawing import NEXT_TURN
 from ..views.heatmap_view import HeatmapView
 from ..views.pipeline import PipelineView
 from ..views.positional import PositionalView
@@ -33,6 +34,20 @@ VIEWS = (
      "dot product and angle of a pair"),
     ("positional_view", PositionalView, "Positions", "The sinusoidal positional encoding added to the token vectors"),
 )
+
+
+def _early_drawing(view):
+    """``view``'s drawing when it can draw a change before its install (the Attention tab's), else None."""
+    drawing = getattr(view, "drawing", None)
+    return drawing if hasattr(drawing, "met_by_install") else None
+
+
+def _then(steps, done):
+    """The drawing ``steps``, then ``done()`` (also when it is stopped before its end)."""
+    try:
+        yield from steps
+    finally:
+        done()
 
 
 class SeenWhenGrabbed:
@@ -97,6 +112,7 @@ class ViewDrawer(QtCore.QObject):
         can lay themselves out for its tokens before its numbers come (``expect``) do so now, so that a new
         sentence's layout is done while the engine works. None: nothing more is coming, and a view laid out
         for tokens that never came (a failed or dropped change) shows its own again."""
+        left = False
         for view in self.views:
             expect = getattr(view, "expect", None)
             if expect is None:
@@ -104,8 +120,29 @@ class ViewDrawer(QtCore.QObject):
             if state is None:
                 if view not in self.steps and view not in self.stale:
                     expect(None)  # else the drawing waiting for it takes over what it laid out
+                drawing = _early_drawing(view)
+                if drawing is not None and drawing.left_early():
+                    # Drawn early for a change that failed or was dropped: the studio's own numbers again.
+                    self.steps.pop(view, None)
+                    self.stale.add(view)
+                    left = True
             elif not self.held and view not in self.steps and view.isVisible():
                 expect(state)
+        if left:
+            self.render_visible()
+
+    def draw_early(self, state, result, drawn) -> bool:
+        """A trained model's new sentence whose shown layer is computed before the rest of its pass (``state``,
+        that layer's ``result``): the Attention tab, in sight in the window, draws it now, in steps, and calls
+        ``drawn()`` when it is drawn (or stopped); False when it does not (``drawn`` is not called). The
+        change's install then finds it drawn (:meth:`render_visible`)."""
+        view = self.window.heatmap_view
+        present = getattr(self.window, "present", None)
+        if self.held or not view.isVisible() or (present is not None and present.active):
+            return False
+        self.steps[view] = _then(view.render_steps(source=(state, result)), drawn)  # older numbers' drawing stops
+        self.timer.start()
+        return True
 
     def hold(self, held: bool) -> None:
         """Hold the window's own drawing while no one can see it (under the stage, on one screen): its
@@ -139,6 +176,10 @@ class ViewDrawer(QtCore.QObject):
         self.drawn_target = target
         stepped = switched or w.studio.is_trained or is_large(w.studio.state)
         for view in [v for v in self.views if v in self.stale and v.isVisibleTo(w)]:
+            drawing = _early_drawing(view)
+            if not switched and drawing is not None and drawing.early is not None and drawing.met_by_install():
+                self.stale.discard(view)  # drawn, or being drawn, from these very numbers before their install
+                continue
             if stepped and hasattr(view, "render_steps"):
                 self.steps[view] = view.render_steps()
                 self.stale.discard(view)
@@ -152,7 +193,8 @@ class ViewDrawer(QtCore.QObject):
         while self.steps:
             view = next(iter(self.steps))
             try:
-                next(self.steps[view])
+                if next(self.steps[view]) == NEXT_TURN:
+                    break  # the view waits for work of its own in the turns to come
             except StopIteration:
                 self.steps.pop(view, None)
             except Exception:
