@@ -9,8 +9,8 @@ from PySide6 import QtCore
 from PySide6.QtTest import QTest
 
 from attn_studio.gui.qt import worker
-from attn_studio.gui.training import panel as panel_module
-from attn_studio.gui.training.panel import HeadlessTurns
+from attn_studio.gui.training import turns as turns_module
+from attn_studio.gui.training.turns import HeadlessTurns
 
 
 class Panel:  # what the turns rank: any object a weak reference can hold
@@ -19,8 +19,8 @@ class Panel:  # what the turns rank: any object a weak reference can hold
 
 def test_a_run_trained_ahead_waits_while_the_stage_is_quiet_and_a_run_waited_for_does_not(monkeypatch):
     quiet = {"left": 5.0}
-    monkeypatch.setattr(panel_module, "quiet_left", lambda: quiet["left"])
-    monkeypatch.setattr(panel_module, "TURN_LOOK_S", 0.01)
+    monkeypatch.setattr(turns_module, "quiet_left", lambda: quiet["left"])
+    monkeypatch.setattr(turns_module, "TURN_LOOK_S", 0.01)
     turns, ahead, waited = HeadlessTurns(), Panel(), Panel()
     turns.ahead(ahead, 3, keep_higher=False)
     got, said = threading.Event(), []

@@ -6,7 +6,7 @@ presenting), each training panel the scenes to come use is given the run of its 
 current one on (the same rule as the stage's: the scene's seed or else the panel's, to its steps,
 ``scene_show.saved_run``), trained headless on the panel's worker. One run per panel at a time (two scenes
 of the same run share it: it is trained once), and one training at a time among the panels, the earliest
-scene's first, after any run the stage waits for (``training.panel.TURNS``). A panel whose run plays in the
+scene's first, after any run the stage waits for (``training.turns.TURNS``). A panel whose run plays in the
 lab, or whose next scene shows the panel's own run (it saved no steps), is left as it is: the scene rule
 alone changes it, when its scene is reached.
 """
