@@ -283,18 +283,11 @@ class TrainedStudio(LayerReadings):
         is left for later (:class:`Computed` works it out when it is first read):
         the window's edit is drawn a pass sooner when no view in sight reads it.
 
-        ``shown(result)``: called (on the computing thread) with the selected layer's
-        ``MultiHeadResult`` as soon as a new sentence's pass has computed it, before the
-        layers after it; it is the object :attr:`result` gives once this is installed.
-        Not called when the run is remade from an earlier one (same sentence, other edits).
+        ``shown(result)``: called (computing thread) with the selected layer's result as soon
+        as a new sentence's pass has it, before the layers above; :attr:`result` once installed.
         """
         s, base, intact = pending.state, pending.base_computed, pending.intact
-
-        def on_layer(layer, result):
-            if layer == s.layer_index:
-                shown(result)
-
-        early = None if shown is None else on_layer
+        early = None if shown is None else (lambda layer, result: shown(result) if layer == s.layer_index else None)
         # The result keeps its pending change without the base's result: a chain of
         # results, each holding the one before, would keep every run ever made alive.
         pending = dataclasses.replace(pending, base_computed=None)
@@ -323,8 +316,7 @@ class TrainedStudio(LayerReadings):
                         _ro(run.rollout()), words, message)
 
     def is_current(self, pending: Pending) -> bool:
-        """Whether ``pending`` is still the change to install: prepared last, with nothing installed since (a
-        view may show its numbers early, :meth:`compute`'s ``shown``). GUI thread."""
+        """Whether ``pending`` is still the change to install (prepared last, nothing installed since). GUI thread."""
         return pending.generation == self._generation and pending.base is self._state
 
     def install(self, computed: Computed) -> bool:
