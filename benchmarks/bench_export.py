@@ -181,9 +181,11 @@ def run_window(args, cases, tokens: int, rows: dict) -> None:
             else:  # "training-png" is the "Why √d_k" panel's
                 name = case[len("training-"):-len("-png")] or "scaling"
                 # Shown first, as a person has a panel in front of them when they export it: a panel never
-                # opened is built by its first export (its first opening, some 300 ms, once).
+                # opened is built by its first export (its first opening, some 300 ms, once). A second to
+                # settle: a panel just shown is drawn a plot per turn and laid out again once its sentence is
+                # written (a full repaint of the panel), which an export at once measured as its own stall.
                 lab.tab.show_panel(name)
-                turns()
+                turns(200)
                 measure(case, export(f"training:{name}", "png"))
     model = [c for c in cases if c.startswith("model-")]
     if model:

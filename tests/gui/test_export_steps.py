@@ -227,3 +227,20 @@ def test_a_png_compressed_on_the_worker_has_the_pixels_and_dpi_of_qts_own(window
     see_through = QtGui.QImage(image)
     see_through.setPixelColor(3, 2, QtGui.QColor(0, 0, 0, 0))
     assert figures.png_off_the_gui_thread(see_through, 96)[25] == 6
+
+
+@pytest.mark.parametrize("name", ["training:scaling", "training:seq2seq"])
+def test_a_figure_painted_in_bands_with_the_window_running_between_them_is_the_figure_painted_at_once(window, name):
+    # As File → Export paints it: the window's event loop runs between two bands. Painting an axis may ask
+    # for its plot to be laid out again (its labels need more room); done between two bands, the bands after
+    # it showed the plots moved (the figure in misaligned strips). The layouts wait for the last band.
+    panel = export.find_panel(window, name)
+    reference = figures.render_panel(panel, 2.0)
+    export.done_with(panel)
+    panel = export.find_panel(window, name)
+    banded = BandedImage(panel, 2.0, budget=0.002)
+    while not banded.step():
+        QtWidgets.QApplication.processEvents()
+    assert len(banded.tops) >= 10, "painted in one piece"
+    assert_same_figure(banded.image, reference, 2.0)
+    export.done_with(panel)

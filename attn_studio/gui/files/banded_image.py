@@ -15,6 +15,10 @@ from ..views.heatmap import exporting
 from ..views.token_axis import registered_heatmaps as heatmap_registry
 from .figures import MAX_IMAGE_BYTES, _as_panel, _check_scale, _Layout, _logical_dpi, _paint_figure, _scenes
 from .filled_dashes import FilledDashes, dashed
+from .layouts_held import LayoutsHeld
+
+
+BAND_PACES = 3  # a band's height follows the slowest rows of this many bands before it
 
 
 class BandedImage:
@@ -57,6 +61,7 @@ class BandedImage:
             # FilledDashes); one this class cannot paint in bands leaves the figure in one piece.
             self.step_rows = height
         self.rows = max(self.step_rows, 64 - 64 % self.step_rows)  # the first band; then from the time taken
+        self._pace: list[float] = []  # seconds per row of the last bands
         self.tops: list[int] = []  # the first row of each band painted
         self._held: contextlib.ExitStack | None = None
 
@@ -64,6 +69,8 @@ class BandedImage:
         scenes = _scenes(self.panel)
         own = [h for h in heatmap_registry() if shiboken6.isValid(h.plot) and h.plot.scene() in scenes]
         self._held = contextlib.ExitStack()
+        if self.step_rows < self.image.height():
+            self._held.enter_context(LayoutsHeld(scenes, self.panel.widget))
         self._held.enter_context(ExportMode(scenes, self.scale))
         if self.step_rows < self.image.height():
             self._held.enter_context(FilledDashes(scenes))
@@ -119,7 +126,10 @@ class BandedImage:
         if self.done():
             self.close()
         spent = max(time.thread_time() - start, 1e-4)
-        # The next band as tall as the budget allows at this band's pace (never more than twice as tall).
-        self.rows = int(max(64, min(2 * rows, rows * self.budget / spent)))
+        # The next band as tall as the budget allows at the slowest pace of the last bands, and at most half as
+        # tall again: a figure's rows are not alike (a training panel's band of axes and labels took three times
+        # as long a row as the plot area above it, and a band twice as tall as the last took 38-46 ms).
+        self._pace = (self._pace + [spent / rows])[-BAND_PACES:]
+        self.rows = int(max(64, min(1.5 * rows, self.budget / max(self._pace))))
         self.rows = max(self.rows - self.rows % self.step_rows, self.step_rows)
         return self.done()

@@ -33,7 +33,7 @@ from .banded_image import BandedImage
 from .vector_figure import SteppedVector
 
 BREATH_S = 0.02  # while a figure is built, the event loop runs a turn at most this often
-BAND_S = 0.02  # CPU seconds a band of a raster figure aims at (a turn of the event loop stays well under 50 ms)
+BAND_S = 0.015  # CPU seconds a band of a raster figure aims at (a turn of the event loop stays well under 50 ms)
 
 
 YOUNG_PASSES = 2  # the young objects' collection runs once this many passes over the youngest are behind it

@@ -34,10 +34,11 @@ import time
 
 import numpy as np
 import shiboken6
-from PySide6 import QtCore, QtGui, QtWidgets
+from PySide6 import QtCore, QtGui
 
 from ...matrices import ExportError
 from ..qt.pg import ExportMode, pg
+from .layouts_held import LayoutsHeld
 from ..views.cells import CellOverlay
 from ..views.heatmap import exporting
 from ..views.token_axis import TokenAxis, query_outlined, registered_heatmaps
@@ -168,41 +169,6 @@ def _noting(note):
     finally:
         CellOverlay._draw_values, TokenAxis.paint, pg.AxisItem.paint = _WRITE_VALUES, _PAINT_AXIS, _PAINT_PLOT_AXIS
         _notes.remove(note)
-
-
-class _LayoutHeld(QtCore.QObject):
-    """While a figure is drawn in steps, its layouts stay as they are: the layout requests posted to its
-    graphics widgets wait until it is drawn.
-
-    Painting a token axis fits its height to its labels, which asks its plot for a new layout; the event
-    loop would carry it out before the next step, and the axes painted after it would be drawn where
-    the figure drawn in one piece does not have them (a row axis' line reaching below its heatmap)."""
-
-    def __init__(self, scenes):
-        super().__init__()
-        self.widgets = [item for scene in scenes for item in scene.items() if isinstance(item, QtWidgets.QGraphicsWidget)]
-        self.asked: list = []
-
-    def __enter__(self):
-        for widget in self.widgets:
-            widget.installEventFilter(self)
-        return self
-
-    def eventFilter(self, obj, event) -> bool:
-        if event.type() == QtCore.QEvent.LayoutRequest:
-            if obj not in self.asked:
-                self.asked.append(obj)
-            return True
-        return False
-
-    def __exit__(self, *exc):
-        for widget in self.widgets:
-            if shiboken6.isValid(widget):
-                widget.removeEventFilter(self)
-        for widget in self.asked:  # asked for while held: carried out now
-            if shiboken6.isValid(widget):
-                QtCore.QCoreApplication.postEvent(widget, QtCore.QEvent(QtCore.QEvent.LayoutRequest))
-        return False
 
 
 def _deferrable(overlay: CellOverlay) -> bool:
@@ -348,7 +314,7 @@ class SteppedVector:
         self._held = contextlib.ExitStack()
         self._held.enter_context(ExportMode(scenes, 1.0))
         self._held.enter_context(figures.no_background_cache(self.panel))
-        self._held.enter_context(_LayoutHeld(scenes))
+        self._held.enter_context(LayoutsHeld(scenes))
         for heatmap in own:  # their labels and titles as a figure shows them (what exporting() redraws)
             heatmap.redraw_marks()
 
