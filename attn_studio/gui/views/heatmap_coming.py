@@ -67,11 +67,10 @@ class ComingTokens:
             view.setUpdatesEnabled(False)
             self.frozen = True
         self._state = state
-        # The stages laid out and settled now; the heads' maps in the next turn, settled in the one after.
-        # (A turn for the stages' settling too left the heads unfinished when a short sentence's numbers
-        # came first; the heads laid out and settled in one turn made it a 40-50 ms stall.)
-        self._settle()
-        self._phases = [self._lay_out_heads, self._settle]
+        # The stages' labels and least sizes now; each of the next turns settles them, lays the heads' maps
+        # out, settles those. (The stages settled in this turn too made it a 40-45 ms stall; numbers that
+        # come before the last of these turns are drawn after it, StagedDrawing.steps.)
+        self._phases = [self._settle, self._lay_out_heads, self._settle]
         self._timer.start()
         return True
 
