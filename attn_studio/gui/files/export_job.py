@@ -32,7 +32,7 @@ from . import sheet as sheets
 from .banded_image import BandedImage
 from .vector_figure import SteppedVector
 
-BREATH_S = 0.02  # while a figure is built, the event loop runs a turn at most this often
+BREATH_S = 0.01  # while a figure is built, the event loop runs a turn at most this often
 BAND_S = 0.015  # CPU seconds a band of a raster figure aims at (a turn of the event loop stays well under 50 ms)
 
 

@@ -177,6 +177,11 @@ class CurvePlot:
         the first free place of a few along the line, on either side of it (the least covered when none
         is free). A label that only moved along with its line keeps its place if that is still free."""
         vb = self.plot.vb
+        if vb.pixelVectors()[0] is None:
+            # Not in a view yet (a page figure being built): placed once it is (sigResized). Asked of
+            # viewPixelSize, Qt's bindings refused the missing vector with an error whose message scanned
+            # every module loaded: 60 ms, in a turn of the window's export.
+            return
         try:
             dx, dy = (float(v) for v in vb.viewPixelSize())
         except Exception:  # not laid out yet: placed when it is (sigResized)
