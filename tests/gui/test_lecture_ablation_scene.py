@@ -74,8 +74,16 @@ def test_on_the_stage_it_trains_its_run_and_shows_the_bars(window, qtbot):
     assert panel.ablation.plot.isVisible() and not panel.loss_plot.plot.isVisible()
     assert panel.ablation_text.isVisible() and not panel.predictions.isVisible()
     assert stage.isAncestorOf(panel)
-    texts = drawn_texts(stage)
-    ticks = [px for t, px in texts if t in bar_labels(panel.runner.snapshot().extras["ablation"])]
+    names = bar_labels(panel.runner.snapshot().extras["ablation"])
+    drawn = {}
+
+    def named():  # the bars' names as the stage draws them (on a loaded machine a few turns after the bars)
+        drawn["texts"] = drawn_texts(stage)
+        return len([t for t, _ in drawn["texts"] if t in names]) >= 5
+
+    qtbot.waitUntil(named, timeout=5_000)
+    texts = drawn["texts"]
+    ticks = [px for t, px in texts if t in names]
     assert len(ticks) >= 5 and min(ticks) >= 23.5  # the heads' names read from the back row
     assert any("Nats added by silencing a head" in t for t, _ in texts)
     assert stage.caption.text().startswith(scene.caption[:40])

@@ -241,11 +241,17 @@ class _Lent:
 
 
 class LentViews:
-    """The views Present shows as the window's own widget, lent (mixed into :class:`~.present.Present`:
-    its ``stage``, ``window``, ``page``, ``pages``, ``_lent``)."""
+    """The views ``present`` (:class:`~.present.Present`) shows as the window's own widget, lent to its stage
+    (``lent``: the widget on loan, given back when the stage shows another view or closes)."""
 
-    def _lent_widget(self, view: str):
-        w = self.window
+    def __init__(self, present):
+        self.present = present
+        self.lent: _Lent | None = None
+
+    def widget(self, view: str):
+        """The window's widget that shows ``view`` on the stage (None: not for this model)."""
+        p = self.present
+        w = p.window
         if view == GEOMETRY:
             return w.geometry_view
         if view == VARIANCE:
@@ -253,20 +259,22 @@ class LentViews:
         if view in (DRIFT, MEANING):
             room = w.trained.room
             return room.drift_plot if view == DRIFT else room.meaning_view
-        panel = self.training_panel(view)
+        panel = p.training_panel(view)
         return panel
 
-    def _render_lent(self, view: str, s: dict, zoom: float) -> None:
-        stage, w = self.stage, self.window
-        widget = self._lent_widget(view)
+    def render(self, view: str, s: dict, zoom: float) -> None:
+        """Show ``view`` on the stage as the window's own widget, lent, at the stage's text size ``zoom``."""
+        p = self.present
+        stage, w = p.stage, p.window
+        widget = self.widget(view)
         if widget is None:
             stage.set_title(view)
             stage.set_caption("Not available for this model.")
             stage.set_content(None)
             return
-        if self._lent is None or self._lent.widget is not widget:
-            self._give_back()
-            self._lent = _Lent(widget)
+        if self.lent is None or self.lent.widget is not widget:
+            self.give_back()
+            self.lent = _Lent(widget)
             stage.set_content(widget)
         # Drawn at the stage's text size: what the view makes as it draws (labels, arrows' names)
         # takes the stage's size; what it had is restyled once, when it comes to the stage (or the
@@ -277,51 +285,54 @@ class LentViews:
                 w.render_view(widget)
             elif view in (DRIFT, MEANING):
                 w.trained.room.render_shown(force=True)
-            if getattr(self._lent, "styled", None) != styled:
-                self._lent.enlarge(s["caption"])
+            if getattr(self.lent, "styled", None) != styled:
+                self.lent.enlarge(s["caption"])
                 presentation.restyle(widget)
-                self._lent.styled = styled
-            self._lent.fit_labels(stage.body.width() - 24)
-        stage.set_title(view if view.startswith(TRAINING_PREFIX) else self._title(view))
-        self.pages = 1
+                self.lent.styled = styled
+            self.lent.fit_labels(stage.body.width() - 24)
+        stage.set_title(view if view.startswith(TRAINING_PREFIX) else p._title(view))
+        p.pages = 1
         if view.startswith(TRAINING_PREFIX):
             self._render_training(view, widget, s, zoom)
         else:
             # A view of several plots (the √d_k variance and saturation) shows them one at a time.
-            self.pages = self._lent.show_items(self.page, 1) if len(self._lent.items) > 1 else 1
-            self.page = min(self.page, self.pages - 1)
-            hint = self._hint(view)
-            stage.set_caption(f"plot {self.page + 1} of {self.pages} (← →) · {hint}" if self.pages > 1 else hint)
+            p.pages = self.lent.show_items(p.page, 1) if len(self.lent.items) > 1 else 1
+            p.page = min(p.page, p.pages - 1)
+            hint = p.figures.hint(view)
+            stage.set_caption(f"plot {p.page + 1} of {p.pages} (← →) · {hint}" if p.pages > 1 else hint)
 
     def _render_training(self, view: str, panel, s: dict, zoom: float) -> None:
         """A training panel: its curves one plot a page, then each of its heatmaps as a page figure."""
-        stage, lent = self.stage, self._lent
+        p = self.present
+        stage, lent = p.stage, self.lent
         per = TRAINING_PLOTS_PER_PAGE
         n_plots = -(-len(lent.items) // per) if lent.items else 0
         heatmaps = [hm for hm in lent.heatmaps if hm.data is not None]
         pages = max(n_plots + len(heatmaps), 1)
-        page = self.page = min(self.page, pages - 1)
+        page = p.page = min(p.page, pages - 1)
         where = f"page {page + 1} of {pages} (← →)"
         if page < n_plots or not heatmaps:
             if stage.content is not panel:
                 stage.set_content(panel)
-                self._last_sheet = None
+                p._last_sheet = None
             lent.show_items(page, per)
             stage.set_caption(f"{where} · Play / Pause, Step, Reset below · Esc leaves")
         else:
             hm = heatmaps[page - n_plots]
             n = hm.data.values.shape[0]
-            self.centre = min(max(self.centre, 0), n - 1)
-            self._render_sheet(view, s, zoom, tiles=[sheets.Tile(hm)], centre=self.centre,
-                               title=training_page_title(view.removeprefix(TRAINING_PREFIX), hm.title))
+            p.centre = min(max(p.centre, 0), n - 1)
+            p.figures.render_sheet(view, s, zoom, tiles=[sheets.Tile(hm)], centre=p.centre,
+                                   title=training_page_title(view.removeprefix(TRAINING_PREFIX), hm.title))
             caption = stage.caption.text().strip()
-            stage.set_caption(" · ".join(p for p in (where, caption) if p))
-        self.page, self.pages = page, pages
+            stage.set_caption(" · ".join(part for part in (where, caption) if part))
+        p.page, p.pages = page, pages
 
-    def _give_back(self) -> None:
-        lent, self._lent = self._lent, None
+    def give_back(self) -> None:
+        """The widget on loan back in its place in the window."""
+        p = self.present
+        lent, self.lent = self.lent, None
         if lent is not None:
-            if self.stage is not None and self.stage.content is lent.widget:
-                self.stage.body_layout.removeWidget(lent.widget)
-                self.stage.content = None
+            if p.stage is not None and p.stage.content is lent.widget:
+                p.stage.body_layout.removeWidget(lent.widget)
+                p.stage.content = None
             lent.give_back()

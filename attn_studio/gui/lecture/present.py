@@ -28,7 +28,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from ...scenes import MAX_SELECTION
 from .. import presentation
-from .lent import LentViews, _Lent
+from .lent import LentViews
 from .basics import (
     ATTENTION, COMPARE, DRIFT, GEOMETRY, HEADS, HEATMAP_VIEWS, MEANING, MODEL, OUTPUTS, POSITIONS, STEPS,
     TOY_VIEWS, TRAINED_VIEWS, TRAINING_PREFIX, VARIANCE,
@@ -39,7 +39,7 @@ from .stage_figures import STAGE_DIGITS, StageFigures
 from .stage_keys import StageKeys
 
 
-class Present(StageKeys, StageFigures, LentViews, QtCore.QObject):
+class Present(QtCore.QObject):
     """Present mode of ``window``: ``action`` (``presentAction``, F5) opens and closes the stage.
 
     ``view`` is the name of the view on the stage (a tab's name as the window shows it, or
@@ -59,11 +59,12 @@ class Present(StageKeys, StageFigures, LentViews, QtCore.QObject):
         self.page = 0
         self.pages = 1
         self.screen: QtGui.QScreen | None = None
-        self._lent: _Lent | None = None
+        self.lent_views = LentViews(self)  # the window's own widgets lent to the stage
         self._rendering = False
         self.geometry: QtCore.QRect | None = None
         self.lecture_panel = None  # the Scenes panel, when the window has one: PageDown plays its scenes
-        self._jump = None  # digits typed after G (go to scene N, as pdfpc does)
+        self.keys = StageKeys(self)  # what each key of the stage does
+        self.number_on = True  # the scene's number shown in a corner of the stage (N)
         self.arrive_at_last = False  # the scene being shown is entered at its last page (PageUp)
         self.card = None  # (title, widget, caption) on the stage instead of a scene that cannot be shown
         self._strip_shown = True
@@ -71,7 +72,10 @@ class Present(StageKeys, StageFigures, LentViews, QtCore.QObject):
         self._last_sheet: dict | None = None  # the figure on the stage and what it was built for
         self.centre = 0  # the middle of a training heatmap's window of tokens (↑ ↓ move it)
         self.stage_digits_setting = STAGE_DIGITS  # View → Precision on the stage (a scene may keep its own)
-        self.stage_precision_menu = self._stage_precision_menu()
+        self.figures = StageFigures(self)  # the heatmap views and the step view drawn on the stage
+        self.sheet = None  # the figure on the stage (tests and the room read its heatmaps)
+        self.steps_table = self.steps_explanation = None  # the step view's table and text on the stage
+        self.stage_precision_menu = self.figures.precision_menu()
         self.action = QtGui.QAction("&Present", window)
         self.action.setObjectName("presentAction")
         self.action.setCheckable(True)
@@ -223,6 +227,32 @@ class Present(StageKeys, StageFigures, LentViews, QtCore.QObject):
         others = [s for s in screens if s is not mine]
         return others[0] if others else (mine or QtGui.QGuiApplication.primaryScreen())
 
+    # -- the figures (StageFigures) ----------------------------------------------------------------
+    def stage_digits(self) -> int:
+        """The decimals the stage writes now (:meth:`StageFigures.stage_digits <.stage_figures.StageFigures.stage_digits>`)."""
+        return self.figures.stage_digits()
+
+    def set_stage_digits(self, digits: int | None) -> None:
+        """View → Precision on the stage (None: as the window)."""
+        self.figures.set_stage_digits(digits)
+
+    def pinned_cell(self) -> tuple[int, int] | None:
+        """The cell pinned on the stage's figure (row, column), or None."""
+        return self.figures.pinned_cell()
+
+    # -- the keys (StageKeys) -------------------------------------------------------------------
+    def key(self, event: QtGui.QKeyEvent) -> bool:
+        """The stage's keys (:meth:`StageKeys.key <.stage_keys.StageKeys.key>`); False for a key left to Qt."""
+        return self.keys.key(event)
+
+    def scene_action(self) -> QtGui.QAction:
+        """View → Present from current scene (Shift+F5)."""
+        return self.keys.scene_action()
+
+    def enter_scene(self, screen: QtGui.QScreen | None = None, geometry: QtCore.QRect | None = None):
+        """Shift+F5: the stage on the Scenes panel's current scene; returns the stage."""
+        return self.keys.enter_scene(screen=screen, geometry=geometry)
+
     def enter(self, view: str | None = None, head: int | None = None, screen: QtGui.QScreen | None = None,
               geometry: QtCore.QRect | None = None) -> Stage:
         """Open the stage on ``view`` (default: the window's current view) on ``screen`` (default: the
@@ -273,7 +303,7 @@ class Present(StageKeys, StageFigures, LentViews, QtCore.QObject):
             return
         self._timer.stop()
         self.card = None
-        self._give_back()  # while the stage is there to let go of it
+        self.lent_views.give_back()  # while the stage is there to let go of it
         stage, self.stage = self.stage, None
         if getattr(self, "_esc", None) is not None:
             self._esc.setParent(None)
@@ -454,7 +484,7 @@ class Present(StageKeys, StageFigures, LentViews, QtCore.QObject):
         if stage is None:
             card.deleteLater()
             return
-        self._give_back()
+        self.lent_views.give_back()
         self._last_sheet = None
         if self.card is None:
             self._strip_shown = stage.strip.isVisible()
@@ -529,7 +559,7 @@ class Present(StageKeys, StageFigures, LentViews, QtCore.QObject):
         self._changed()
 
     def _show_view(self) -> None:
-        self._give_back()
+        self.lent_views.give_back()
         stage = self.stage
         s = stage.apply_sizes()
         stage.strip.build(self.view, s["label"])
@@ -552,11 +582,11 @@ class Present(StageKeys, StageFigures, LentViews, QtCore.QObject):
                 stage.set_title(title)
                 self._card_caption(caption)
             elif view in HEATMAP_VIEWS or view == HEADS:
-                self._render_sheet(view, s, zoom)
+                self.figures.render_sheet(view, s, zoom)
             elif view == STEPS:
-                self._render_steps(s)
+                self.figures.render_steps(s)
             else:
-                self._render_lent(view, s, zoom)
+                self.lent_views.render(view, s, zoom)
             if view != STEPS:  # a page asked past the end (a scene entered at its last) is the last
                 self.page = min(self.page, max(self.pages - 1, 0))
         finally:

@@ -1,8 +1,8 @@
 """What the stage of Present draws for heatmap views and the step view: the page figure
 (:mod:`..files.sheet`) at the stage's cell size, a window of tokens around the query where a
 sentence does not fit, tiles a page at a time, an edit that keeps the figure drawn in place; and
-the step view one step at a time. A mixin of :class:`~.present.Present` (its ``stage``, ``page``,
-``pages``, ``window``)."""
+the step view one step at a time. An object of :class:`~.present.Present`'s (which keeps the ``stage``,
+``page``, ``pages``, ``window`` and the figure shown, ``sheet``)."""
 
 from __future__ import annotations
 
@@ -37,10 +37,19 @@ LAYOUTS_KEPT = 200  # figures' layouts remembered (a lecture's scenes and pages,
 
 
 class StageFigures:
-    """The heatmap views and the step view on the stage (mixed into :class:`~.present.Present`)."""
+    """The heatmap views and the step view on the stage of ``present`` (:class:`~.present.Present`): the figures'
+    layouts found for them (kept, a lecture's scenes shown again), and the stage's precision."""
+
+    def __init__(self, present):
+        self.present = present
+        self._layouts: dict = {}  # a figure's key -> the layout found for it
+        self._search_from = None  # where the next search for a layout starts (the last one found)
+        self._searched = None
+        self.stage_precision_actions: QtGui.QActionGroup | None = None
 
     def _tiles(self, view: str) -> list:
-        w = self.window
+        p = self.present
+        w = p.window
         state = w.studio.state
         q = state.query_index if state.query_tokens else None
         drawer = getattr(w, "drawer", None)
@@ -82,26 +91,29 @@ class StageFigures:
         """The decimals every number on the stage is written with: the scene's own ("digits" of its
         selection) while its view is on the stage, else View → Precision on the stage (2 by default),
         whatever the window's precision."""
-        scene = self.current_scene()
-        if scene is not None and scene.view == self.view and scene.selection.get("digits") in STAGE_DIGIT_CHOICES:
+        p = self.present
+        scene = p.current_scene()
+        if scene is not None and scene.view == p.view and scene.selection.get("digits") in STAGE_DIGIT_CHOICES:
             return int(scene.selection["digits"])
-        return self.stage_digits_setting
+        return p.stage_digits_setting
 
     def set_stage_digits(self, digits: int | None) -> None:
         """View → Precision on the stage: ``digits`` decimals (2 or 4; None keeps the present one)."""
+        p = self.present
         if digits is not None:
             if digits not in STAGE_DIGIT_CHOICES:
                 raise ValueError(f"precision on the stage must be one of {STAGE_DIGIT_CHOICES} decimals, got {digits}")
-            self.stage_digits_setting = int(digits)
+            p.stage_digits_setting = int(digits)
         for action in self.stage_precision_actions.actions():
-            action.setChecked(action.data() == self.stage_digits_setting)
-        if self.stage is not None:
-            self._last_sheet = None
-            self.render()
+            action.setChecked(action.data() == p.stage_digits_setting)
+        if p.stage is not None:
+            p._last_sheet = None
+            p.render()
 
-    def _stage_precision_menu(self) -> QtWidgets.QMenu:
+    def precision_menu(self) -> QtWidgets.QMenu:
         """View → Precision on the stage (2 / 4 decimals), apart from the window's View → Precision."""
-        menu = QtWidgets.QMenu("Precision on the &stage", self.window)
+        p = self.present
+        menu = QtWidgets.QMenu("Precision on the &stage", p.window)
         menu.setObjectName("stagePrecisionMenu")
         self.stage_precision_actions = QtGui.QActionGroup(menu)
         for digits in STAGE_DIGIT_CHOICES:
@@ -109,7 +121,7 @@ class StageFigures:
             action.setObjectName(f"stagePrecision{digits}Action")
             action.setCheckable(True)
             action.setData(digits)
-            action.setChecked(digits == self.stage_digits_setting)
+            action.setChecked(digits == p.stage_digits_setting)
             action.triggered.connect(lambda checked=False, d=digits: self.set_stage_digits(d))
             menu.addAction(action)
         return menu
@@ -117,8 +129,9 @@ class StageFigures:
     def pinned_cell(self) -> tuple[int, int] | None:
         """The cell (query, key) the stage keeps in view and outlines: the current scene's pin while that
         scene's view is on the stage, else None."""
-        scene = self.current_scene()
-        if scene is not None and scene.view == self.view:
+        p = self.present
+        scene = p.current_scene()
+        if scene is not None and scene.view == p.view:
             return scene.pin
         return None
 
@@ -127,13 +140,14 @@ class StageFigures:
         """The cell sizes the stage can choose from for ``tiles``: ``every`` (width for every cell's value),
         ``query`` (for the query row's and the pinned cell's values alone), ``roomy`` and ``tight`` (row
         heights: the token labels' whole line, or the line of labels at their least size, 30 px at 720)."""
+        p = self.present
         label_px, value_px = s["label"], s["value"]
         least = math.ceil(value_px * VALUE_LEAST)  # 24 px at 720: cell values still read from the back row
         metrics = QtGui.QFontMetricsF(_font(least))
         # The token labels are drawn in the token font at the stage's zoom; they shrink (TokenAxis.fit) to
         # the room between rows or columns, and no further than LABEL_LEAST of the stage's label size.
-        zoom = stage_zoom(label_px, self.stage.logicalDpiY() or 96)
-        token_px = presentation.BASE_TOKEN_PT * zoom * (self.stage.logicalDpiY() or 96) / 72.0
+        zoom = stage_zoom(label_px, p.stage.logicalDpiY() or 96)
+        token_px = presentation.BASE_TOKEN_PT * zoom * (p.stage.logicalDpiY() or 96) / 72.0
         with _AtZoom(zoom):
             line = QtGui.QFontMetricsF(presentation.token_font()).height()  # the axes' own font
         shrink = min(1.0, math.ceil(label_px * LABEL_LEAST) / token_px)
@@ -242,8 +256,9 @@ class StageFigures:
     def _update_in_place(self, sig, all_tiles, q) -> bool:
         """The same figure with new numbers (an edit that keeps the tokens, shapes and titles): its
         heatmaps are given the numbers; nothing is laid out again. False when it must be rebuilt."""
-        last = self._last_sheet
-        if last is None or last["sig"] != sig or self.stage.content is not last["holder"] \
+        p = self.present
+        last = p._last_sheet
+        if last is None or last["sig"] != sig or p.stage.content is not last["holder"] \
                 or not shiboken6.isValid(last["holder"]):
             return False
         page_tiles = [all_tiles[i] for i in last["page"]]
@@ -258,7 +273,7 @@ class StageFigures:
         if not named and any(len(new) > len(hm.title) for new, hm in zip(titles, heatmaps)):
             return False
         # The numbers must still fit the cells they were laid out for (an edit can make them wider).
-        cells = self._cells(page_tiles, self.stage.sizes(), self.stage_digits(), q, self._pin_of(page_tiles))
+        cells = self._cells(page_tiles, p.stage.sizes(), self.stage_digits(), q, self._pin_of(page_tiles))
         if cells["query" if last["colour_only"] else "every"] > last["cell"][0]:
             return False
         if named:
@@ -284,8 +299,9 @@ class StageFigures:
         return True
 
     def _signature(self, view, all_tiles, zoom) -> tuple:
-        stage = self.stage
-        return (view, self.page, stage.size().toTuple(), stage.strip.isVisible(), round(zoom, 4),
+        p = self.present
+        stage = p.stage
+        return (view, p.page, stage.size().toTuple(), stage.strip.isVisible(), round(zoom, 4),
                 self.stage_digits(), self.pinned_cell(),
                 tuple((id(t.source), t.source.data.values.shape,
                        tuple(t.source.data.row_labels), tuple(t.source.data.col_labels), tuple(t.vlines),
@@ -308,12 +324,13 @@ class StageFigures:
         """The sheet of ``tiles`` with cells ``cell``, each tile cut to a window of its rows and columns
         around the query ``q`` (keeping the pinned cell and, causal, each row's own) small enough that the
         sheet fits ``room``; (sheet, rows, cols, n_rows, n_cols)."""
+        p = self.present
         n_rows, n_cols = tiles[0].source.data.values.shape
         if fit_rows is None or fit_cols is None:
             # A first guess from the room, so that a long sentence is not laid out whole first (a
             # figure of 600 tokens takes seconds): the labels' and titles' room, then rows and columns.
             data = tiles[0].source.data
-            metrics = QtGui.QFontMetricsF(_font(self.stage.sizes()["label"]))
+            metrics = QtGui.QFontMetricsF(_font(p.stage.sizes()["label"]))
             widest = lambda labels: min(max((metrics.horizontalAdvance(str(t)) for t in labels[:400]), default=0.0),
                                         8 * metrics.height())
             below = 0.71 * (widest(list(data.col_labels)) + metrics.height()) + 2.8 * metrics.height() + 24
@@ -342,14 +359,15 @@ class StageFigures:
         pinned cell's numbers; then lower rows; only then a window of the tokens. A figure of the same
         tokens, cells and room as one fitted before is laid out once, as that one was found to fit (a
         scene shown again, PageUp back through a lecture: the search is not made again)."""
+        p = self.present
         n_rows, n_cols = tiles[0].source.data.values.shape
         pin = self._pin_of(tiles)
         cells = self._cells(tiles, s, self.stage_digits(), q, pin)
         key = (tuple((id(t.source), t.source.data.values.shape, tuple(t.source.data.row_labels),
                       tuple(t.source.data.col_labels), sheets.shown_title(t)) for t in tiles),
                tuple(sorted(cells.items())), room.width(), room.height(), round(zoom, 4), q, pin, fit,
-               self.stage.whole_title)
-        found = self._layouts.get(key) if hasattr(self, "_layouts") else None
+               p.stage.whole_title)
+        found = self._layouts.get(key)
         if found is not None:
             cell, colour_only, titles, angle, rows_cols = found
             if rows_cols is None:  # whole
@@ -363,7 +381,7 @@ class StageFigures:
             return {"sheet": sheet, "rows": rows, "cols": cols, "n": (n_rows, n_cols), "cell": cell,
                     "colour_only": colour_only, "titles": titles, "angle": angle}
         made = self._search_layout(tiles, cells, zoom, room, q, fit)
-        if not hasattr(self, "_layouts") or len(self._layouts) > LAYOUTS_KEPT:
+        if len(self._layouts) > LAYOUTS_KEPT:
             self._layouts = {}
         whole = (made["rows"], made["cols"]) == ((0, n_rows), (0, n_cols))
         self._layouts[key] = (made["cell"], made["colour_only"], made["titles"], made["angle"],
@@ -375,7 +393,7 @@ class StageFigures:
         n_rows, n_cols = tiles[0].source.data.values.shape
         colour_only, height, titles, angle, wide = False, cells["roomy"], TITLES_ALL, 45.0, None
         which = tuple((id(t.source), t.source.data.values.shape) for t in tiles)
-        start = getattr(self, "_search_from", None)
+        start = self._search_from
         if start is not None and start[0] == which:
             # Fitted again to a shorter room (the ranges took the caption's second line): the search goes on
             # from where it ended for the taller room, which it would pass through again.
@@ -433,59 +451,64 @@ class StageFigures:
     def _title_room(self, tiles) -> bool:
         """True when the stage's title has room for the name of ``tiles`` (one tile) after it, whole: the
         tile's own title line may then give its room to the tokens."""
+        p = self.present
         if len(tiles) != 1:
             return False
-        return self.stage.title_fits(self._titled(tiles[0]))
+        return p.stage.title_fits(self._titled(tiles[0]))
 
     def _name_in_title(self, tiles) -> None:
         """The tile's name after the stage's title (its own title line gave its room to the tokens)."""
-        self.stage.set_title(self._titled(tiles[0]))
+        p = self.present
+        p.stage.set_title(self._titled(tiles[0]))
 
     def _titled(self, tile) -> str:
+        p = self.present
         # The stage's title with the tile's name after it, unless it says that name already (a training
         # panel's heatmap: "Why two layers: layer 1 head 1", not "... · two layers" after it again).
-        title, name = self.stage.whole_title, sheets.shown_title(tile).split(":")[0]
+        title, name = p.stage.whole_title, sheets.shown_title(tile).split(":")[0]
         return title if says(title, name) else f"{title} · {name}"
 
-    def _render_sheet(self, view: str, s: dict, zoom: float, tiles=None, centre: int | None = None,
+    def render_sheet(self, view: str, s: dict, zoom: float, tiles=None, centre: int | None = None,
                       title: str | None = None) -> None:
         """The view's tiles (or ``tiles``: a training panel's heatmap) as the stage's figure, around the
         query (or ``centre``)."""
-        stage, w = self.stage, self.window
+        p = self.present
+        stage, w = p.stage, p.window
         own = tiles is not None
         all_tiles = [t for t in (tiles if own else self._tiles(view)) if t.source.data is not None]
         state = w.studio.state
-        saved_page = self.page
+        saved_page = p.page
         if own:
-            self.page = 0
+            p.page = 0
         if not all_tiles:
             stage.set_title(view)
             stage.set_caption("Nothing to show yet: type a sentence.")
             stage.set_content(None)
             return
-        stage.set_title(title if title is not None else self._title(self._view_title(view)))
+        stage.set_title(title if title is not None else p._title(self._view_title(view)))
         q = centre if centre is not None else (state.query_index if state.query_tokens else 0)
         sig = self._signature(view, all_tiles, zoom) + ((saved_page, q) if own else ())
         try:
             self._render_figure(view, all_tiles, s, zoom, q, sig)
         finally:
             if own:
-                self.page = saved_page
+                p.page = saved_page
 
     def _render_figure(self, view, all_tiles, s, zoom, q, sig, note: str = "") -> None:
-        stage = self.stage
+        p = self.present
+        stage = p.stage
         if not note and self._update_in_place(sig, all_tiles, q):
             # The caption again: a scene shown on the same figure brings its own line.
-            notes = ([self._found()] if view == HEADS else []) + self._last_sheet["notes"]
+            notes = ([self._found()] if view == HEADS else []) + p._last_sheet["notes"]
             self._say_notes(notes, view)
             return
-        self._last_sheet = None
+        p._last_sheet = None
         stage.set_caption(" ")  # keeps its room while the body is measured
         room = stage.body_size(note)
-        asked_page, asked_title = self.page, stage.whole_title
+        asked_page, asked_title = p.page, stage.whole_title
         # One tile alone, fitted, tells how wide a tile is and so how many stand side by side.
-        self.page = min(self.page, len(all_tiles) - 1)
-        fitted = self._lay_out([all_tiles[self.page]], s, zoom, room, q)
+        p.page = min(p.page, len(all_tiles) - 1)
+        fitted = self._lay_out([all_tiles[p.page]], s, zoom, room, q)
         probe = fitted["sheet"]
         rows, cols, (n_rows, n_cols) = fitted["rows"], fitted["cols"], fitted["n"]
         cell = fitted["cell"]
@@ -496,7 +519,7 @@ class StageFigures:
         per_page = max(1, min(len(all_tiles), int(room.width() // max(probe.width() + 12, 1))))
         if per_page == 1 and grow > 1.05 and (rows, cols) == ((0, n_rows), (0, n_cols)):
             larger = (math.floor(cell[0] * grow), math.floor(cell[1] * grow))
-            tiles = self._shaped([all_tiles[self.page]], [((0, n_rows), (0, n_cols))], fitted["colour_only"])
+            tiles = self._shaped([all_tiles[p.page]], [((0, n_rows), (0, n_cols))], fitted["colour_only"])
             bigger = self._build_sheet(tiles, larger, zoom, fitted["titles"], fitted["angle"])
             if bigger.height() <= room.height() and bigger.width() <= room.width():
                 _discard(probe)
@@ -504,10 +527,10 @@ class StageFigures:
                 probe.fit = (n_rows, n_cols)
             else:
                 _discard(bigger)
-        self.pages = -(-len(all_tiles) // per_page)
-        first = (self.page // per_page) * per_page if per_page > 1 else self.page
-        self.page = first // per_page if per_page > 1 else self.page
-        page_tiles = all_tiles[first:first + per_page] if per_page > 1 else [all_tiles[self.page]]
+        p.pages = -(-len(all_tiles) // per_page)
+        first = (p.page // per_page) * per_page if per_page > 1 else p.page
+        p.page = first // per_page if per_page > 1 else p.page
+        page_tiles = all_tiles[first:first + per_page] if per_page > 1 else [all_tiles[p.page]]
         colour_only, titles = fitted["colour_only"], fitted["titles"]
         if per_page > 1:
             _discard(probe)
@@ -517,8 +540,8 @@ class StageFigures:
             if sheet.width() > room.width() and len(page_tiles) > 1:
                 # The page's tiles together need a narrower window than one alone: one tile a page instead.
                 _discard(sheet)
-                per_page, self.pages, self.page = 1, len(all_tiles), self.page * per_page
-                page_tiles = [all_tiles[self.page]]
+                per_page, p.pages, p.page = 1, len(all_tiles), p.page * per_page
+                page_tiles = [all_tiles[p.page]]
                 fitted = self._lay_out(page_tiles, s, zoom, room, q)
                 sheet, rows, cols, cell, colour_only, titles = (fitted["sheet"], fitted["rows"], fitted["cols"],
                                                                 fitted["cell"], fitted["colour_only"], fitted["titles"])
@@ -531,25 +554,25 @@ class StageFigures:
             # The ranges take the caption's second line: fitted again to the room that leaves (they are
             # never left unsaid: the room must know that tokens are cut).
             _discard(sheet)
-            self.page = asked_page
+            p.page = asked_page
             stage.set_title(asked_title)
-            self._search_from = getattr(self, "_searched", None)
+            self._search_from = self._searched
             try:
                 self._render_figure(view, all_tiles, s, zoom, q, sig, note=ranges)
             finally:
                 self._search_from = None
             return
-        self.sheet = sheet.sheet  # the figure itself (tests and the room read its heatmaps)
+        p.sheet = sheet.sheet  # the figure itself (tests and the room read its heatmaps)
         stage.set_content(sheet)
         notes = []
         if ranges:
             notes.append(ranges)
             notes.append("↑ ↓ query")
-        if self.pages > 1:
+        if p.pages > 1:
             names = ", ".join(self._tile_name(t) for t in page_tiles)
-            notes.append(f"{names}: {self.page + 1} of {self.pages} (← →)")
-        indices = list(range(first, first + len(page_tiles))) if per_page > 1 else [self.page]
-        self._last_sheet = {"sig": sig, "cell": cell, "holder": sheet, "fit": sheet.fit, "page": indices,
+            notes.append(f"{names}: {p.page + 1} of {p.pages} (← →)")
+        indices = list(range(first, first + len(page_tiles))) if per_page > 1 else [p.page]
+        p._last_sheet = {"sig": sig, "cell": cell, "holder": sheet, "fit": sheet.fit, "page": indices,
                             "windows": self._windows(page_tiles, *sheet.fit, q), "notes": list(notes),
                             "colour_only": colour_only, "zoom": zoom, "titles": titles}
         if view == HEADS:
@@ -559,8 +582,9 @@ class StageFigures:
     def _say_notes(self, notes: list, view: str) -> None:
         """The figure's notes in the caption line; the windowed tokens' ranges, when the scene's own caption
         leaves them no room there, after the stage's title where that has room."""
-        stage = self.stage
-        stage.set_caption(" · ".join(n for n in notes if n) if any(notes) else self._hint(view))
+        p = self.present
+        stage = p.stage
+        stage.set_caption(" · ".join(n for n in notes if n) if any(notes) else self.hint(view))
         ranges = next((n for n in notes if n.startswith("queries ")), None)
         if ranges and ranges not in stage.caption.text():
             text = f"{stage.whole_title} · {ranges}"
@@ -569,7 +593,8 @@ class StageFigures:
 
     def _found(self) -> str:
         """The Head Lab's last find, in words: its three strongest heads ("find: 4.2 0.68, 6.12 0.68")."""
-        table = getattr(getattr(self.window, "heads_tab", None), "found_table", None)
+        p = self.present
+        table = getattr(getattr(p.window, "heads_tab", None), "found_table", None)
         if table is None or table.rowCount() == 0:
             return ""
         found = []
@@ -584,8 +609,9 @@ class StageFigures:
         return title.replace(" ◀", "").split(":")[-1].strip() or title
 
     def _view_title(self, view: str) -> str:
-        state = self.window.studio.state
-        heads = int(self.window.studio.result.weights.shape[0])
+        p = self.present
+        state = p.window.studio.state
+        heads = int(p.window.studio.result.weights.shape[0])
         head = state.shown_head if hasattr(state, "shown_head") else state.head_index
         if view in (ATTENTION, HEADS):
             layer = getattr(state, "layer_index", None)
@@ -595,14 +621,16 @@ class StageFigures:
             return f"{view}: layer {state.layer_index + 1}, every head"
         return view
 
-    def _hint(self, view: str) -> str:
-        if self.window.studio.is_trained:
+    def hint(self, view: str) -> str:
+        p = self.present
+        if p.window.studio.is_trained:
             return "↑ ↓ query · 1–9 head · PageDown next view · H controls · Esc leaves"
         return "↑ ↓ query · 1–9 head · S scaling · C causal mask · PageDown next view · Esc leaves"
 
     # Step by step: one step at a time, whole numbers.
-    def _render_steps(self, s: dict) -> None:
-        stage, w = self.stage, self.window
+    def render_steps(self, s: dict) -> None:
+        p = self.present
+        stage, w = p.stage, p.window
         pipe = w.pipeline_view
         w.render_view(pipe)
         model = pipe.model
@@ -701,9 +729,9 @@ class StageFigures:
         column.addWidget(explanation, 0, QtCore.Qt.AlignHCenter)
         page.setFixedSize(room.width(), total + 4 + 12 + explanation_h)
         stage.set_content(page)
-        self.steps_table = table
-        self.steps_explanation = explanation
-        self.pages = steps
+        p.steps_table = table
+        p.steps_explanation = explanation
+        p.pages = steps
         note = f"keys {start + 1}–{stop} of {keys} · " if (start, stop) != (0, keys) else ""
         stage.set_caption(f"{note}← → step · ↑ ↓ query · Esc leaves")
 

@@ -1,4 +1,4 @@
-"""The stage's keys (mixed into :class:`~.present.Present`): what a clicker sends (PageDown / PageUp,
+"""The stage's keys (an object of :class:`~.present.Present`'s): what a clicker sends (PageDown / PageUp,
 ← →, "." or B), the query, the head, scaling and the mask, G + number + Enter to a scene, Ctrl+M to add
 one; the presenter's keys of PowerPoint, Keynote and pdfpc (B / W a black or white screen, N the scene's
 number, F1 the list of keys); Shift+F5 presents from the lecture's current scene."""
@@ -38,109 +38,118 @@ _BLANKS = {QtCore.Qt.Key_B: "black", QtCore.Qt.Key_Period: "black",
 
 
 class StageKeys:
-    """The keys of the stage; the rest of :class:`~.present.Present` moves and draws."""
+    """The keys of the stage of ``present`` (:class:`~.present.Present`, which moves and draws): what each
+    key does, the scene number typed after G (``jump``), and Shift+F5 (``scene_action``, ``enter_scene``)."""
+
+    def __init__(self, present):
+        self.present = present
+        self.jump: str | None = None  # digits typed after G (go to scene N, as pdfpc does)
+        self._scene_action: QtGui.QAction | None = None
 
     def key(self, event: QtGui.QKeyEvent) -> bool:
         """The stage's keys; False for a key it leaves to Qt."""
+        p = self.present
         k, mods = event.key(), event.modifiers()
-        w = self.window
-        if self.stage is not None and self.stage.covered():
+        w = p.window
+        if p.stage is not None and p.stage.covered():
             # A black or white screen or the list of keys: the next key brings the stage back and does
             # nothing else (as PowerPoint does: the room is not shown a jump it did not see coming).
             if k not in _MODIFIER_KEYS:
-                self.stage.uncover()
+                p.stage.uncover()
             return True
         if event.matches(QtGui.QKeySequence.Undo):
             w.undo()
         elif event.matches(QtGui.QKeySequence.Redo) or (k == QtCore.Qt.Key_Y and mods & QtCore.Qt.ControlModifier):
             w.redo()
-        elif k == QtCore.Qt.Key_M and mods == QtCore.Qt.ControlModifier and self.lecture_panel is not None:
+        elif k == QtCore.Qt.Key_M and mods == QtCore.Qt.ControlModifier and p.lecture_panel is not None:
             self._add_scene()
         elif mods & (QtCore.Qt.ControlModifier | QtCore.Qt.AltModifier):
             return False
         elif k in _BLANKS:
-            self._jump = None  # a jump typed half is forgotten: the lecturer turned to the room
-            self.stage.cover(_BLANKS[k])
+            self.jump = None  # a jump typed half is forgotten: the lecturer turned to the room
+            p.stage.cover(_BLANKS[k])
         elif k in (QtCore.Qt.Key_F1, QtCore.Qt.Key_Question):
-            self.stage.show_keys(STAGE_KEYS)
+            p.stage.show_keys(STAGE_KEYS)
         elif k == QtCore.Qt.Key_N:
-            self.number_on = not getattr(self, "number_on", True)
-            self.stage.show_number()
+            p.number_on = not p.number_on
+            p.stage.show_number()
         elif k == QtCore.Qt.Key_F5 and mods & QtCore.Qt.ShiftModifier:
-            if self._playing():  # Shift+F5 on the stage: the current scene again, from its start
-                self.lecture_panel.go(max(self.lecture_panel.current, 0))
-        elif k == QtCore.Qt.Key_Escape and self._jump is not None:
-            self._jump = None  # a jump typed half: forgotten, the stage stays
+            if p._playing():  # Shift+F5 on the stage: the current scene again, from its start
+                p.lecture_panel.go(max(p.lecture_panel.current, 0))
+        elif k == QtCore.Qt.Key_Escape and self.jump is not None:
+            self.jump = None  # a jump typed half: forgotten, the stage stays
         elif k in (QtCore.Qt.Key_Escape, QtCore.Qt.Key_F5):
-            self.leave()
-        elif k in (QtCore.Qt.Key_Up, QtCore.Qt.Key_Down) and self.view.startswith(TRAINING_PREFIX):
+            p.leave()
+        elif k in (QtCore.Qt.Key_Up, QtCore.Qt.Key_Down) and p.view.startswith(TRAINING_PREFIX):
             # A training heatmap's window of tokens moves a row at a time, from where it is now.
-            last = self._last_sheet
+            last = p._last_sheet
             if last is not None and last["windows"]:
                 rows = last["windows"][0][0]
-                self.centre = (rows[0] + rows[1]) // 2
-            self.centre += -1 if k == QtCore.Qt.Key_Up else 1
-            self.render()
+                p.centre = (rows[0] + rows[1]) // 2
+            p.centre += -1 if k == QtCore.Qt.Key_Up else 1
+            p.render()
         elif k == QtCore.Qt.Key_Up:
             w.move_query(-1)
         elif k == QtCore.Qt.Key_Down:
             w.move_query(+1)
-        elif self._jump is not None and (QtCore.Qt.Key_0 <= k <= QtCore.Qt.Key_9
+        elif self.jump is not None and (QtCore.Qt.Key_0 <= k <= QtCore.Qt.Key_9
                                          or k in (QtCore.Qt.Key_Return, QtCore.Qt.Key_Enter)):
             # G, a number and Enter: that scene (as pdfpc does); the digits alone choose the head.
             if k in (QtCore.Qt.Key_Return, QtCore.Qt.Key_Enter):
-                number, self._jump = self._jump, None
-                if number and self.lecture_panel is not None:
-                    self.lecture_panel.go(int(number) - 1)
+                number, self.jump = self.jump, None
+                if number and p.lecture_panel is not None:
+                    p.lecture_panel.go(int(number) - 1)
             else:
-                self._jump += chr(k)
-        elif k == QtCore.Qt.Key_G and self._playing():
-            self._jump = ""
+                self.jump += chr(k)
+        elif k == QtCore.Qt.Key_G and p._playing():
+            self.jump = ""
         elif k in (QtCore.Qt.Key_Left, QtCore.Qt.Key_Right):
             step = -1 if k == QtCore.Qt.Key_Left else 1
             # A clicker sends ← →: within the view first (its stages, steps), then the next scene.
-            if self._can_move_page(step) or not self.next_scene(step):
-                self.move_page(step)
+            if p._can_move_page(step) or not p.next_scene(step):
+                p.move_page(step)
         elif k in (QtCore.Qt.Key_PageDown, QtCore.Qt.Key_PageUp):
             step = 1 if k == QtCore.Qt.Key_PageDown else -1
-            if mods & QtCore.Qt.ShiftModifier and self._playing():
-                self.next_scene(step)  # Shift: scene to scene, each at its start
+            if mods & QtCore.Qt.ShiftModifier and p._playing():
+                p.next_scene(step)  # Shift: scene to scene, each at its start
             else:
-                self.page_down(step)  # the view's pages and steps first, then the next scene (pdfpc)
-        elif k in (QtCore.Qt.Key_Home, QtCore.Qt.Key_End) and self._playing():
-            panel = self.lecture_panel
+                p.page_down(step)  # the view's pages and steps first, then the next scene (pdfpc)
+        elif k in (QtCore.Qt.Key_Home, QtCore.Qt.Key_End) and p._playing():
+            panel = p.lecture_panel
             panel.go(0 if k == QtCore.Qt.Key_Home else len(panel.lecture.scenes) - 1)
         elif QtCore.Qt.Key_1 <= k <= QtCore.Qt.Key_9:
-            self.select_head(k - QtCore.Qt.Key_1)
+            p.select_head(k - QtCore.Qt.Key_1)
         elif k == QtCore.Qt.Key_S and not w.studio.is_trained:
             w.scale_check.toggle()
         elif k == QtCore.Qt.Key_C and not w.studio.is_trained:
             w.causal_check.toggle()
         elif k == QtCore.Qt.Key_H:
-            self.stage.strip.setVisible(not self.stage.strip.isVisible())
-            self.render()
+            p.stage.strip.setVisible(not p.stage.strip.isVisible())
+            p.render()
         else:
             return False
         return True
 
     def _add_scene(self) -> None:
+        p = self.present
         # Ctrl+M on the stage, as in the window: what the stage shows becomes a scene, said on the stage
         # for two seconds (on one screen the Scenes panel is under it); a refusal also in a banner.
-        panel = self.lecture_panel
+        panel = p.lecture_panel
         before = len(panel.lecture.scenes) if panel.lecture else 0
         if panel.add_current() and panel.lecture is not None and len(panel.lecture.scenes) > before:
-            self.stage.say_for_now(f"Added as scene {panel.current + 1} of {len(panel.lecture.scenes)}")
+            p.stage.say_for_now(f"Added as scene {panel.current + 1} of {len(panel.lecture.scenes)}")
         else:
-            said = "Not added: " + self.window.message_label.text()
-            self.stage.say_for_now(said)
-            self.stage.say(said)
+            said = "Not added: " + p.window.message_label.text()
+            p.stage.say_for_now(said)
+            p.stage.say(said)
 
     # -- Shift+F5 -------------------------------------------------------------------------------
     def scene_action(self) -> QtGui.QAction:
         """View → Present from current scene (``presentSceneAction``, Shift+F5), made on first use."""
-        action = getattr(self, "_scene_action", None)
+        p = self.present
+        action = self._scene_action
         if action is None:
-            action = self._scene_action = QtGui.QAction("Present from current &scene", self.window)
+            action = self._scene_action = QtGui.QAction("Present from current &scene", p.window)
             action.setObjectName("presentSceneAction")
             action.setShortcut(QtGui.QKeySequence(QtCore.Qt.SHIFT | QtCore.Qt.Key_F5))
             action.setToolTip("Present the open lecture from its current scene, as PowerPoint's \"from current "
@@ -151,13 +160,14 @@ class StageKeys:
     def enter_scene(self, screen: QtGui.QScreen | None = None, geometry: QtCore.QRect | None = None):
         """Shift+F5: open the stage on the Scenes panel's current scene (or its first), shown as the
         scene has it; with no lecture open, the current view as F5 does. Returns the stage."""
-        panel = self.lecture_panel
-        if not self._playing():
-            return self.stage if self.active else self.enter(screen=screen, geometry=geometry)
+        p = self.present
+        panel = p.lecture_panel
+        if not p._playing():
+            return p.stage if p.active else p.enter(screen=screen, geometry=geometry)
         scenes = len(panel.lecture.scenes)
         index = panel.current if 0 <= panel.current < scenes else max(panel.list.currentRow(), 0)
         index = min(index, scenes - 1)
-        if not self.active:
-            self.enter(panel.scene(index).view, screen=screen, geometry=geometry)
+        if not p.active:
+            p.enter(panel.scene(index).view, screen=screen, geometry=geometry)
         panel.go(index)
-        return self.stage
+        return p.stage
