@@ -4,6 +4,7 @@ painted, the pixels are the ones the whole figure painted at once has, files are
 from __future__ import annotations
 
 import contextlib
+import time
 
 import numpy as np
 import pytest
@@ -244,3 +245,41 @@ def test_a_figure_painted_in_bands_with_the_window_running_between_them_is_the_f
     assert len(banded.tops) >= 10, "painted in one piece"
     assert_same_figure(banded.image, reference, 2.0)
     export.done_with(panel)
+
+
+def test_the_first_export_of_a_panel_never_opened_lets_the_window_run_while_its_run_is_built(
+        fresh_window, tmp_path, monkeypatch):
+    # A training panel never opened builds its experiment on its worker when it is first exported; the
+    # export waited for it in a sleep on the GUI thread (a 340 ms turn for "Why two layers"). The build here
+    # goes on once the window has turned a few times, or after two seconds.
+    from attn_studio.gui.training.scaling_panel import ScalingPanel
+
+    window = fresh_window
+    ticks = []
+    timer = QtCore.QTimer()
+    timer.setInterval(1)
+    timer.timeout.connect(lambda: ticks.append(1))
+    turned = []
+    real = ScalingPanel._make
+
+    def make(panel, seed=None):
+        start = len(ticks)
+        for _ in range(400):
+            if len(ticks) >= start + 3:
+                break
+            time.sleep(0.005)
+        turned.append(len(ticks) - start)
+        return real(panel, seed)
+
+    monkeypatch.setattr(ScalingPanel, "_make", make)
+    out = tmp_path / "scaling.png"
+    monkeypatch.setattr(QtWidgets.QFileDialog, "getSaveFileName", lambda *a, **k: (str(out), ""))
+    assert "scaling" not in window.training.tab.built
+    timer.start()
+    try:
+        assert window.export_actions.export_panel_dialog("training:scaling")
+        assert window.export_actions.wait_written()
+    finally:
+        timer.stop()
+    assert turned and turned[0] >= 3, "the window did not run while the panel's run was built"
+    assert not QtGui.QImage(str(out)).isNull()

@@ -24,6 +24,7 @@ from ...training.experiment import TrainingError
 from ...training.settings import DEFAULT_SPEEDS, MAX_SEED, check_panel_settings
 from ...training.report import history_table, write_csv
 from ..files import figures
+from ..files.sheet import breathe
 # The curves' names, also where they were first found (panel.X).
 from .curves import (COLOURS, MAX_BOLD_POINTS, MAX_FAINT_POINTS, SMOOTH, CurvePlot, nice_extent,  # noqa: F401
                      outward, peaks, recent, smoothed, thinned)
@@ -504,7 +505,8 @@ class LabPanel(QtWidgets.QWidget):
             self.runner.start()
             deadline = time.monotonic() + timeout
             while snap.exp is None and time.monotonic() < deadline:
-                time.sleep(0.005)  # building takes milliseconds
+                breathe()  # the window's export lets its event loop run meanwhile (else nothing)
+                time.sleep(0.005)  # building takes tens of milliseconds
                 snap = self.runner.snapshot()
         return snap
 
