@@ -30,6 +30,7 @@ time from the result's install until painted (what a busy machine's wall clock i
     python benchmarks/bench_trained_gui.py --count       # layouts and paints per edit
     python benchmarks/bench_trained_gui.py --room        # the trained room's views alone, same-length edits
     python benchmarks/bench_trained_gui.py --switch [--repeats N]   # toy <-> trained, the longest turn
+    python benchmarks/bench_trained_gui.py --keys 120 [--repeats N] # sentences typed key by key: the longest stall
 
 ``--sizes``: beside ~16 tokens, same-length and new-length edits at about these lengths too.
 ``--switch`` times the switches between the toy model and all-MiniLM-L6-v2 a person makes (the model
@@ -314,6 +315,8 @@ def main() -> int:
     parser.add_argument("--count", action="store_true", help="count layouts and paints per edit")
     parser.add_argument("--room", action="store_true",
                         help="time the trained room's views alone (same-length edits of its sentence)")
+    parser.add_argument("--keys", type=int, default=0, metavar="MS",
+                        help="type sentences key by key, a key every MS ms, on the Attention tab: the longest stall")
     parser.add_argument("--switch", action="store_true",
                         help="time the switches between the toy and the trained model (the longest turn)")
     args = parser.parse_args()
@@ -322,6 +325,8 @@ def main() -> int:
     quiet_qt()  # the offscreen platform's chatter off the figures
     if args.switch:
         return switches(args)
+    if args.keys:
+        return keys_typed(args)
     if args.room:
         return room_alone(args)
 
@@ -546,6 +551,53 @@ def room_alone(args) -> int:
         print(f"room T≈{size}: edit → drawn {summary(times)}; longest stall {ms(stalls.stop())}")
     room.close()
     return 0
+
+
+KEYED = ("She read the letter twice.", "The heron stood still in the water.", "We walked home after dinner.")
+
+
+def keys_typed(args) -> int:
+    """``--keys MS``: sentences typed over the last one key by key, a key every MS ms, then Enter, on MiniLM's
+    Attention tab at 1366×768 (each keystroke a new sentence, most of them of another length): the longest
+    stall of the event loop while typing, and Enter until the window is idle."""
+    from PySide6 import QtCore, QtTest, QtWidgets
+
+    app = QtWidgets.QApplication.instance() or QtWidgets.QApplication([])
+    from attn_studio.gui.qt.worker import collect_on_gui_thread
+    from attn_studio.gui.window import MainWindow
+
+    collector = collect_on_gui_thread(app)
+    window = MainWindow(restore_settings=False)
+    window.resize(1366, 768)
+    window.show()
+    room, turns, stalls = window.trained.room, Turns(app), StallMeter()
+    room.load_model(None)
+    turns.until(lambda: room.studio is not None)
+    turns.settle(lambda: window.drawing() or room.worker.is_busy())
+    box = window.controls.sentence_edit
+    worst = []
+    for text in KEYED * max(1, args.repeats // len(KEYED)):
+        box.selectAll()
+        box.setFocus()
+        stalls.start()
+        for ch in text:
+            QtTest.QTest.keyClick(box, ch)
+            end = time.perf_counter() + args.keys / 1000
+            while time.perf_counter() < end:
+                turns.turn()
+                time.sleep(0.001)
+        start = time.perf_counter()
+        QtTest.QTest.keyClick(box, QtCore.Qt.Key_Return)
+        turns.settle(lambda: room.studio.state.sentence != text or window.drawing() or room.worker.is_busy())
+        worst.append(stalls.stop())
+        print(f"{text!r} typed a key every {args.keys} ms: longest stall {ms(worst[-1])}; "
+              f"Enter → idle {ms(time.perf_counter() - start)}")
+    print(f"longest stall while typing: median {ms(statistics.median(worst))}, longest {ms(max(worst))} (target ≤ 50 ms)")
+    window.studio.mark_saved()
+    window.close()
+    if collector is not None:
+        collector.stop()
+    return 0 if max(worst) <= 0.05 else 1
 
 
 SWITCH_TARGET_S = 0.25
