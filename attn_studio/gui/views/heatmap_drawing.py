@@ -76,12 +76,16 @@ class StagedDrawing:
         studio installs it, else the studio's (the stages' sizes follow its tokens)."""
         return self.early[0] if self.early is not None else self.view.studio.state
 
+    def _installed(self, early) -> bool:
+        """Whether ``early`` (state, result) is what the studio holds now."""
+        studio = self.view.studio
+        return early[0] is studio.state and early[1] is studio.result
+
     def met_by_install(self) -> bool:
         """Whether the studio's state and result are those drawn early (:attr:`early`); asked once, when
         the change is installed: the heatmaps need no drawing again, only the pinned formula does."""
         early, self.early = self.early, None
-        studio = self.view.studio
-        if early is None or early[0] is not studio.state or early[1] is not studio.result:
+        if early is None or not self._installed(early):
             return False
         self.view._show_pinned()
         return True
@@ -89,8 +93,7 @@ class StagedDrawing:
     def left_early(self) -> bool:
         """Whether an early drawing's change will not be installed after all (nothing more is computing and
         the studio has other numbers): the heatmaps are to be drawn from the studio again."""
-        early, studio = self.early, self.view.studio
-        if early is None or (early[0] is studio.state and early[1] is studio.result):
+        if self.early is None or self._installed(self.early):
             return False
         self.early = None
         return True

@@ -141,7 +141,7 @@ class ViewDrawer(QtCore.QObject):
         present = getattr(self.window, "present", None)
         if self.held or not view.isVisible() or (present is not None and present.active) or view in self.steps:
             return False
-        self.steps[view] = _then(view.render_steps(source=(state, result)), drawn)  # older numbers' drawing stops
+        self.steps[view] = _then(view.render_steps(source=(state, result)), drawn)
         self.timer.start()
         return True
 
@@ -178,7 +178,7 @@ class ViewDrawer(QtCore.QObject):
         stepped = switched or w.studio.is_trained or is_large(w.studio.state)
         for view in [v for v in self.views if v in self.stale and v.isVisibleTo(w)]:
             drawing = _early_drawing(view)
-            if not switched and drawing is not None and drawing.early is not None and drawing.met_by_install():
+            if not switched and drawing is not None and drawing.met_by_install():
                 self.stale.discard(view)  # drawn, or being drawn, from these very numbers before their install
                 continue
             if stepped and hasattr(view, "render_steps"):
