@@ -30,7 +30,7 @@ time from the result's install until painted (what a busy machine's wall clock i
     python benchmarks/bench_trained_gui.py --count       # layouts and paints per edit
     python benchmarks/bench_trained_gui.py --room        # the trained room's views alone, same-length edits
     python benchmarks/bench_trained_gui.py --switch [--repeats N]   # toy <-> trained, the longest turn
-    python benchmarks/bench_trained_gui.py --keys 120 [--repeats N] # sentences typed key by key: the longest stall
+    python benchmarks/bench_trained_gui.py --keys 120 [--repeats N] # sentences typed key by key (Attention, Model view): the longest stall
 
 ``--sizes``: beside ~16 tokens, same-length and new-length edits at about these lengths too.
 ``--switch`` times the switches between the toy model and all-MiniLM-L6-v2 a person makes (the model
@@ -316,7 +316,7 @@ def main() -> int:
     parser.add_argument("--room", action="store_true",
                         help="time the trained room's views alone (same-length edits of its sentence)")
     parser.add_argument("--keys", type=int, default=0, metavar="MS",
-                        help="type sentences key by key, a key every MS ms, on the Attention tab: the longest stall")
+                        help="type sentences key by key, a key every MS ms, on each of --tabs: the longest stall")
     parser.add_argument("--switch", action="store_true",
                         help="time the switches between the toy and the trained model (the longest turn)")
     args = parser.parse_args()
@@ -558,8 +558,8 @@ KEYED = ("She read the letter twice.", "The heron stood still in the water.", "W
 
 def keys_typed(args) -> int:
     """``--keys MS``: sentences typed over the last one key by key, a key every MS ms, then Enter, on MiniLM's
-    Attention tab at 1366×768 (each keystroke a new sentence, most of them of another length): the longest
-    stall of the event loop while typing, and Enter until the window is idle."""
+    Attention tab and Model view (``--tabs``) at 1366×768 (each keystroke a new sentence, most of them of
+    another length): the longest stall of the event loop while typing, and Enter until the window is idle."""
     from PySide6 import QtCore, QtTest, QtWidgets
 
     app = QtWidgets.QApplication.instance() or QtWidgets.QApplication([])
@@ -575,29 +575,35 @@ def keys_typed(args) -> int:
     turns.until(lambda: room.studio is not None)
     turns.settle(lambda: window.drawing() or room.worker.is_busy())
     box = window.controls.sentence_edit
-    worst = []
-    for text in KEYED * max(1, args.repeats // len(KEYED)):
-        box.selectAll()
-        box.setFocus()
-        stalls.start()
-        for ch in text:
-            QtTest.QTest.keyClick(box, ch)
-            end = time.perf_counter() + args.keys / 1000
-            while time.perf_counter() < end:
-                turns.turn()
-                time.sleep(0.001)
-        start = time.perf_counter()
-        QtTest.QTest.keyClick(box, QtCore.Qt.Key_Return)
-        turns.settle(lambda: room.studio.state.sentence != text or window.drawing() or room.worker.is_busy())
-        worst.append(stalls.stop())
-        print(f"{text!r} typed a key every {args.keys} ms: longest stall {ms(worst[-1])}; "
-              f"Enter → idle {ms(time.perf_counter() - start)}")
-    print(f"longest stall while typing: median {ms(statistics.median(worst))}, longest {ms(max(worst))} (target ≤ 50 ms)")
+    longest = 0.0
+    for tab in [t for t in args.tabs.split(",") if t and t != "none"]:
+        window.view_tabs.setCurrentWidget(room.model_view if tab == "model" else window.heatmap_view)
+        turns.settle(lambda: window.drawing() or room.worker.is_busy(), quiet=0.5)
+        worst = []
+        for text in KEYED * max(1, args.repeats // len(KEYED)):
+            box.selectAll()
+            box.setFocus()
+            stalls.start()
+            for ch in text:
+                QtTest.QTest.keyClick(box, ch)
+                end = time.perf_counter() + args.keys / 1000
+                while time.perf_counter() < end:
+                    turns.turn()
+                    time.sleep(0.001)
+            start = time.perf_counter()
+            QtTest.QTest.keyClick(box, QtCore.Qt.Key_Return)
+            turns.settle(lambda: room.studio.state.sentence != text or window.drawing() or room.worker.is_busy())
+            worst.append(stalls.stop())
+            print(f"{tab}: {text!r} typed a key every {args.keys} ms: longest stall {ms(worst[-1])}; "
+                  f"Enter → idle {ms(time.perf_counter() - start)}")
+        print(f"{tab}: longest stall while typing: median {ms(statistics.median(worst))}, longest {ms(max(worst))} "
+              f"(target ≤ 50 ms)")
+        longest = max(longest, max(worst))
     window.studio.mark_saved()
     window.close()
     if collector is not None:
         collector.stop()
-    return 0 if max(worst) <= 0.05 else 1
+    return 0 if longest <= 0.05 else 1
 
 
 SWITCH_TARGET_S = 0.25

@@ -218,6 +218,36 @@ def test_every_cell_value_is_written_on_a_laptop(window, size, preset):
     settle(w)
 
 
+def test_values_that_want_the_other_shape_are_laid_out_before_they_are_painted(window, monkeypatch):
+    # Whether the stages stand in a row or two above two follows their values' widest text: "−18.75" needs
+    # half as wide again a cell as "0.94". Chosen at the drawing's end, from the values just drawn, a
+    # trained model's sentence typed a key at a time laid the whole panel out again and painted it in
+    # one 60-80 ms turn, after each stage had been painted in its own step.
+    w = window
+    fit(w, (1366, 768))
+    assert w.load_preset("journey")
+    settle(w)
+    w.finish_drawing()
+    view = w.heatmap_view
+    assert not view.wrapped  # "Your journey starts with one step": values like 0.94 are readable in a row
+    monkeypatch.setattr(w, "_render_visible", lambda: None)  # this test advances the drawing itself
+    for i in range(w.studio.state.d_model):
+        w.studio.set_embedding("journey", i, 2.5)
+        w.studio.set_embedding("step", i, -2.5)
+    assert w.studio.result.scores.min() < -10  # the same tokens, wider values
+    steps = view.render_steps()
+    assert next(steps) == "layout" and view.wrapped  # laid out before any stage is painted
+    sizes = {key: canvas.minimumSize() for key, canvas in view.canvases.items()}
+    names = list(steps)
+    assert "scores" in names and view.wrapped
+    assert {key: canvas.minimumSize() for key, canvas in view.canvases.items()} == sizes  # nothing at the end
+    monkeypatch.undo()
+    assert w.load_preset("journey")
+    settle(w)
+    w.finish_drawing()
+    assert not view.wrapped  # and back in a row for small values
+
+
 # -- B: token labels of 14 px in the tables, Step by step and Positions --------------------------------------
 
 @pytest.mark.parametrize("size", [(1280, 720), (1366, 768)])

@@ -44,6 +44,14 @@ def format_value(value: float, digits: int = CELL_DIGITS) -> str:
     return format_number(value, digits, short=True)
 
 
+def widest_em(values: np.ndarray, digits: int = CELL_DIGITS) -> float:
+    """The width of the widest of ``values`` written with ``digits`` decimals, in ems of the cell font
+    (measured, not guessed from its length): the smallest and the largest value are the widest."""
+    finite = values[np.isfinite(values)]
+    texts = [format_value(v, digits) for v in (finite.min(), finite.max())] if finite.size else ["0.00"]
+    return max(_em_width(t) for t in texts)
+
+
 def _runs_path(cells: np.ndarray, found=None) -> QtGui.QPainterPath:
     """One rectangle per run of True cells in a row (a causal row is one run); ``found``: the runs
     (:func:`.heatmap_image.runs`) when already known."""
@@ -129,6 +137,7 @@ class CellOverlay(pg.GraphicsObject):
         self._centres_of: tuple = (None, [], [])  # (grid and transform, x, y): see _centres
         self._selected_row: int | None = None
         self._chars_known = 2.5  # the widest value, in ems (None: not measured yet)
+        self._all_chars = None  # the widest of all the values, written or not (all_chars)
         self._mask_path = QtGui.QPainterPath()
         self._overflow_path = QtGui.QPainterPath()
         self._overflow = np.zeros((0, 0), dtype=bool)
@@ -152,7 +161,7 @@ class CellOverlay(pg.GraphicsObject):
         if digits != self.digits:
             self.digits = digits
             self._texts = []
-            self._chars_known = None
+            self._chars_known = self._all_chars = None
             self.update()
 
     @property
@@ -167,9 +176,14 @@ class CellOverlay(pg.GraphicsObject):
         values = self._values
         if self.written_cells is not None and self.written_cells.shape == values.shape:
             values = values[self.written_cells]
-        finite = values[np.isfinite(values)]
-        texts = [format_value(v, self.digits) for v in (finite.min(), finite.max())] if finite.size else ["0.00"]
-        return max(_em_width(t) for t in texts)
+        return widest_em(values, self.digits)
+
+    @property
+    def all_chars(self) -> float:
+        """The widest of all the values (written or not), in ems of the cell font."""
+        if self._all_chars is None:
+            self._all_chars = widest_em(self._values, self.digits)
+        return self._all_chars
 
     def set_presentation(self, zoom: float, outline: QtGui.QColor):
         """Text size of the cell values follows the app's zoom; the outline the theme."""
@@ -207,7 +221,7 @@ class CellOverlay(pg.GraphicsObject):
         self._texts = []
         self._overflow = overflow
         # The widest value string decides how small the text must be to fit (measured when needed).
-        self._chars_known = None
+        self._chars_known = self._all_chars = None
         self.update()
 
     @property

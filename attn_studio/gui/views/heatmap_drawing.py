@@ -173,7 +173,11 @@ class StagedDrawing:
         held = view.coming.adopt()
         laid_out = False
         heads_aside = False
-        if any([view.stages[key].set_labels(q_tokens, k_tokens) for key, _ in stages]):  # every one of them
+        # The shape (a row, or two above two) follows the values' widest text: chosen for these values now, a
+        # change of shape is laid out here too, not at the drawing's end (a key typed, a score of -12.34).
+        view.values_coming({"scores": scores, "logits": logits, "weights": result.weights[head]})
+        relabelled = any([view.stages[key].set_labels(q_tokens, k_tokens) for key, _ in stages])  # every one
+        if relabelled or view.reshapes():
             # A new length resizes every head's map (a dozen plots laid out again, 20-odd ms, when the stages'
             # least size is set) and often shows or hides their place: the heads are set aside (hidden, they
             # are resized when shown) until the stages are painted, and laid out in a turn of their own after
@@ -257,6 +261,7 @@ class StagedDrawing:
             view.coming.thaw()
         finally:
             view.coming.thaw()
+            view.values_coming(None)
             # A drawing left unfinished (a newer change starts another) leaves nothing unpainted.
             for canvas in held:
                 canvas.setUpdatesEnabled(True)

@@ -9,6 +9,7 @@ import math
 
 from PySide6 import QtCore
 
+from .cells import widest_em
 from .token_axis import MIN_LABEL_PX, SMALL_SCREEN_LABEL_PX
 
 ALL_LABELS_UP_TO = 24  # up to this many tokens the stages keep every label (and scroll if they must):
@@ -35,7 +36,8 @@ class StageSizing:
         return self.scroll.viewport().width() < SMALL_SCREEN_VIEW_PX
 
     def _fit_stages(self, t_q: int, t_k: int, heads: bool = True) -> bool:
-        """Give each stage the least size its labels need for ``t_q`` × ``t_k`` tokens; True when a size changed.
+        """Give each stage the least size its labels need for ``t_q`` × ``t_k`` tokens, in the shape its values
+        want (:meth:`_choose_shape`); True when a size or the shape changed.
         ``heads=False`` leaves the heads' grid as it is (sized by a later :meth:`_size_heads`)."""
         floor = SMALL_SCREEN_LABEL_PX if self._small_screen() else MIN_LABEL_PX
         self._small = self._small_screen()
@@ -83,13 +85,21 @@ class StageSizing:
                 rows_h = t_q * hm.left_axis.min_label_spacing()
                 height = max(height, int(40 + labels_h + 16 + rows_h) + 1)  # title, column labels, margins
                 self._wrapped_min[key] = max(MIN_STAGE_PX, int(40 + wrapped_h + 16 + rows_h) + 1)
+                # The room around the cells in a row and two above two, as laid out for these labels: the
+                # shapes are compared on it (:meth:`_values_px`), not on the geometry of the shape shown,
+                # whose axes differ (the labels' angle follows a stage's width) and made the choice turn.
+                if t_k <= ALL_LABELS_UP_TO:
+                    self._chrome[key] = (int(chrome), int(40 + labels_h + 16), int(40 + wrapped_h + 16))
             self._stage_min[key] = (width, height, int(title or self._title_room))
             self._title_room = max(self._title_room, int(title))
-        changed = self._size_stages()
+        self._shape_tokens = (t_q, t_k)
+        # The shape first (a row, or two above two), then the sizes in it: sized before, the stages were
+        # given the old shape's heights, and the next fit laid the whole panel out again.
+        shape = self.wrapped
+        self._share_height()
+        changed = self._size_stages() or self.wrapped != shape
         if heads:
             self._size_heads()
-        else:
-            self._share_height()
         return changed
 
     def _refit_stages(self) -> None:
@@ -114,28 +124,42 @@ class StageSizing:
 
     def _values_px(self, rows: int, cols: int, width: float, height: float) -> float:
         """The size of the smallest stage's cell values (pixels) with the stages ``rows`` × ``cols`` in
-        ``width`` × ``height``: each stage's axes and colour bar as now, the rest its cells."""
-        state = self.drawing.state()
-        t_q, t_k = max(len(state.query_tokens), 1), max(len(state.key_tokens), 1)
+        ``width`` × ``height``: each stage's axes and colour bar as laid out for its labels (:meth:`_fit_stages`),
+        the rest its cells."""
+        t_q, t_k = (max(t, 1) for t in self._shape_tokens)
         smallest = math.inf
         for key, canvas in self.canvases.items():
-            if canvas.isHidden():
+            if canvas.isHidden() or key not in self._chrome:
                 continue
             hm = self.stages[key]
-            box = hm.plot.vb.size() if hm.plot.vb is not None else QtCore.QSizeF()
-            chrome_w = canvas.width() - box.width() if box.width() > 1 else 160
-            chrome_h = canvas.height() - box.height() if box.height() > 1 else 130
+            chrome_w, row_h, wrapped_h = self._chrome[key]
+            chrome_h = wrapped_h if rows > 1 else row_h
             cell_w = (width / cols - chrome_w) / t_k
             cell_h = (height / rows - chrome_h) / t_q
-            em = hm.overlay._chars  # the widest value, in ems of the cells' font
+            em = self._coming_chars.get(key) or hm.overlay.all_chars  # the widest value, in ems of the cells' font
             smallest = min(smallest, cell_h * hm.overlay.line_share, (cell_w - 3) / (em + 0.15))
         return smallest
+
+    def values_coming(self, values: dict | None) -> None:
+        """The stages' values about to be drawn (stage key -> array; None once drawn): the shape is chosen
+        for them (their widest decides the cells' text), so that the drawing lays the panel out before it
+        paints; chosen for the values shown, it changed at the drawing's end, in one long turn."""
+        self._coming_chars = {} if values is None else {
+            key: widest_em(v, self.stages[key].overlay.digits) for key, v in values.items()}
+
+    def reshapes(self) -> bool:
+        """Whether the stages would take the other shape now (a row, or two above two)."""
+        return self._wants_wrap(self._room()) != self.wrapped
 
     def _choose_shape(self, room: int) -> None:
         """Two above two where the row leaves the values unreadable and two rows of stages, each with
         every label, fit ``room`` pixels of height and write them larger; else a row."""
-        state = self.drawing.state()
-        t = max(len(state.query_tokens), len(state.key_tokens))
+        wrap = self._wants_wrap(room)
+        if wrap != self.wrapped:
+            self._place_stages(wrap)
+
+    def _wants_wrap(self, room: int) -> bool:
+        t = max(self._shape_tokens)  # the tokens last fitted: those coming, while a new sentence is laid out
         visible = [c for c in self.canvases.values() if not c.isHidden()]
         width = self.scroll.viewport().width()
         least = max((self._wrapped_min.get(k, MIN_STAGE_PX) for k, c in self.canvases.items()
@@ -144,8 +168,7 @@ class StageSizing:
         if 1 < t <= ALL_LABELS_UP_TO and len(visible) >= 3 and room >= 2 * least:
             in_row = self._values_px(1, len(visible), width, room)
             wrap = in_row < READABLE_VALUE_PX and self._values_px(2, 2, width, room) > in_row + 0.5
-        if wrap != self.wrapped:
-            self._place_stages(wrap)
+        return wrap
 
     def _size_stages(self) -> bool:
         # The stages come first: as tall as square-ish cells make them, up to the whole
@@ -174,12 +197,8 @@ class StageSizing:
     def _share_height(self) -> int:
         """The stages' shape (a row, or two above two) and the pinned formula's place for the height under
         the header; the height left for the stages and the heads' grid."""
-        top = self.layout()
-        spacing = top.spacing()
-        margins = top.contentsMargins()
-        header = max(self.header.height(), 0 if self.head_bar.isHidden() else self.head_bar.sizeHint().height())
-        taken = margins.top() + margins.bottom() + header + spacing
-        room = self.height() - taken  # for the stages, the grid and the pinned formula
+        room = self._room()
+        spacing = self.layout().spacing()
         self._choose_shape(room)
         # On a short screen, or where the stages stand two above two, the pinned formula gives its
         # room to the stages (hovering a cell still shows its formula).
@@ -189,6 +208,13 @@ class StageSizing:
         if formula:
             room -= self.formula_panel.height() + spacing
         return room
+
+    def _room(self) -> int:
+        """The height under the header: for the stages, the heads' grid and the pinned formula."""
+        top = self.layout()
+        margins = top.contentsMargins()
+        header = max(self.header.height(), 0 if self.head_bar.isHidden() else self.head_bar.sizeHint().height())
+        return self.height() - (margins.top() + margins.bottom() + header + top.spacing())
 
     def _size_heads(self) -> None:
         """Share the height under the header: the stages first, whole; the heads' grid below them in what

@@ -106,6 +106,9 @@ class HeatmapView(StageSizing, QtWidgets.QWidget):
         top.addWidget(self.formula_panel)
         self._stage_min: dict[str, tuple[int, int, int]] = {}  # each stage's least size for its labels, its title
         self._wrapped_min: dict[str, int] = {}  # each stage's least height two stages across
+        self._chrome: dict[str, tuple[int, int, int]] = {}  # each stage's room around its cells (_values_px)
+        self._shape_tokens = (0, 0)  # the query and key tokens the stages were last fitted for
+        self._coming_chars: dict[str, float] = {}  # the widest value of each stage about to be drawn (values_coming)
         self._title_room = 0  # the rows' title's width, once measured
         # A zoom step changes the labels' font: the stages' least sizes are measured again once the
         # axes have it (restyle() gives it to them after the widgets' font, in the same turn).
