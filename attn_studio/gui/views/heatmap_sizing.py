@@ -144,8 +144,10 @@ class StageSizing:
         """The stages' values about to be drawn (stage key -> array; None once drawn): the shape is chosen
         for them (their widest decides the cells' text), so that the drawing lays the panel out before it
         paints; chosen for the values shown, it changed at the drawing's end, in one long turn."""
+        # Only a sentence whose every label shows has a choice of shape (a long one's values are not read).
         self._coming_chars = {} if values is None else {
-            key: widest_em(v, self.stages[key].overlay.digits) for key, v in values.items()}
+            key: widest_em(v, self.stages[key].overlay.digits) for key, v in values.items()
+            if max(v.shape, default=0) <= ALL_LABELS_UP_TO}
 
     def reshapes(self) -> bool:
         """Whether the stages would take the other shape now (a row, or two above two)."""
