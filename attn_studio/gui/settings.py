@@ -160,5 +160,5 @@ def save(window, store=None) -> None:
         store.setValue("digits", window.lecture.digits)
     present = getattr(window, "present", None)
     if present is not None:
-        store.setValue("stageDigits", present.stage_digits_setting)
+        store.setValue("stageDigits", present.figures.digits_setting)
     store.sync()

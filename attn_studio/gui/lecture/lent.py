@@ -314,7 +314,7 @@ class LentViews:
         if page < n_plots or not heatmaps:
             if stage.content is not panel:
                 stage.set_content(panel)
-                p._last_sheet = None
+                p.figures.last_sheet = None
             lent.show_items(page, per)
             stage.set_caption(f"{where} · Play / Pause, Step, Reset below · Esc leaves")
         else:

@@ -35,7 +35,8 @@ from .basics import (
 )
 from .stage import Stage, stage_zoom
 from .stage import stage_sizes, token_window  # noqa: F401 (the stage's sizes and windows: importable from here)
-from .stage_figures import STAGE_DIGITS, StageFigures
+from .stage_figures import StageFigures
+from .stage_steps import StageSteps
 from .stage_keys import StageKeys
 
 
@@ -69,12 +70,10 @@ class Present(QtCore.QObject):
         self.card = None  # (title, widget, caption) on the stage instead of a scene that cannot be shown
         self._strip_shown = True
         self.deferred = False  # a scene is being applied: the stage is drawn once, when it is shown
-        self._last_sheet: dict | None = None  # the figure on the stage and what it was built for
         self.centre = 0  # the middle of a training heatmap's window of tokens (↑ ↓ move it)
-        self.stage_digits_setting = STAGE_DIGITS  # View → Precision on the stage (a scene may keep its own)
-        self.figures = StageFigures(self)  # the heatmap views and the step view drawn on the stage
+        self.figures = StageFigures(self)  # the heatmap views drawn on the stage, and its precision
+        self.steps = StageSteps(self)  # the step view on the stage
         self.sheet = None  # the figure on the stage (tests and the room read its heatmaps)
-        self.steps_table = self.steps_explanation = None  # the step view's table and text on the stage
         self.stage_precision_menu = self.figures.precision_menu()
         self.action = QtGui.QAction("&Present", window)
         self.action.setObjectName("presentAction")
@@ -227,7 +226,17 @@ class Present(QtCore.QObject):
         others = [s for s in screens if s is not mine]
         return others[0] if others else (mine or QtGui.QGuiApplication.primaryScreen())
 
-    # -- the figures (StageFigures) ----------------------------------------------------------------
+    # -- the figures (StageFigures, StageSteps) ----------------------------------------------------
+    @property
+    def steps_table(self):
+        """The step view's table on the stage (:class:`~.stage_steps.StageSteps`), or None."""
+        return self.steps.table
+
+    @property
+    def steps_explanation(self):
+        """The step view's explanation on the stage, or None."""
+        return self.steps.explanation
+
     def stage_digits(self) -> int:
         """The decimals the stage writes now (:meth:`StageFigures.stage_digits <.stage_figures.StageFigures.stage_digits>`)."""
         return self.figures.stage_digits()
@@ -485,7 +494,7 @@ class Present(QtCore.QObject):
             card.deleteLater()
             return
         self.lent_views.give_back()
-        self._last_sheet = None
+        self.figures.last_sheet = None
         if self.card is None:
             self._strip_shown = stage.strip.isVisible()
         self.card = (title, card, caption)
@@ -584,7 +593,7 @@ class Present(QtCore.QObject):
             elif view in HEATMAP_VIEWS or view == HEADS:
                 self.figures.render_sheet(view, s, zoom)
             elif view == STEPS:
-                self.figures.render_steps(s)
+                self.steps.render(s)
             else:
                 self.lent_views.render(view, s, zoom)
             if view != STEPS:  # a page asked past the end (a scene entered at its last) is the last

@@ -1,26 +1,24 @@
-"""What the stage of Present draws for heatmap views and the step view: the page figure
-(:mod:`..files.sheet`) at the stage's cell size, a window of tokens around the query where a
-sentence does not fit, tiles a page at a time, an edit that keeps the figure drawn in place; and
-the step view one step at a time. An object of :class:`~.present.Present`'s (which keeps the ``stage``,
-``page``, ``pages``, ``window`` and the figure shown, ``sheet``)."""
+"""What the stage of Present draws for heatmap views: the page figure (:mod:`..files.sheet`) at the
+stage's cell size, a window of tokens around the query where a sentence does not fit, tiles a page at
+a time, an edit that keeps the figure drawn in place; and the stage's precision. An object of
+:class:`~.present.Present`'s (which keeps the ``stage``, ``page``, ``pages``, ``window`` and the figure
+shown, ``sheet``); the step view is :mod:`.stage_steps`'s."""
 
 from __future__ import annotations
 
 import dataclasses
-import html
 import math
 
 import numpy as np
 import shiboken6
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from ... import explain
 from .. import presentation
 from ..files import sheet as sheets
 from ..views.heatmap import label_colour_bar
 from .basics import ATTENTION, COMPARE, HEADS, MODEL, OUTPUTS, POSITIONS, _font
 from .lent import says
-from .stage import _AtZoom, _discard, stage_zoom, token_window
+from .stage import _AtZoom, _discard, stage_zoom
 from .stage_windows import token_windows, window_keeping, window_note  # noqa: F401 (importable from here)
 
 TITLES_NONE, TITLES_TILES, TITLES_ALL = 0, 1, 2  # a stage figure's titles (see StageFigures._build_sheet)
@@ -37,8 +35,9 @@ LAYOUTS_KEPT = 200  # figures' layouts remembered (a lecture's scenes and pages,
 
 
 class StageFigures:
-    """The heatmap views and the step view on the stage of ``present`` (:class:`~.present.Present`): the figures'
-    layouts found for them (kept, a lecture's scenes shown again), and the stage's precision."""
+    """The heatmap views on the stage of ``present`` (:class:`~.present.Present`): the figure shown and what it
+    was built for (``last_sheet``), the layouts found for figures (kept, a lecture's scenes shown again), and
+    the stage's precision (``digits_setting``)."""
 
     def __init__(self, present):
         self.present = present
@@ -46,6 +45,8 @@ class StageFigures:
         self._search_from = None  # where the next search for a layout starts (the last one found)
         self._searched = None
         self.stage_precision_actions: QtGui.QActionGroup | None = None
+        self.digits_setting = STAGE_DIGITS  # View → Precision on the stage (a scene may keep its own)
+        self.last_sheet: dict | None = None  # the figure on the stage and what it was built for
 
     def _tiles(self, view: str) -> list:
         p = self.present
@@ -95,7 +96,7 @@ class StageFigures:
         scene = p.current_scene()
         if scene is not None and scene.view == p.view and scene.selection.get("digits") in STAGE_DIGIT_CHOICES:
             return int(scene.selection["digits"])
-        return p.stage_digits_setting
+        return self.digits_setting
 
     def set_stage_digits(self, digits: int | None) -> None:
         """View → Precision on the stage: ``digits`` decimals (2 or 4; None keeps the present one)."""
@@ -103,11 +104,11 @@ class StageFigures:
         if digits is not None:
             if digits not in STAGE_DIGIT_CHOICES:
                 raise ValueError(f"precision on the stage must be one of {STAGE_DIGIT_CHOICES} decimals, got {digits}")
-            p.stage_digits_setting = int(digits)
+            self.digits_setting = int(digits)
         for action in self.stage_precision_actions.actions():
-            action.setChecked(action.data() == p.stage_digits_setting)
+            action.setChecked(action.data() == self.digits_setting)
         if p.stage is not None:
-            p._last_sheet = None
+            self.last_sheet = None
             p.render()
 
     def precision_menu(self) -> QtWidgets.QMenu:
@@ -121,7 +122,7 @@ class StageFigures:
             action.setObjectName(f"stagePrecision{digits}Action")
             action.setCheckable(True)
             action.setData(digits)
-            action.setChecked(digits == p.stage_digits_setting)
+            action.setChecked(digits == self.digits_setting)
             action.triggered.connect(lambda checked=False, d=digits: self.set_stage_digits(d))
             menu.addAction(action)
         return menu
@@ -257,7 +258,7 @@ class StageFigures:
         """The same figure with new numbers (an edit that keeps the tokens, shapes and titles): its
         heatmaps are given the numbers; nothing is laid out again. False when it must be rebuilt."""
         p = self.present
-        last = p._last_sheet
+        last = self.last_sheet
         if last is None or last["sig"] != sig or p.stage.content is not last["holder"] \
                 or not shiboken6.isValid(last["holder"]):
             return False
@@ -499,10 +500,10 @@ class StageFigures:
         stage = p.stage
         if not note and self._update_in_place(sig, all_tiles, q):
             # The caption again: a scene shown on the same figure brings its own line.
-            notes = ([self._found()] if view == HEADS else []) + p._last_sheet["notes"]
+            notes = ([self._found()] if view == HEADS else []) + self.last_sheet["notes"]
             self._say_notes(notes, view)
             return
-        p._last_sheet = None
+        self.last_sheet = None
         stage.set_caption(" ")  # keeps its room while the body is measured
         room = stage.body_size(note)
         asked_page, asked_title = p.page, stage.whole_title
@@ -572,7 +573,7 @@ class StageFigures:
             names = ", ".join(self._tile_name(t) for t in page_tiles)
             notes.append(f"{names}: {p.page + 1} of {p.pages} (← →)")
         indices = list(range(first, first + len(page_tiles))) if per_page > 1 else [p.page]
-        p._last_sheet = {"sig": sig, "cell": cell, "holder": sheet, "fit": sheet.fit, "page": indices,
+        self.last_sheet = {"sig": sig, "cell": cell, "holder": sheet, "fit": sheet.fit, "page": indices,
                             "windows": self._windows(page_tiles, *sheet.fit, q), "notes": list(notes),
                             "colour_only": colour_only, "zoom": zoom, "titles": titles}
         if view == HEADS:
@@ -626,113 +627,5 @@ class StageFigures:
         if p.window.studio.is_trained:
             return "↑ ↓ query · 1–9 head · PageDown next view · H controls · Esc leaves"
         return "↑ ↓ query · 1–9 head · S scaling · C causal mask · PageDown next view · Esc leaves"
-
-    # Step by step: one step at a time, whole numbers.
-    def render_steps(self, s: dict) -> None:
-        p = self.present
-        stage, w = p.stage, p.window
-        pipe = w.pipeline_view
-        w.render_view(pipe)
-        model = pipe.model
-        steps = model.rowCount()
-        current = min(pipe.current_step, max(steps - 1, 0))
-        step_name = str(model.headerData(current, QtCore.Qt.Vertical, QtCore.Qt.DisplayRole) or "")
-        name = " ".join(step_name.replace("▶", "").split())
-        name = name.split(". ", 1)[1] if name[:1].isdigit() and ". " in name else name
-        stage.set_title(f"Step {current + 1} of {steps}: {name}")
-        stage.set_caption(" ")
-        table = QtWidgets.QTableWidget()
-        table.setObjectName("presentSteps")
-        table.fixed = True
-        keys = model.columnCount()
-        table.setColumnCount(1)
-        table.setHorizontalHeaderLabels([" "])
-        table.horizontalHeader().hide()
-        table.setWordWrap(True)
-        table.setEditTriggers(QtWidgets.QAbstractItemView.NoEditTriggers)
-        table.setSelectionMode(QtWidgets.QAbstractItemView.NoSelection)
-        table.setFocusPolicy(QtCore.Qt.NoFocus)
-        table.setHorizontalScrollBarPolicy(QtCore.Qt.ScrollBarAlwaysOff)
-        table.setVerticalScrollBarPolicy(QtCore.Qt.ScrollBarAlwaysOff)
-        table.setTextElideMode(QtCore.Qt.ElideNone)
-        label_font, value_font = _font(s["label"]), _font(s["value"])
-        table.verticalHeader().setFont(label_font)
-        table.setFont(value_font)
-        labels, texts = [], []
-        # The step's numbers at the stage's precision (the window's table writes the window's).
-        state, result = w.studio.state, w.studio.result
-        steps_here = explain.pipeline_steps(state, result, explain.selected_head(state, result),
-                                            int(state.query_index), digits=self.stage_digits())
-        step = steps_here[current] if current < len(steps_here) else None
-        for c in range(keys):
-            header = model.headerData(c, QtCore.Qt.Horizontal, QtCore.Qt.DisplayRole)
-            labels.append(" ".join(str(header or "").split()))
-            if step is None:
-                texts.append(str(model.data(model.index(current, c), QtCore.Qt.DisplayRole) or ""))
-            else:
-                texts.append(step.result_text() if c == keys - 1 else step.cell_text(c))
-        if len(set(texts[:-1])) == 1 and not texts[-1]:
-            # One vector for every key (the query q): shown once, not once per key.
-            labels, texts = [labels[0] if len(labels) == 1 else step_name.split("“")[-1].rstrip("”") or " "], texts[:1]
-            keys = 1
-        elif texts and not texts[-1]:
-            labels, texts = labels[:-1], texts[:-1]  # no result at this step
-            keys = len(texts)
-        room = stage.body_size()
-        # The step's explanation in words (the window's step view says the same), under its numbers.
-        explanation = QtWidgets.QLabel()
-        explanation.setObjectName("presentStepExplanation")
-        explanation.setTextFormat(QtCore.Qt.RichText)
-        explanation.setWordWrap(True)
-        explanation.setFont(_font(s["caption"]))
-        if step is not None:  # its numbers at the stage's precision too
-            explanation.setText(html.escape(step.explanation))
-        else:
-            text = pipe.explanation.text()
-            explanation.setText(text.split("</b> — ", 1)[1] if "</b> — " in text else text)
-        explanation_h = explanation.heightForWidth(room.width() - 8) if explanation.text() else 0
-        room = QtCore.QSize(room.width(), max(room.height() - explanation_h - 12, 60))
-        value_metrics = QtGui.QFontMetrics(value_font)
-        label_w = max((QtGui.QFontMetrics(label_font).horizontalAdvance(t) for t in labels), default=40) + 24
-        col_w = min(max((value_metrics.horizontalAdvance(t) for t in texts), default=80) + 30,
-                    room.width() - label_w - 8)
-        row_h = QtGui.QFontMetrics(label_font).height() + 10
-        heights = []
-        for t in texts:
-            box = value_metrics.boundingRect(QtCore.QRect(0, 0, col_w - 20, 10_000), int(QtCore.Qt.TextWordWrap), t)
-            heights.append(max(row_h, box.height() + 10))
-        # A window of the keys around the query where they do not all fit.
-        q = w.studio.state.query_index
-        fit, total = 0, 0
-        start, stop = 0, keys
-        if sum(heights) > room.height():
-            fit = max(1, int(room.height() // max(max(heights), 1)))
-            start, stop = token_window(keys, fit, q)
-        table.setRowCount(stop - start)
-        table.setVerticalHeaderLabels(labels[start:stop])
-        for r, c in enumerate(range(start, stop)):
-            item = QtWidgets.QTableWidgetItem(texts[c])
-            item.setTextAlignment(QtCore.Qt.AlignLeft | QtCore.Qt.AlignVCenter)
-            table.setItem(r, 0, item)
-            table.setRowHeight(r, heights[c])
-            total += heights[c]
-        table.setColumnWidth(0, col_w)
-        table.verticalHeader().setFixedWidth(label_w)
-        table.setFixedSize(label_w + col_w + 4, total + 4)
-        page = QtWidgets.QWidget()
-        page.fixed = True
-        column = QtWidgets.QVBoxLayout(page)
-        column.setContentsMargins(0, 0, 0, 0)
-        column.setSpacing(12)
-        column.addWidget(table, 0, QtCore.Qt.AlignHCenter)
-        explanation.setFixedSize(room.width() - 8, explanation_h)
-        column.addWidget(explanation, 0, QtCore.Qt.AlignHCenter)
-        page.setFixedSize(room.width(), total + 4 + 12 + explanation_h)
-        stage.set_content(page)
-        p.steps_table = table
-        p.steps_explanation = explanation
-        p.pages = steps
-        note = f"keys {start + 1}–{stop} of {keys} · " if (start, stop) != (0, keys) else ""
-        stage.set_caption(f"{note}← → step · ↑ ↓ query · Esc leaves")
 
     # Views that are not heatmaps: the window's own widget, lent to the stage.

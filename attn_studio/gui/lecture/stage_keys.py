@@ -82,7 +82,7 @@ class StageKeys:
             p.leave()
         elif k in (QtCore.Qt.Key_Up, QtCore.Qt.Key_Down) and p.view.startswith(TRAINING_PREFIX):
             # A training heatmap's window of tokens moves a row at a time, from where it is now.
-            last = p._last_sheet
+            last = p.figures.last_sheet
             if last is not None and last["windows"]:
                 rows = last["windows"][0][0]
                 p.centre = (rows[0] + rows[1]) // 2

@@ -134,9 +134,9 @@ class ViewDrawer(QtCore.QObject):
     def draw_early(self, state, result, drawn) -> bool:
         """A trained model's new sentence whose shown layer is computed before the rest of its pass (``state``,
         that layer's ``result``): the Attention tab, in sight in the window, draws it now, in steps, and calls
-        ``drawn()`` when it is drawn (or stopped); False when it does not (``drawn`` is not called): not while
-        it still draws an earlier change (a sentence typed a key at a time: stopped half way, the tab was laid
-        out again for each key). The change's install then finds it drawn (:meth:`render_visible`)."""
+        ``drawn()`` when it is drawn (or stopped); False when it does not (``drawn`` is not called), and not while
+        it still draws an earlier change: that drawing goes on, and the newer change is drawn at its install.
+        The change's install otherwise finds it drawn (:meth:`render_visible`)."""
         view = self.window.heatmap_view
         present = getattr(self.window, "present", None)
         if self.held or not view.isVisible() or (present is not None and present.active) or view in self.steps:
